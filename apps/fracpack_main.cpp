@@ -1,0 +1,88 @@
+// fracpack: the command-line entry point. Thin: parse flags, call the library, print.
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/place_job.hpp"
+#include "fracpack/policy.hpp"
+
+namespace {
+
+constexpr int kInputError = 2;
+
+int run_place_command(const std::vector<std::string>& files, const fracpack::PlaceOptions& options,
+                      const std::string& format) {
+  std::vector<nlohmann::json> objects;
+  for (const auto& file : files) {
+    auto read = fracpack::k8s::read_objects_file(file);
+    if (!read) {
+      fmt::print(stderr, "fracpack place: {}\n", read.status().message());
+      return kInputError;
+    }
+    objects.insert(objects.end(), read->begin(), read->end());
+  }
+  auto report = fracpack::run_place(objects, options);
+  if (!report) {
+    fmt::print(stderr, "fracpack place: {}\n", report.status().message());
+    return kInputError;
+  }
+  if (format == "table") {
+    fmt::print("{}", fracpack::report_table(*report));
+  } else {
+    fmt::print("{}\n", fracpack::report_json(*report).dump(2));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fracpack: fractional-GPU placement, compatible with NVIDIA KAI Scheduler"};
+  app.require_subcommand(1);
+
+  auto* place = app.add_subcommand("place", "Place pods on a cluster and explain what does not fit");
+  std::string cluster;
+  std::string pods;
+  std::string format = "json";
+  std::string sharing_mode = "NvFractions";
+  std::int64_t reserved_mib = 0;
+  std::vector<std::string> rdma;
+  fracpack::PlaceOptions options;
+  place->add_option("--cluster", cluster, "Nodes (and bound pods) as kubectl prints them, YAML or JSON")
+      ->required()
+      ->check(CLI::ExistingFile);
+  place->add_option("--pods", pods, "Pods to place, YAML or JSON")->required()->check(CLI::ExistingFile);
+  std::vector<std::string> names;
+  for (auto n : fracpack::policy_names()) names.emplace_back(n);
+  place->add_option("--policy", options.policy, "Placement policy")->check(CLI::IsMember(names))->capture_default_str();
+  place->add_option("--format", format, "Output format")->check(CLI::IsMember({"json", "table"}))->capture_default_str();
+  place->add_option("--sharing-mode", sharing_mode, "KAI gpuSharingMode")
+      ->check(CLI::IsMember({"NvFractions", "NonMemoryEnforced"}))
+      ->capture_default_str();
+  place->add_option("--reserved-gpu-memory", reserved_mib, "MiB kept free on every GPU (KAI issue 2212)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  place->add_option("--rdma-resource", rdma,
+                    "Resource names that mark InfiniBand pods; a name ending in / is a prefix "
+                    "(default: rdma/ nvidia.com/hostdev)");
+  place->add_option("--network-leaf-label", options.placement.network_leaf_label,
+                    "Node label naming the network leaf for InfiniBand gangs")
+      ->capture_default_str();
+
+  auto* policies = app.add_subcommand("policies", "List the placement policies");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (policies->parsed()) {
+    for (auto n : fracpack::policy_names()) fmt::print("{}\n", n);
+    return 0;
+  }
+  options.placement.sharing_mode = sharing_mode == "NonMemoryEnforced" ? fracpack::GpuSharingMode::kNonMemoryEnforced
+                                                                       : fracpack::GpuSharingMode::kNvFractions;
+  options.placement.reserved_per_gpu = fracpack::MiB(reserved_mib);
+  if (!rdma.empty()) options.decode.rdma_resources = rdma;
+  return run_place_command({cluster, pods}, options, format);
+}

@@ -1,0 +1,119 @@
+// The cluster ledger's data: every node, every GPU's state, every placed pod. Not thread-safe;
+// Ledger (ledger.hpp) is the thread-safe owner.
+//
+// GPU states follow domain.md §3 rule 1: a GPU is idle, whole (one whole-GPU pod), shared
+// time-slicing or shared sm-sharing; it returns to idle when its last holder leaves. reserve()
+// re-checks every rule of domain.md §3 against the current state before it changes anything, so a
+// caller holding a stale decision can never overcommit (KAI #2153, Volcano #3616).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fracpack/config.hpp"
+#include "fracpack/node.hpp"
+#include "fracpack/node_index.hpp"
+#include "fracpack/placement.hpp"
+#include "fracpack/request.hpp"
+#include "fracpack/status.hpp"
+
+namespace fracpack {
+
+enum class GpuState : std::uint8_t { kIdle, kWhole, kSharedTimeSlicing, kSharedSmSharing };
+std::string_view gpu_state_name(GpuState state);
+/// The shared state that fractions (or replica slots) of `mode` put a GPU in.
+GpuState shared_state(ComputeMode mode);
+
+struct GpuUsage {
+  GpuState state = GpuState::kIdle;
+  MiB used{0};                       ///< memory held: fractions' sum, or the device's memory when whole
+  int compute = 0;                   ///< compute held in hundredths (sm-sharing fractions, MPS slots)
+  int slots = 0;                     ///< device-plugin replica slots held (kReplicas nodes)
+  std::vector<std::string> holders;  ///< pod keys in arrival order (a slot pod may appear twice)
+  bool operator==(const GpuUsage&) const = default;
+};
+
+struct NodeUsage {
+  MilliCpu cpu;
+  Bytes memory;
+  std::int64_t pods = 0;
+  std::map<std::string, std::int64_t> extended;  ///< RDMA and other extended resources held
+  std::vector<GpuUsage> gpus;                    ///< parallel to NodeSpec::gpus
+  bool operator==(const NodeUsage&) const = default;
+};
+
+/// What one placed pod holds; release() gives back exactly this.
+struct Allocation {
+  std::string pod;
+  std::size_t node = 0;  ///< node position (index in name order)
+  GpuChoice choice;
+  MilliCpu cpu;
+  Bytes memory;
+  std::map<std::string, std::int64_t> extended;
+  bool infiniband = false;
+  bool preemptible = true;
+  std::string queue;
+};
+
+class ClusterState {
+ public:
+  /// Nodes are kept in name order; a node's position is its rank by name (ties are impossible:
+  /// duplicate names are kInvalidArgument).
+  static Result<ClusterState> create(std::vector<NodeSpec> nodes, PlacementConfig config);
+
+  [[nodiscard]] std::size_t node_count() const { return nodes_.size(); }
+  [[nodiscard]] const NodeSpec& node(std::size_t i) const { return nodes_[i]; }
+  [[nodiscard]] const NodeUsage& usage(std::size_t i) const { return usage_[i]; }
+  [[nodiscard]] const NodeSummary& summary(std::size_t i) const { return index_.leaf(i); }
+  [[nodiscard]] std::optional<std::size_t> find_node(std::string_view name) const;
+  [[nodiscard]] const PlacementConfig& config() const { return config_; }
+  [[nodiscard]] const NodeIndex& index() const { return index_; }
+  /// Smallest labelled GPU memory of any node that can take fractions (0 when none).
+  [[nodiscard]] MiB min_gpu_memory() const { return min_gpu_memory_; }
+  /// Allocatable milli-CPU of the largest node, and milli-GPU of the node with the most GPUs (≥ 1).
+  [[nodiscard]] std::int64_t max_node_cpu() const { return max_node_cpu_; }
+  [[nodiscard]] std::int64_t max_node_gpu_milli() const { return max_node_gpu_milli_; }
+
+  /// Memory of GPU `g` on node `i` that placement may use: labelled memory minus the reserved part.
+  [[nodiscard]] MiB usable(std::size_t i, std::size_t g) const;
+
+  [[nodiscard]] const Allocation* allocation(const std::string& pod_key) const;
+  [[nodiscard]] std::size_t allocation_count() const { return allocations_.size(); }
+  /// Pod keys of every allocation, sorted.
+  [[nodiscard]] std::vector<std::string> allocated_pods() const;
+
+  /// Places `pod` on `node` with `choice` after re-checking every rule against the current state.
+  /// Atomic: on any error nothing changes. Idempotent: the same pod with the same node and choice
+  /// again is OK and changes nothing; with a different one it is kAlreadyExists.
+  /// Errors: kNotFound (no such node), kUnschedulable / kUnschedulableAndUnresolvable with the
+  /// verdict's text when the choice does not fit (any longer).
+  Status reserve(const PodRequest& pod, std::size_t node, const GpuChoice& choice);
+
+  /// Gives back everything `pod_key` holds. Idempotent: an unknown pod is OK and changes nothing.
+  /// Returns whether something was released.
+  bool release(const std::string& pod_key);
+
+  /// Checks every ledger invariant (domain.md §3) from scratch; empty when all hold, else the
+  /// first violation. For tests and debug builds; O(cluster).
+  [[nodiscard]] std::string check_invariants() const;
+
+ private:
+  ClusterState() = default;
+  void refresh(std::size_t node);
+
+  PlacementConfig config_;
+  std::vector<NodeSpec> nodes_;
+  std::vector<NodeUsage> usage_;
+  std::unordered_map<std::string, std::size_t> by_name_;
+  std::unordered_map<std::string, Allocation> allocations_;
+  NodeIndex index_;
+  MiB min_gpu_memory_{0};
+  std::int64_t max_node_cpu_ = 1;
+  std::int64_t max_node_gpu_milli_ = 1;
+};
+
+}  // namespace fracpack

@@ -1,0 +1,88 @@
+// One error model for the whole library.
+//
+// Codes follow kube-scheduler's framework Status (pkg/scheduler/framework/interface.go):
+//   Unschedulable                 the pod does not fit now; preemption or waiting may help.
+//   UnschedulableAndUnresolvable  the pod can never fit this node (no GPUs, wrong sharing kind, ...).
+// plus the errors of a service boundary:
+//   InvalidArgument  bad input (a malformed pod, node or annotation); the message names the object,
+//                    the field and the rule that was broken.
+//   NotFound         an unknown node or pod.
+//   AlreadyExists    a pod that is already placed somewhere else.
+//   Internal         our fault; never expected.
+// Invariants (no GPU over memory, no mode mix) are assertions inside the ledger, not statuses.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+namespace fracpack {
+
+enum class Code {
+  kOk,
+  kUnschedulable,
+  kUnschedulableAndUnresolvable,
+  kInvalidArgument,
+  kNotFound,
+  kAlreadyExists,
+  kInternal,
+};
+
+/// The kube-scheduler spelling of a code ("Unschedulable", "UnschedulableAndUnresolvable", ...).
+std::string_view code_name(Code code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status ok() { return {}; }
+
+  [[nodiscard]] bool is_ok() const { return code_ == Code::kOk; }
+  [[nodiscard]] Code code() const { return code_; }
+  [[nodiscard]] const std::string& message() const { return message_; }
+
+  bool operator==(const Status&) const = default;
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+template <class... Args>
+Status invalid_argument(fmt::format_string<Args...> f, Args&&... args) {
+  return {Code::kInvalidArgument, fmt::format(f, std::forward<Args>(args)...)};
+}
+
+/// A value or the Status that explains why there is none (C++23's std::expected, by hand).
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool is_ok() const { return std::holds_alternative<T>(v_); }
+  explicit operator bool() const { return is_ok(); }
+
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+  /// The error; an OK status when a value is held.
+  [[nodiscard]] Status status() const {
+    if (const auto* s = std::get_if<Status>(&v_)) return *s;
+    return Status::ok();
+  }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace fracpack

@@ -1,0 +1,207 @@
+#include "fracpack/cluster_state.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "binpack/fit.hpp"
+#include "binpack/gpu_choice.hpp"
+#include "binpack/node_summary.hpp"
+
+namespace fracpack {
+
+std::string_view gpu_state_name(GpuState state) {
+  switch (state) {
+    case GpuState::kIdle: return "idle";
+    case GpuState::kWhole: return "whole";
+    case GpuState::kSharedTimeSlicing: return "shared-time-slicing";
+    case GpuState::kSharedSmSharing: return "shared-sm-sharing";
+  }
+  return "unknown";
+}
+
+GpuState shared_state(ComputeMode mode) {
+  return mode == ComputeMode::kSmSharing ? GpuState::kSharedSmSharing : GpuState::kSharedTimeSlicing;
+}
+
+Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, PlacementConfig config) {
+  ClusterState s;
+  s.config_ = std::move(config);
+  std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i > 0 && nodes[i].name == nodes[i - 1].name) {
+      return invalid_argument("node {}: the name appears twice in the cluster", nodes[i].name);
+    }
+    for (std::size_t g = 0; g < nodes[i].gpus.size(); ++g) {
+      if (nodes[i].gpus[g].index != static_cast<int>(g)) {
+        return invalid_argument("node {}: GPU at position {} has index {}; indices must be 0..N-1 in order",
+                                nodes[i].name, g, nodes[i].gpus[g].index);
+      }
+    }
+    if (nodes[i].sharing == SharingKind::kReplicas && nodes[i].replica.replicas < 2) {
+      return invalid_argument("node {}: replica sharing needs at least 2 replicas", nodes[i].name);
+    }
+  }
+  s.nodes_ = std::move(nodes);
+  s.usage_.resize(s.nodes_.size());
+  for (std::size_t i = 0; i < s.nodes_.size(); ++i) {
+    s.by_name_.emplace(s.nodes_[i].name, i);
+    s.usage_[i].gpus.resize(s.nodes_[i].gpus.size());
+  }
+  for (const auto& node : s.nodes_) {
+    s.max_node_cpu_ = std::max(s.max_node_cpu_, node.cpu.count());
+    s.max_node_gpu_milli_ = std::max<std::int64_t>(s.max_node_gpu_milli_, 1000 * static_cast<std::int64_t>(node.gpus.size()));
+  }
+  for (std::size_t i = 0; i < s.nodes_.size(); ++i) {
+    if (!binpack::takes_fractions(s, i)) continue;
+    for (const auto& gpu : s.nodes_[i].gpus) {
+      if (s.min_gpu_memory_.count() == 0 || gpu.memory < s.min_gpu_memory_) s.min_gpu_memory_ = gpu.memory;
+    }
+  }
+  std::vector<NodeSummary> summaries;
+  summaries.reserve(s.nodes_.size());
+  for (std::size_t i = 0; i < s.nodes_.size(); ++i) summaries.push_back(binpack::summarize(s, i));
+  s.index_ = NodeIndex(summaries);
+  return s;
+}
+
+std::optional<std::size_t> ClusterState::find_node(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+MiB ClusterState::usable(std::size_t i, std::size_t g) const {
+  const MiB m = nodes_[i].gpus[g].memory - config_.reserved_per_gpu;
+  return m.count() > 0 ? m : MiB{0};
+}
+
+const Allocation* ClusterState::allocation(const std::string& pod_key) const {
+  auto it = allocations_.find(pod_key);
+  return it == allocations_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> ClusterState::allocated_pods() const {
+  std::vector<std::string> out;
+  out.reserve(allocations_.size());
+  for (const auto& [key, _] : allocations_) out.push_back(key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void ClusterState::refresh(std::size_t node) { index_.update(node, binpack::summarize(*this, node)); }
+
+Status ClusterState::reserve(const PodRequest& pod, std::size_t n, const GpuChoice& requested) {
+  const std::string key = pod.key();
+  if (n >= nodes_.size()) return {Code::kNotFound, fmt::format("pod {}: node #{} does not exist", key, n)};
+  const PodTraits traits = binpack::traits_of(pod, *this);
+  if (const Allocation* held = allocation(key)) {
+    std::vector<int> gpus = requested.gpus;
+    std::sort(gpus.begin(), gpus.end());
+    if (held->node == n && held->choice.gpus == gpus) return Status::ok();
+    return {Code::kAlreadyExists,
+            fmt::format("pod {} is already placed on node {} (GPUs {})", key, nodes_[held->node].name,
+                        fmt::join(held->choice.gpus, ","))};
+  }
+  const NodeSpec& node = nodes_[n];
+  // Node-level rules, then the exact GPUs asked for, all against the current state.
+  Verdict verdict = binpack::check_node(*this, n, pod, traits, /*explain=*/true);
+  if (!verdict.fits()) return {verdict.code, fmt::format("pod {} on node {}: {}", key, node.name, verdict.text())};
+  if (requested.gpus.size() != static_cast<std::size_t>(traits.devices)) {
+    return invalid_argument("pod {} on node {}: {} GPU(s) chosen, the pod needs {}", key, node.name,
+                            requested.gpus.size(), traits.devices);
+  }
+  std::vector<int> per_gpu(node.gpus.size(), 0);
+  for (int g : requested.gpus) {
+    if (g < 0 || static_cast<std::size_t>(g) >= node.gpus.size()) {
+      return {Code::kNotFound, fmt::format("pod {} on node {}: GPU {} does not exist (node has {})", key,
+                                           node.name, g, node.gpus.size())};
+    }
+    ++per_gpu[static_cast<std::size_t>(g)];
+  }
+  for (std::size_t g = 0; g < per_gpu.size(); ++g) {
+    if (per_gpu[g] == 0) continue;
+    if (per_gpu[g] > 1 && traits.hold != GpuHold::kSlot) {
+      return invalid_argument("pod {} on node {}: GPU {} chosen twice; devices must be distinct", key, node.name, g);
+    }
+    if (binpack::gpu_capacity_for(*this, n, g, pod, traits) < per_gpu[g]) {
+      return {Code::kUnschedulable,
+              fmt::format("pod {} on node {}: GPU {} can no longer take it ({}, {} MiB used)", key, node.name, g,
+                          gpu_state_name(usage_[n].gpus[g].state), usage_[n].gpus[g].used.count())};
+    }
+  }
+
+  // Everything fits: apply. Nothing below can fail.
+  Allocation a;
+  a.pod = key;
+  a.node = n;
+  a.choice = binpack::make_choice(*this, n, pod, traits, requested.gpus);
+  a.cpu = pod.cpu;
+  a.memory = pod.memory;
+  a.extended = pod.extended;
+  for (const auto& [name, amount] : pod.rdma) a.extended[name] += amount;
+  a.infiniband = pod.infiniband();
+  a.preemptible = pod.preemptible;
+  a.queue = pod.queue;
+
+  NodeUsage& u = usage_[n];
+  u.cpu += a.cpu;
+  u.memory += a.memory;
+  u.pods += 1;
+  for (const auto& [name, amount] : a.extended) u.extended[name] += amount;
+  for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
+    GpuUsage& gpu = u.gpus[static_cast<std::size_t>(a.choice.gpus[k])];
+    gpu.used += a.choice.memory[k];
+    switch (a.choice.hold) {
+      case GpuHold::kWhole:
+        gpu.state = GpuState::kWhole;
+        break;
+      case GpuHold::kFraction:
+        gpu.state = shared_state(a.choice.mode);
+        if (a.choice.mode == ComputeMode::kSmSharing) gpu.compute += a.choice.compute[k];
+        break;
+      case GpuHold::kSlot:
+        gpu.state = shared_state(a.choice.mode);
+        gpu.compute += a.choice.compute[k];
+        gpu.slots += 1;
+        break;
+      case GpuHold::kNone:
+        break;
+    }
+    gpu.holders.push_back(key);
+  }
+  allocations_.emplace(key, std::move(a));
+  refresh(n);
+  return Status::ok();
+}
+
+bool ClusterState::release(const std::string& pod_key) {
+  auto it = allocations_.find(pod_key);
+  if (it == allocations_.end()) return false;
+  const Allocation& a = it->second;
+  NodeUsage& u = usage_[a.node];
+  u.cpu -= a.cpu;
+  u.memory -= a.memory;
+  u.pods -= 1;
+  for (const auto& [name, amount] : a.extended) {
+    if ((u.extended[name] -= amount) == 0) u.extended.erase(name);
+  }
+  for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
+    GpuUsage& gpu = u.gpus[static_cast<std::size_t>(a.choice.gpus[k])];
+    gpu.used -= a.choice.memory[k];
+    if (a.choice.hold == GpuHold::kSlot) {
+      gpu.slots -= 1;
+      gpu.compute -= a.choice.compute[k];
+    } else if (a.choice.hold == GpuHold::kFraction && a.choice.mode == ComputeMode::kSmSharing) {
+      gpu.compute -= a.choice.compute[k];
+    }
+    gpu.holders.erase(std::find(gpu.holders.begin(), gpu.holders.end(), pod_key));
+    if (gpu.holders.empty()) gpu = GpuUsage{};
+  }
+  const std::size_t node = a.node;
+  allocations_.erase(it);
+  refresh(node);
+  return true;
+}
+
+}  // namespace fracpack

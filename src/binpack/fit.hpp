@@ -1,0 +1,40 @@
+// Fit: the rules of domain.md §3, in one place, for every policy and every caller (select,
+// filter, reserve). Internal to src/binpack/.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "fracpack/cluster_state.hpp"
+#include "fracpack/policy.hpp"
+
+namespace fracpack::binpack {
+
+/// The pod's hold kind, device count and the least memory it could take on one GPU.
+PodTraits traits_of(const PodRequest& pod, const ClusterState& state);
+
+/// Memory the pod's fraction takes on GPU `g` of node `n` (request, or portion of that GPU).
+MiB fraction_need(const GpuFraction& f, const GpuDevice& gpu);
+/// Compute portion in hundredths for `need` on a GPU of `memory`: ceil(need × 100 / memory)
+/// (domain.md §3 rule 5).
+int compute_portion(MiB need, MiB memory);
+
+/// Slot size on a replica node: MPS slots get memory ÷ N and 100 ÷ N compute; time-slicing slots
+/// get no isolation and account nothing.
+MiB slot_memory(const NodeSpec& node, const GpuDevice& gpu);
+int slot_compute(const NodeSpec& node);
+
+/// How many more device shares of the pod GPU `g` of node `n` can take right now (0 when it
+/// cannot take one). Fractions and whole GPUs: 0 or 1; replica slots: free slots.
+int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, const PodRequest& pod,
+                     const PodTraits& traits);
+
+/// Whether the pod fits node `n` now. With `explain` the verdict carries a category and detail
+/// in kube-scheduler's words; without, only the code (the fast path of select()).
+Verdict check_node(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                   bool explain);
+
+/// Whether the pod could fit a node whose summary is at most `hi` (a necessary condition).
+bool could_fit(const PodRequest& pod, const PodTraits& traits, const NodeSummary& hi);
+
+}  // namespace fracpack::binpack

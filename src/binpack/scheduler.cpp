@@ -1,0 +1,131 @@
+#include "fracpack/scheduler.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "binpack/fit.hpp"
+#include "binpack/gpu_choice.hpp"
+
+namespace fracpack {
+namespace {
+
+/// The exact key of node `n`, or nullopt when the pod does not fit it.
+std::optional<RankedNode> evaluate(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                   const PodTraits& traits, const Policy& policy) {
+  if (!binpack::check_node(state, n, pod, traits, /*explain=*/false).fits()) return std::nullopt;
+  auto choice = binpack::choose_gpus(state, n, pod, traits, policy);
+  if (!choice) return std::nullopt;
+  RankedNode r;
+  r.node = n;
+  r.key = policy.node_key(traits, state.summary(n), *choice);
+  r.key.position = static_cast<std::int64_t>(n);
+  r.choice = std::move(*choice);
+  return r;
+}
+
+std::vector<std::size_t> all_or(const ClusterState& state, const std::vector<std::size_t>& nodes) {
+  if (!nodes.empty()) return nodes;
+  std::vector<std::size_t> all(state.node_count());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return all;
+}
+
+}  // namespace
+
+std::optional<RankedNode> select(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                                 const NodeMask* mask) {
+  const PodTraits traits = binpack::traits_of(pod, state);
+  std::optional<RankedNode> best;
+  auto bound = [&](const SummaryRange& range) -> std::optional<NodeKey> {
+    if (!binpack::could_fit(pod, traits, range.hi)) return std::nullopt;
+    return policy.key_lower_bound(traits, range);
+  };
+  auto exact = [&](std::size_t n) -> std::optional<NodeKey> {
+    if (mask != nullptr && !(*mask)[n]) return std::nullopt;
+    auto r = evaluate(state, n, pod, traits, policy);
+    if (!r) return std::nullopt;
+    const NodeKey key = r->key;
+    if (!best || key < best->key) best = std::move(r);
+    return key;
+  };
+  auto found = state.index().search(bound, exact);
+  if (!found) return std::nullopt;
+  // `best` tracks the evaluated minimum, which is what search() returned.
+  best->score = 10.0;
+  return best;
+}
+
+std::vector<RankedNode> rank_nodes(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                                   const std::vector<std::size_t>& nodes) {
+  const PodTraits traits = binpack::traits_of(pod, state);
+  std::vector<RankedNode> out;
+  for (std::size_t n : all_or(state, nodes)) {
+    if (auto r = evaluate(state, n, pod, traits, policy)) out.push_back(std::move(*r));
+  }
+  std::sort(out.begin(), out.end(), [](const RankedNode& a, const RankedNode& b) { return a.key < b.key; });
+  normalise_scores(out);
+  return out;
+}
+
+void normalise_scores(std::vector<RankedNode>& ranked) {
+  if (ranked.empty()) return;
+  std::vector<std::int64_t> tiers;
+  for (const auto& r : ranked) {
+    if (tiers.empty() || tiers.back() != r.key.tier) tiers.push_back(r.key.tier);
+  }
+  const double band = 10.0 / static_cast<double>(tiers.size());
+  std::size_t begin = 0;
+  for (std::size_t t = 0; t < tiers.size(); ++t) {
+    std::size_t end = begin;
+    while (end < ranked.size() && ranked[end].key.tier == tiers[t]) ++end;
+    const double top = 10.0 - band * static_cast<double>(t);
+    const auto best = static_cast<double>(ranked[begin].key.value);
+    const auto worst = static_cast<double>(ranked[end - 1].key.value);
+    for (std::size_t i = begin; i < end; ++i) {
+      const double v = static_cast<double>(ranked[i].key.value);
+      ranked[i].score = worst == best ? top : top - band * (v - best) / (worst - best);
+    }
+    begin = end;
+  }
+}
+
+std::vector<std::pair<std::size_t, Verdict>> filter_nodes(const ClusterState& state, const PodRequest& pod,
+                                                          const std::vector<std::size_t>& nodes) {
+  const PodTraits traits = binpack::traits_of(pod, state);
+  std::vector<std::pair<std::size_t, Verdict>> out;
+  for (std::size_t n : all_or(state, nodes)) out.emplace_back(n, binpack::check_node(state, n, pod, traits, true));
+  return out;
+}
+
+Explanation explain(const ClusterState& state, const PodRequest& pod, const NodeMask* mask) {
+  Explanation e;
+  e.code = Code::kUnschedulableAndUnresolvable;
+  std::map<std::string, std::size_t> counts;
+  std::size_t considered = 0;
+  for (auto& [n, verdict] : filter_nodes(state, pod)) {
+    if (mask != nullptr && !(*mask)[n]) continue;
+    ++considered;
+    if (verdict.fits()) {
+      // Only possible inside a gang decision: the node fits this pod but not the whole gang.
+      verdict.code = Code::kUnschedulable;
+      verdict.category = "node(s) fit this pod alone but not together with the rest of its gang";
+    }
+    if (verdict.code == Code::kUnschedulable) e.code = Code::kUnschedulable;
+    ++counts[verdict.category];
+    e.nodes.emplace_back(state.node(n).name, std::move(verdict));
+  }
+  std::vector<std::pair<std::size_t, std::string>> parts;
+  for (const auto& [category, count] : counts) parts.emplace_back(count, category);
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string> words;
+  for (const auto& [count, category] : parts) words.push_back(fmt::format("{} {}", count, category));
+  e.summary = considered == 0 ? "0/0 nodes are available: the cluster has no nodes"
+                              : fmt::format("0/{} nodes are available: {}.", considered, fmt::join(words, ", "));
+  return e;
+}
+
+}  // namespace fracpack

@@ -1,0 +1,15 @@
+#include "fracpack/placement.hpp"
+
+namespace fracpack {
+
+std::string_view gpu_hold_name(GpuHold hold) {
+  switch (hold) {
+    case GpuHold::kNone: return "none";
+    case GpuHold::kWhole: return "whole";
+    case GpuHold::kFraction: return "fraction";
+    case GpuHold::kSlot: return "slot";
+  }
+  return "unknown";
+}
+
+}  // namespace fracpack

@@ -1,0 +1,18 @@
+#include "fracpack/status.hpp"
+
+namespace fracpack {
+
+std::string_view code_name(Code code) {
+  switch (code) {
+    case Code::kOk: return "Ok";
+    case Code::kUnschedulable: return "Unschedulable";
+    case Code::kUnschedulableAndUnresolvable: return "UnschedulableAndUnresolvable";
+    case Code::kInvalidArgument: return "InvalidArgument";
+    case Code::kNotFound: return "NotFound";
+    case Code::kAlreadyExists: return "AlreadyExists";
+    case Code::kInternal: return "Internal";
+  }
+  return "Unknown";
+}
+
+}  // namespace fracpack

@@ -1,0 +1,103 @@
+// Rendering a PlaceReport as JSON or as text tables.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "fracpack/place_job.hpp"
+
+namespace fracpack {
+namespace {
+
+using nlohmann::json;
+
+std::string mode_text(const GpuChoice& c) {
+  switch (c.hold) {
+    case GpuHold::kNone: return "none";
+    case GpuHold::kWhole: return "exclusive";
+    default: return std::string(compute_mode_name(c.mode));
+  }
+}
+
+json placement_json(const Placement& p) {
+  json j{{"pod", p.pod}, {"node", p.node}, {"gpus", p.choice.gpus}, {"hold", gpu_hold_name(p.choice.hold)},
+         {"mode", mode_text(p.choice)}};
+  if (!p.choice.memory.empty()) {
+    j["memoryMiB"] = p.choice.memory.front().count();  // per GPU
+    const bool uniform = std::all_of(p.choice.memory.begin(), p.choice.memory.end(),
+                                     [&](MiB m) { return m == p.choice.memory.front(); });
+    if (!uniform) {
+      json per = json::array();
+      for (MiB m : p.choice.memory) per.push_back(m.count());
+      j["memoryMiBPerGpu"] = per;
+    }
+  }
+  if (p.choice.hold == GpuHold::kFraction && p.choice.mode == ComputeMode::kSmSharing) {
+    j["computePortion"] = p.choice.compute.front();
+  }
+  return j;
+}
+
+}  // namespace
+
+json report_json(const PlaceReport& r) {
+  json placements = json::array();
+  for (const auto& p : r.placements) placements.push_back(placement_json(p));
+  json bound = json::array();
+  for (const auto& p : r.bound) bound.push_back(placement_json(p));
+  json unschedulable = json::array();
+  for (const auto& u : r.unschedulable) {
+    json nodes = json::object();
+    for (const auto& [node, why] : u.nodes) nodes[node] = why;
+    unschedulable.push_back({{"pod", u.pod}, {"status", u.status}, {"reason", u.reason}, {"nodes", nodes}});
+  }
+  json conflicts = json::array();
+  for (const auto& c : r.conflicts) conflicts.push_back({{"pod", c.pod}, {"node", c.node}, {"reason", c.reason}});
+  json states = json::object();
+  for (const auto& s : r.gpu_states) states[s.state] = s.gpus;
+  return json{{"policy", r.policy},
+              {"placements", placements},
+              {"unschedulable", unschedulable},
+              {"bound", bound},
+              {"conflicts", conflicts},
+              {"warnings", r.warnings},
+              {"summary",
+               {{"nodes", r.nodes},
+                {"placed", r.placements.size()},
+                {"unschedulable", r.unschedulable.size()},
+                {"bound", r.bound.size()},
+                {"gpuStates", states}}}};
+}
+
+std::string report_table(const PlaceReport& r) {
+  std::string out;
+  auto row = [&](std::string_view pod, std::string_view node, std::string_view gpus, std::string_view mode,
+                 std::string_view memory) {
+    out += fmt::format("{:<36} {:<24} {:<16} {:<13} {}\n", pod, node, gpus, mode, memory);
+  };
+  auto placement_rows = [&](const std::vector<Placement>& list) {
+    for (const auto& p : list) {
+      row(p.pod, p.node, p.choice.gpus.empty() ? "-" : fmt::format("{}", fmt::join(p.choice.gpus, ",")),
+          mode_text(p.choice), p.choice.memory.empty() ? "-" : fmt::format("{} MiB", p.choice.memory.front().count()));
+    }
+  };
+  out += fmt::format("policy {}: {} placed, {} not placed, {} already bound, {} nodes\n\n", r.policy,
+                     r.placements.size(), r.unschedulable.size(), r.bound.size(), r.nodes);
+  row("POD", "NODE", "GPUS", "MODE", "MEMORY/GPU");
+  placement_rows(r.placements);
+  if (!r.unschedulable.empty()) {
+    out += "\nNOT PLACED\n";
+    for (const auto& u : r.unschedulable) out += fmt::format("{:<36} {:<28} {}\n", u.pod, u.status, u.reason);
+  }
+  if (!r.bound.empty()) {
+    out += "\nALREADY BOUND\n";
+    placement_rows(r.bound);
+  }
+  for (const auto& c : r.conflicts) out += fmt::format("\nCONFLICT {} on {}: {}\n", c.pod, c.node, c.reason);
+  for (const auto& w : r.warnings) out += fmt::format("\nWARNING {}\n", w);
+  out += "\nGPUs:";
+  for (const auto& s : r.gpu_states) out += fmt::format(" {} {}", s.gpus, s.state);
+  out += "\n";
+  return out;
+}
+
+}  // namespace fracpack

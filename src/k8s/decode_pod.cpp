@@ -1,0 +1,125 @@
+#include <charconv>
+
+#include "fracpack/k8s/decode.hpp"
+#include "k8s/json_fields.hpp"
+#include "k8s/pod_parts.hpp"
+
+namespace fracpack::k8s {
+namespace {
+
+/// PodGroup name: KAI's annotation first, then the coscheduling / Volcano spellings.
+constexpr std::string_view kGangAnnotations[] = {"pod-group-name", "scheduling.k8s.io/group-name"};
+constexpr std::string_view kGangLabels[] = {"scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io"};
+
+/// A pod asks for a device-plugin replica slot when its nodeSelector targets replica sharing.
+bool asks_for_shared_slot(const std::map<std::string, std::string>& selector) {
+  if (selector.count(std::string(kSharingStrategyLabel)) || selector.count(std::string(kGpuReplicasLabel))) {
+    return true;
+  }
+  auto product = selector.find(std::string(kGpuProductLabel));
+  return product != selector.end() && product->second.ends_with("-SHARED");
+}
+
+Result<std::optional<std::int32_t>> spec_priority(const json& spec, const std::string& who) {
+  const json* p = member(spec, "priority");
+  if (p == nullptr) return std::optional<std::int32_t>{};
+  if (!p->is_number_integer()) return invalid_argument("{}: spec.priority must be an integer", who);
+  auto v = p->get<std::int64_t>();
+  if (v < INT32_MIN || v > INT32_MAX) return invalid_argument("{}: spec.priority {} is out of range", who, v);
+  return std::optional<std::int32_t>{static_cast<std::int32_t>(v)};
+}
+
+}  // namespace
+
+Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
+                              const PriorityClasses& classes) {
+  PodRequest pod;
+  const json* metadata = member(object, "metadata");
+  if (metadata == nullptr || !metadata->is_object()) return invalid_argument("pod: metadata is missing or not a map");
+  auto name = optional_string(*metadata, "name", "pod: metadata");
+  if (!name) return name.status();
+  if (!name->has_value() || (*name)->empty()) return invalid_argument("pod: metadata.name is missing");
+  pod.name = **name;
+  auto ns = optional_string(*metadata, "namespace", "pod " + pod.name + ": metadata");
+  if (!ns) return ns.status();
+  if (ns->has_value() && !(*ns)->empty()) pod.namespace_name = **ns;
+  const std::string who = "pod " + pod.key();
+  auto uid = optional_string(*metadata, "uid", who + ": metadata");
+  if (!uid) return uid.status();
+  pod.uid = uid->value_or("");
+
+  auto labels = string_map(*metadata, "labels", who + ": metadata");
+  auto annotations = string_map(*metadata, "annotations", who + ": metadata");
+  if (!labels) return labels.status();
+  if (!annotations) return annotations.status();
+
+  const json* spec = member(object, "spec");
+  if (spec == nullptr || !spec->is_object()) return invalid_argument("{}: spec is missing", who);
+
+  auto node_name = optional_string(*spec, "nodeName", who + ": spec");
+  if (!node_name) return node_name.status();
+  const bool bound = node_name->has_value() && !(*node_name)->empty();
+
+  auto resources = read_pod_resources(*spec, who, config);
+  if (!resources) return resources.status();
+  pod.cpu = resources->cpu;
+  pod.memory = resources->memory;
+  pod.rdma = resources->rdma;
+  pod.extended = resources->extended;
+
+  auto fractions = read_fraction_annotations(*annotations, resources->containers, bound, who);
+  if (!fractions) return fractions.status();
+
+  auto selector = string_map(*spec, "nodeSelector", who + ": spec");
+  if (!selector) return selector.status();
+  pod.node_selector = std::move(*selector);
+
+  if (fractions->fraction) {
+    if (resources->gpus > 0) {
+      return invalid_argument(
+          "{}: a fractional pod must not also request {} (container {} asks for {}); use one form", who,
+          kGpuResource, resources->gpu_containers.empty() ? "?" : resources->gpu_containers.front(),
+          resources->gpus);
+    }
+    pod.gpu = *fractions->fraction;
+  } else if (resources->gpus > 0) {
+    if (resources->gpus > 4096) return invalid_argument("{}: {} = {} is more GPUs than any node has", who, kGpuResource, resources->gpus);
+    pod.gpu = WholeGpus{static_cast<int>(resources->gpus), asks_for_shared_slot(pod.node_selector)};
+  }
+
+  if (bound) pod.bound = Binding{**node_name, fractions->devices};
+
+  pod.queue = config.default_queue;
+  for (const auto& key : config.queue_label_keys) {
+    if (auto it = labels->find(key); it != labels->end() && !it->second.empty()) {
+      pod.queue = it->second;
+      break;
+    }
+  }
+
+  auto class_name = optional_string(*spec, "priorityClassName", who + ": spec");
+  if (!class_name) return class_name.status();
+  pod.priority_class = class_name->value_or("");
+  auto priority_value = spec_priority(*spec, who);
+  if (!priority_value) return priority_value.status();
+  std::optional<std::string> preemptibility;
+  if (auto it = labels->find(std::string(kPreemptibilityLabel)); it != labels->end()) preemptibility = it->second;
+  auto decision = resolve_priority(who, pod.priority_class, *priority_value, preemptibility, classes);
+  if (!decision) return decision.status();
+  pod.priority = decision->priority;
+  pod.preemptible = decision->preemptible;
+
+  for (auto key : kGangAnnotations) {
+    if (auto it = annotations->find(std::string(key)); it != annotations->end() && !it->second.empty()) {
+      pod.gang = it->second;
+      break;
+    }
+  }
+  for (auto key : kGangLabels) {
+    if (pod.gang) break;
+    if (auto it = labels->find(std::string(key)); it != labels->end() && !it->second.empty()) pod.gang = it->second;
+  }
+  return pod;
+}
+
+}  // namespace fracpack::k8s

@@ -1,0 +1,146 @@
+// `fracpack place` end to end: bound pods first, then the rest in order, reasons for the others.
+#include <fstream>
+
+#include <doctest/doctest.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/place_job.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+PlaceReport run(const std::vector<json>& objects, const std::string& policy_name = "pack") {
+  PlaceOptions options;
+  options.policy = policy_name;
+  auto r = run_place(objects, options);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  return *r;
+}
+
+const Placement* find(const std::vector<Placement>& list, const std::string& pod) {
+  for (const auto& p : list) {
+    if (p.pod == pod) return &p;
+  }
+  return nullptr;
+}
+
+TEST_CASE("Koordinator PR 1289: bound pods are rebuilt from their annotations before anything is placed") {
+  NodeBuilder n("n");
+  n.gpus(2, 10000).fractions();
+  std::vector<json> objects{
+      n.obj,
+      // Pending first in the input: it must still not get GPU 0's memory that the bound pod holds.
+      PodBuilder("new").gpu_memory("6000Mi").obj,
+      PodBuilder("running").gpu_memory("8000Mi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
+      PodBuilder("trainer").whole(1).bound_to("n").obj,  // no annotation: takes the lowest idle GPU
+  };
+  PlaceReport r = run(objects);
+  REQUIRE(r.bound.size() == 2);
+  CHECK(find(r.bound, "default/running")->choice.gpus == std::vector<int>{0});
+  CHECK(find(r.bound, "default/trainer")->choice.gpus == std::vector<int>{1});
+  CHECK(r.placements.empty());
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].pod == "default/new");
+  CHECK(r.unschedulable[0].status == "Unschedulable");
+}
+
+TEST_CASE("a bound pod the ledger cannot hold is a conflict, never a double allocation") {
+  NodeBuilder n("n");
+  n.gpus(1, 10000).fractions();
+  std::vector<json> objects{
+      n.obj,
+      PodBuilder("a").gpu_memory("8000Mi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
+      PodBuilder("b").gpu_memory("8000Mi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
+      PodBuilder("c").whole(1).bound_to("gone").obj,
+  };
+  PlaceReport r = run(objects);
+  CHECK(r.bound.size() == 1);
+  REQUIRE(r.conflicts.size() == 2);
+  CHECK(r.conflicts[0].pod == "default/b");
+  CHECK(r.conflicts[0].reason.find("Insufficient GPU memory") != std::string::npos);
+  CHECK(r.conflicts[1].reason == "bound to a node that is not in the cluster input");
+}
+
+TEST_CASE("finished pods hold nothing; invalid pods are reported with their reason") {
+  NodeBuilder n("n");
+  n.gpus(1, 10000).fractions();
+  json done = PodBuilder("done").whole(1).bound_to("n").obj;
+  done["status"]["phase"] = "Succeeded";
+  std::vector<json> objects{n.obj, done, PodBuilder("next").whole(1).obj, PodBuilder("bad").fraction("2").obj,
+                            PodBuilder("next").whole(1).obj};
+  PlaceReport r = run(objects);
+  REQUIRE(r.placements.size() == 1);
+  CHECK(r.placements[0].pod == "default/next");
+  REQUIRE(r.unschedulable.size() == 2);
+  CHECK(r.unschedulable[0].status == "Invalid");
+  CHECK(r.unschedulable[0].reason.find("gpu-fraction") != std::string::npos);
+  CHECK(r.unschedulable[1].reason == "pod default/next appears twice in the input");
+}
+
+TEST_CASE("invalid nodes and unknown kinds are warnings; a bad policy is an error") {
+  NodeBuilder bad("bad");
+  bad.label("nvidia.com/gpu.memory", "x");
+  std::vector<json> objects{bad.obj, json{{"kind", "ConfigMap"}, {"metadata", {{"name", "cm"}}}}};
+  PlaceReport r = run(objects);
+  CHECK(r.nodes == 0);
+  REQUIRE(r.warnings.size() == 2);
+  CHECK(r.warnings[0].find("ConfigMap cm: kind \"ConfigMap\" is not used") != std::string::npos);
+  CHECK(r.warnings[1].find("node bad: label \"nvidia.com/gpu.memory\"") != std::string::npos);
+  PlaceOptions options;
+  options.policy = "nope";
+  CHECK_FALSE(run_place(objects, options).is_ok());
+}
+
+TEST_CASE("PodGroup minMember and PriorityClass objects are honoured") {
+  NodeBuilder n("n");
+  n.gpus(8, 80000);
+  json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"minMember", 2}}}};
+  json gold = {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", "gold"}}}, {"value", 1000}};
+  std::vector<json> objects{n.obj, group, gold, PodBuilder("g-0").whole(4).gang("g").obj, PodBuilder("g-1").whole(4).gang("g").obj,
+                            PodBuilder("g-2").whole(4).gang("g").obj, PodBuilder("vip").whole(0).priority_class("gold").obj};
+  PlaceReport r = run(objects);
+  CHECK(r.placements.size() == 3);  // two gang members (minMember 2), and vip
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].pod == "default/g-2");
+}
+
+TEST_CASE("the bundled example: every pod placed or explained, the same way every run") {
+  std::vector<json> objects;
+  for (const char* file : {FRACPACK_SOURCE_DIR "/examples/cluster.yaml", FRACPACK_SOURCE_DIR "/examples/workload.yaml"}) {
+    auto read = k8s::read_objects_file(file);
+    REQUIRE_MESSAGE(read.is_ok(), read.status().message());
+    objects.insert(objects.end(), read->begin(), read->end());
+  }
+  PlaceReport first = run(objects);
+  CHECK(report_json(first) == report_json(run(objects)));
+  CHECK(first.bound.size() == 3);
+  CHECK(first.conflicts.empty());
+  auto at = [&](const std::string& pod) {
+    const Placement* p = find(first.placements, pod);
+    REQUIRE_MESSAGE(p != nullptr, pod);
+    return *p;
+  };
+  CHECK(at("team-a/chat-7b-0").choice.mode == ComputeMode::kTimeSlicing);
+  CHECK(at("team-a/embedder-mps").choice.mode == ComputeMode::kSmSharing);
+  CHECK(at("team-b/sweep-2x").choice.gpus.size() == 2);
+  CHECK(at("team-c/pretrain-8gpu").choice.hold == GpuHold::kWhole);
+  CHECK(at("team-d/dev-slot").node == "l40s-shared-01");
+  CHECK(at("team-c/vision-a100-60g").node == "a100-mixed-01");
+  // The InfiniBand gang shares one leaf.
+  CHECK(at("team-c/ib-train-0").node.starts_with("ib-h200-0"));
+  CHECK(at("team-c/ib-train-1").node.starts_with("ib-h200-0"));
+  int invalid = 0;
+  for (const auto& u : first.unschedulable) invalid += u.status == "Invalid" ? 1 : 0;
+  CHECK(invalid == 5);
+  json out = report_json(first);
+  CHECK(out["summary"]["placed"] == first.placements.size());
+  CHECK(out["placements"][0].contains("memoryMiB"));
+  CHECK(report_table(first).find("NOT PLACED") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace fracpack::test
