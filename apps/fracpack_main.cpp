@@ -74,7 +74,12 @@ int main(int argc, char** argv) {
 
   auto* policies = app.add_subcommand("policies", "List the placement policies");
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);  // prints help, or the error and a hint
+    return code == 0 ? 0 : kInputError;
+  }
 
   if (policies->parsed()) {
     for (auto n : fracpack::policy_names()) fmt::print("{}\n", n);

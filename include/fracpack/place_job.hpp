@@ -62,7 +62,7 @@ Result<PlaceReport> run_place(const std::vector<nlohmann::json>& objects, const 
 
 /// The report as JSON: {"policy", "placements", "unschedulable", "bound", "conflicts", "warnings",
 /// "summary"}; a placement is {"pod", "node", "gpus", "hold", "mode", "memoryMiB"}.
-nlohmann::json report_json(const PlaceReport& report);
+nlohmann::ordered_json report_json(const PlaceReport& report);
 
 /// The report as aligned text tables.
 std::string report_table(const PlaceReport& report);

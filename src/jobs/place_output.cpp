@@ -8,7 +8,7 @@
 namespace fracpack {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keys in the documented order
 
 std::string mode_text(const GpuChoice& c) {
   switch (c.hold) {
@@ -39,7 +39,7 @@ json placement_json(const Placement& p) {
 
 }  // namespace
 
-json report_json(const PlaceReport& r) {
+json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
   json placements = json::array();
   for (const auto& p : r.placements) placements.push_back(placement_json(p));
   json bound = json::array();
