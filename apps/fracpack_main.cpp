@@ -8,10 +8,19 @@
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/place_job.hpp"
 #include "fracpack/policy.hpp"
+#include "fracpack/quantity.hpp"
 
 namespace {
 
 constexpr int kInputError = 2;
+
+/// "--reserved-gpu-memory": a plain number is MiB; anything else is a Kubernetes quantity of bytes.
+fracpack::Result<fracpack::MiB> parse_reserved(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  auto bytes = fracpack::parse_bytes(plain ? text + "Mi" : text, "--reserved-gpu-memory");
+  if (!bytes) return bytes.status();
+  return fracpack::to_mib_ceil(*bytes);
+}
 
 int run_place_command(const std::vector<std::string>& files, const fracpack::PlaceOptions& options,
                       const std::string& format) {
@@ -48,10 +57,13 @@ int main(int argc, char** argv) {
   std::string pods;
   std::string format = "json";
   std::string sharing_mode = "NvFractions";
-  std::int64_t reserved_mib = 0;
+  std::string reserved = "0";
   std::vector<std::string> rdma;
   fracpack::PlaceOptions options;
-  place->add_option("--cluster", cluster, "Nodes (and bound pods) as kubectl prints them, YAML or JSON")
+  place->footer(
+      "--cluster and --pods are read in that order and merged: Nodes, Pods, PriorityClasses and PodGroups may sit "
+      "in either. Pods with spec.nodeName are loaded first; every other pod is placed in input order.");
+  place->add_option("--cluster", cluster, "Nodes (and running pods) as kubectl get -o yaml|json prints them")
       ->required()
       ->check(CLI::ExistingFile);
   place->add_option("--pods", pods, "Pods to place, YAML or JSON")->required()->check(CLI::ExistingFile);
@@ -62,8 +74,8 @@ int main(int argc, char** argv) {
   place->add_option("--sharing-mode", sharing_mode, "KAI gpuSharingMode")
       ->check(CLI::IsMember({"NvFractions", "NonMemoryEnforced"}))
       ->capture_default_str();
-  place->add_option("--reserved-gpu-memory", reserved_mib, "MiB kept free on every GPU (KAI issue 2212)")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40))
+  place->add_option("--reserved-gpu-memory", reserved,
+                    "Memory kept free on every GPU (KAI issue 2212): a Kubernetes quantity such as 2Gi, or MiB")
       ->capture_default_str();
   place->add_option("--rdma-resource", rdma,
                     "Resource names that mark InfiniBand pods; a name ending in / is a prefix "
@@ -82,12 +94,17 @@ int main(int argc, char** argv) {
   }
 
   if (policies->parsed()) {
-    for (auto n : fracpack::policy_names()) fmt::print("{}\n", n);
+    for (auto n : fracpack::policy_names()) fmt::print("{:<10} {}\n", n, (*fracpack::make_policy(n))->summary());
     return 0;
   }
   options.placement.sharing_mode = sharing_mode == "NonMemoryEnforced" ? fracpack::GpuSharingMode::kNonMemoryEnforced
                                                                        : fracpack::GpuSharingMode::kNvFractions;
-  options.placement.reserved_per_gpu = fracpack::MiB(reserved_mib);
+  auto reserve = parse_reserved(reserved);
+  if (!reserve) {
+    fmt::print(stderr, "fracpack place: {}\n", reserve.status().message());
+    return kInputError;
+  }
+  options.placement.reserved_per_gpu = *reserve;
   if (!rdma.empty()) options.decode.rdma_resources = rdma;
   return run_place_command({cluster, pods}, options, format);
 }

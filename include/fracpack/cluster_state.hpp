@@ -72,8 +72,9 @@ class ClusterState {
   [[nodiscard]] std::optional<std::size_t> find_node(std::string_view name) const;
   [[nodiscard]] const PlacementConfig& config() const { return config_; }
   [[nodiscard]] const NodeIndex& index() const { return index_; }
-  /// Smallest labelled GPU memory of any node that can take fractions (0 when none).
-  [[nodiscard]] MiB min_gpu_memory() const { return min_gpu_memory_; }
+  /// Smallest usable GPU memory (labelled minus the reserve) of any node that can take fractions
+  /// (0 when none): a lower bound of what a `gpu-fraction` takes anywhere.
+  [[nodiscard]] MiB min_usable_gpu_memory() const { return min_usable_gpu_memory_; }
   /// Allocatable milli-CPU of the largest node, and milli-GPU of the node with the most GPUs (≥ 1).
   [[nodiscard]] std::int64_t max_node_cpu() const { return max_node_cpu_; }
   [[nodiscard]] std::int64_t max_node_gpu_milli() const { return max_node_gpu_milli_; }
@@ -111,7 +112,7 @@ class ClusterState {
   std::unordered_map<std::string, std::size_t> by_name_;
   std::unordered_map<std::string, Allocation> allocations_;
   NodeIndex index_;
-  MiB min_gpu_memory_{0};
+  MiB min_usable_gpu_memory_{0};
   std::int64_t max_node_cpu_ = 1;
   std::int64_t max_node_gpu_milli_ = 1;
 };

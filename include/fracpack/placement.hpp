@@ -43,14 +43,22 @@ struct Placement {
   double score = 0;  ///< the node's normalised score in [0, 10] among the feasible nodes
 };
 
-/// Why a pod does or does not fit one node (kube-scheduler framework Status, per node).
+/// One reason a pod does not fit a node.
+struct Reason {
+  std::string category;  ///< short and shared across nodes: "Insufficient GPU memory"
+  std::string detail;    ///< this node's numbers: "requested 16384 MiB on 1 GPU(s), 0 can take it: ..."
+  [[nodiscard]] std::string text() const { return detail.empty() ? category : category + ": " + detail; }
+};
+
+/// Why a pod does or does not fit one node (kube-scheduler framework Status, per node). Like
+/// kube-scheduler's NodeResourcesFit, every short resource is a reason of its own.
 struct Verdict {
-  Code code = Code::kOk;   ///< kOk, kUnschedulable or kUnschedulableAndUnresolvable
-  std::string category;    ///< short and shared across nodes: "Insufficient GPU memory"
-  std::string detail;      ///< this node's numbers: "requested 16384 MiB on 1 GPU; largest free 8000 MiB (GPU 3)"
+  Code code = Code::kOk;         ///< kOk, kUnschedulable or kUnschedulableAndUnresolvable
+  std::vector<Reason> reasons;   ///< empty when the pod fits, or when no explanation was asked for
 
   [[nodiscard]] bool fits() const { return code == Code::kOk; }
-  [[nodiscard]] std::string text() const { return detail.empty() ? category : category + ": " + detail; }
+  /// All reasons, "; "-separated.
+  [[nodiscard]] std::string text() const;
 };
 
 }  // namespace fracpack

@@ -45,6 +45,8 @@ class Policy {
  public:
   virtual ~Policy() = default;
   [[nodiscard]] virtual std::string_view name() const = 0;
+  /// One line for `fracpack policies`.
+  [[nodiscard]] virtual std::string_view summary() const = 0;
 
   /// Order of the fitting GPUs inside a node; lower is taken first, ties by index.
   [[nodiscard]] virtual std::int64_t gpu_rank(const PodTraits& pod, const GpuCandidate& gpu) const = 0;

@@ -54,8 +54,9 @@ Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, Placement
   }
   for (std::size_t i = 0; i < s.nodes_.size(); ++i) {
     if (!binpack::takes_fractions(s, i)) continue;
-    for (const auto& gpu : s.nodes_[i].gpus) {
-      if (s.min_gpu_memory_.count() == 0 || gpu.memory < s.min_gpu_memory_) s.min_gpu_memory_ = gpu.memory;
+    for (std::size_t g = 0; g < s.nodes_[i].gpus.size(); ++g) {
+      const MiB usable = s.usable(i, g);
+      if (s.min_usable_gpu_memory_.count() == 0 || usable < s.min_usable_gpu_memory_) s.min_usable_gpu_memory_ = usable;
     }
   }
   std::vector<NodeSummary> summaries;

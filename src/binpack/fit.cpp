@@ -9,18 +9,31 @@
 namespace fracpack::binpack {
 namespace {
 
-Verdict fail(Code code, bool explain, std::string_view category, std::string detail = {}) {
-  Verdict v;
-  v.code = code;
-  if (explain) {
-    v.category = std::string(category);
-    v.detail = std::move(detail);
-  }
-  return v;
-}
-
 constexpr Code kNow = Code::kUnschedulable;
 constexpr Code kNever = Code::kUnschedulableAndUnresolvable;
+
+/// Builds a verdict; the text is only formatted when an explanation was asked for.
+class VerdictBuilder {
+ public:
+  explicit VerdictBuilder(bool explain) : explain_(explain) {}
+
+  /// Adds a reason; `detail` is a callable returning the detail text, run only when explaining.
+  template <class Detail>
+  void add(Code code, std::string_view category, Detail&& detail) {
+    // UnschedulableAndUnresolvable wins: nothing helps on this node.
+    if (v_.code != kNever) v_.code = code;
+    if (explain_) v_.reasons.push_back({std::string(category), std::string(detail())});
+  }
+  void add(Code code, std::string_view category) {
+    add(code, category, [] { return std::string(); });
+  }
+  [[nodiscard]] bool failed() const { return !v_.fits(); }
+  Verdict take() { return std::move(v_); }
+
+ private:
+  bool explain_;
+  Verdict v_;
+};
 
 /// One GPU's state in a few words, for "why not" details.
 std::string describe_gpu(const ClusterState& state, std::size_t n, std::size_t g) {
@@ -47,131 +60,182 @@ std::string describe_gpus(const ClusterState& state, std::size_t n) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-
-/// Rules that no amount of waiting or preemption changes (UnschedulableAndUnresolvable).
-Verdict check_static(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                     bool explain) {
-  const NodeSpec& node = state.node(n);
-  if (!node.ready) return fail(kNever, explain, "node(s) were not ready");
-  if (!node.schedulable) return fail(kNever, explain, "node(s) were unschedulable", "spec.unschedulable is true (cordoned)");
-  for (const auto& [key, value] : pod.node_selector) {
-    auto it = node.labels.find(key);
-    if (it == node.labels.end() || it->second != value) {
-      return fail(kNever, explain, "node(s) didn't match Pod's node selector",
-                  explain ? fmt::format("label {}={} wanted, node has {}", key, value,
-                                        it == node.labels.end() ? "none" : it->second)
-                          : std::string());
-    }
+/// CPU, memory, pod slots and extended resources: every short one is a reason of its own.
+/// Against allocatable (`used` = nullptr) a shortfall never resolves; against what is free it may.
+void check_resources(const NodeSpec& node, const NodeUsage* used, const PodRequest& pod, VerdictBuilder& v) {
+  const Code code = used == nullptr ? kNever : kNow;
+  const char* of = used == nullptr ? "node allocatable" : "free";
+  if (used != nullptr && used->pods + 1 > node.pods) {
+    v.add(kNow, "Too many pods", [&] { return fmt::format("node allows {} pods", node.pods); });
   }
-  if (pod.cpu > node.cpu) {
-    return fail(kNever, explain, "Insufficient cpu",
-                explain ? fmt::format("requested {}m, node allocatable {}m", pod.cpu.count(), node.cpu.count()) : "");
+  const MilliCpu cpu_free = node.cpu - (used ? used->cpu : MilliCpu{});
+  if (pod.cpu > cpu_free) {
+    v.add(code, "Insufficient cpu",
+          [&] { return fmt::format("requested {}m, {} {}m", pod.cpu.count(), of, cpu_free.count()); });
   }
-  if (pod.memory > node.memory) {
-    return fail(kNever, explain, "Insufficient memory",
-                explain ? fmt::format("requested {} bytes, node allocatable {} bytes", pod.memory.count(),
-                                      node.memory.count())
-                        : "");
+  const Bytes memory_free = node.memory - (used ? used->memory : Bytes{});
+  if (pod.memory > memory_free) {
+    v.add(code, "Insufficient memory", [&] {
+      return fmt::format("requested {} MiB, {} {} MiB", to_mib_ceil(pod.memory).count(), of,
+                         memory_free.count() / kBytesPerMiB);
+    });
   }
   for (const auto* resources : {&pod.rdma, &pod.extended}) {
     for (const auto& [name, amount] : *resources) {
-      auto it = node.extended.find(name);
-      std::int64_t have = it == node.extended.end() ? 0 : it->second;
-      if (amount > have) {
-        return fail(kNever, explain, fmt::format("Insufficient {}", name),
-                    explain ? fmt::format("requested {}, node allocatable {}", amount, have) : "");
+      auto have = node.extended.find(name);
+      std::int64_t free = have == node.extended.end() ? 0 : have->second;
+      if (used != nullptr) {
+        auto held = used->extended.find(name);
+        free -= held == used->extended.end() ? 0 : held->second;
+      }
+      if (amount > free) {
+        v.add(code, fmt::format("Insufficient {}", name), [&] { return fmt::format("requested {}, {} {}", amount, of, free); });
       }
     }
   }
-  const bool replicas = node.sharing == SharingKind::kReplicas;
-  if (pod.infiniband() && replicas) {
-    return fail(kNever, explain, "node(s) share GPUs by device-plugin replicas",
-                "an InfiniBand pod needs whole devices and never lands on a replica-shared node");
-  }
-  if (traits.hold == GpuHold::kNone) return {};
-  if (node.gpus.empty()) return fail(kNever, explain, "node(s) had no GPUs");
+}
 
+/// The GPU kind rules that no amount of waiting or preemption changes.
+void check_gpu_kind(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                    VerdictBuilder& v) {
+  const NodeSpec& node = state.node(n);
+  const bool replicas = node.sharing == SharingKind::kReplicas;
+  const auto replica_words = [&] {
+    return fmt::format("{} ×{}", node.replica.strategy == ComputeMode::kSmSharing ? "mps" : "time-slicing",
+                       node.replica.replicas);
+  };
+  if (pod.infiniband() && replicas) {
+    v.add(kNever, "node(s) share GPUs by device-plugin replicas",
+          [&] { return fmt::format("{}: an InfiniBand pod needs whole devices", replica_words()); });
+    return;
+  }
+  if (traits.hold == GpuHold::kNone) return;
+  if (node.gpus.empty()) return v.add(kNever, "node(s) had no GPUs");
   const std::size_t physical = node.gpus.size();
   switch (traits.hold) {
+    case GpuHold::kNone:
+      return;
     case GpuHold::kWhole:
       if (replicas) {
-        return fail(kNever, explain, "node(s) share GPUs by device-plugin replicas",
-                    explain ? fmt::format("{} ×{}: a whole-GPU pod would get a slot, not a device",
-                                          compute_mode_name(node.replica.strategy), node.replica.replicas)
-                            : "");
+        return v.add(kNever, "node(s) share GPUs by device-plugin replicas", [&] {
+          return fmt::format("{}: a whole-GPU pod would get a slot, not a device (a pod asks for a slot with "
+                             "nodeSelector {})",
+                             replica_words(), k8s::kSharingStrategyLabel);
+        });
       }
       if (static_cast<std::size_t>(traits.devices) > physical) {
-        return fail(kNever, explain, "node(s) had fewer GPUs than requested",
-                    explain ? fmt::format("requested {}, node has {}", traits.devices, physical) : "");
+        v.add(kNever, "node(s) had fewer GPUs than requested",
+              [&] { return fmt::format("requested {}, node has {}", traits.devices, physical); });
       }
-      return {};
+      return;
     case GpuHold::kSlot: {
       if (!replicas) {
-        return fail(kNever, explain, "node(s) don't share GPUs by device-plugin replicas",
-                    "the pod asks for a replica slot (its nodeSelector names a sharing label)");
+        return v.add(kNever, "node(s) don't share GPUs by device-plugin replicas",
+                     [] { return std::string("the pod asks for a replica slot (its nodeSelector names a sharing label)"); });
       }
       const std::int64_t slots = static_cast<std::int64_t>(physical) * node.replica.replicas;
       if (traits.devices > slots) {
-        return fail(kNever, explain, "node(s) had fewer GPU slots than requested",
-                    explain ? fmt::format("requested {}, node has {}", traits.devices, slots) : "");
+        v.add(kNever, "node(s) had fewer GPU slots than requested",
+              [&] { return fmt::format("requested {}, node has {}", traits.devices, slots); });
       }
-      return {};
+      return;
     }
-    case GpuHold::kFraction: {
-      if (replicas) {
-        return fail(kNever, explain, "node(s) share GPUs by device-plugin replicas",
-                    "memory fractions need NvFractions or exclusive GPUs, not replica slots");
-      }
-      if (state.config().sharing_mode == GpuSharingMode::kNvFractions) {
-        if (node.sharing != SharingKind::kNvFractions) {
-          return fail(kNever, explain, "node(s) don't run gpu-fractioning",
-                      fmt::format("condition {} is absent; with gpuSharingMode NvFractions, fractions "
-                                  "only go to nodes where it is True",
-                                  k8s::kFractioningCondition));
-        }
-        if (!node.fractions_ready) {
-          return fail(kNever, explain, "node(s) had gpu-fractioning not ready",
-                      fmt::format("condition {} is not True", k8s::kFractioningCondition));
-        }
-      }
-      if (!node.gpu_memory_known) {
-        return fail(kNever, explain, "node(s) had no GPU memory label",
-                    fmt::format("label {} is missing; memory-sized requests need each GPU's memory",
-                                k8s::kGpuMemoryLabel));
-      }
-      if (static_cast<std::size_t>(traits.devices) > physical) {
-        return fail(kNever, explain, "node(s) had fewer GPUs than requested",
-                    explain ? fmt::format("requested {} devices, node has {}", traits.devices, physical) : "");
-      }
-      const GpuFraction& f = *pod.fraction();
-      std::size_t need_ok = 0;  // GPUs big enough for the request
-      std::size_t both_ok = 0;  // ... and for the limit
-      MiB largest{0};
-      for (std::size_t g = 0; g < physical; ++g) {
-        const bool fits_need = fraction_need(f, node.gpus[g]) <= state.usable(n, g);
-        need_ok += fits_need ? 1 : 0;
-        both_ok += fits_need && (!f.memory_limit || *f.memory_limit <= node.gpus[g].memory) ? 1 : 0;
-        largest = std::max(largest, state.usable(n, g));
-      }
-      const auto devices = static_cast<std::size_t>(traits.devices);
-      if (need_ok < devices) {
-        return fail(kNever, explain, "GPU memory request larger than the node's GPUs",
-                    explain ? fmt::format("requested {} MiB on {} GPU(s); largest GPU here has {} MiB usable",
-                                          fraction_need(f, node.gpus.front()).count(), traits.devices,
-                                          largest.count())
-                            : "");
-      }
-      if (both_ok < devices) {
-        return fail(kNever, explain, "GPU memory limit larger than the node's GPUs",
-                    explain ? fmt::format("limit {} MiB; the largest GPU here has {} MiB", f.memory_limit->count(),
-                                          largest.count())
-                            : "");
-      }
-      return {};
-    }
-    case GpuHold::kNone: break;
+    case GpuHold::kFraction:
+      break;
   }
-  return {};
+  if (replicas) {
+    return v.add(kNever, "node(s) share GPUs by device-plugin replicas", [&] {
+      return fmt::format("{}: memory fractions need NvFractions or exclusive GPUs, not replica slots", replica_words());
+    });
+  }
+  if (state.config().sharing_mode == GpuSharingMode::kNvFractions) {
+    if (node.sharing != SharingKind::kNvFractions) {
+      return v.add(kNever, "node(s) don't run gpu-fractioning", [] {
+        return fmt::format("condition {} is absent; with gpuSharingMode NvFractions fractions only go where it "
+                           "is True (--sharing-mode NonMemoryEnforced allows any GPU node)",
+                           k8s::kFractioningCondition);
+      });
+    }
+    if (!node.fractions_ready) {
+      return v.add(kNever, "node(s) had gpu-fractioning not ready",
+                   [] { return fmt::format("condition {} is not True", k8s::kFractioningCondition); });
+    }
+  }
+  if (!node.gpu_memory_known) {
+    return v.add(kNever, "node(s) had no GPU memory label", [] {
+      return fmt::format("label {} is missing; fractions need each GPU's memory", k8s::kGpuMemoryLabel);
+    });
+  }
+  if (static_cast<std::size_t>(traits.devices) > physical) {
+    return v.add(kNever, "node(s) had fewer GPUs than requested",
+                 [&] { return fmt::format("requested {} devices, node has {}", traits.devices, physical); });
+  }
+  const GpuFraction& f = *pod.fraction();
+  std::size_t need_ok = 0;  // GPUs big enough for the request
+  std::size_t both_ok = 0;  // ... and for the limit
+  MiB largest_usable{0};
+  MiB largest{0};
+  for (std::size_t g = 0; g < physical; ++g) {
+    const bool fits_need = fraction_need(f, state, n, g) <= state.usable(n, g);
+    need_ok += fits_need ? 1 : 0;
+    both_ok += fits_need && (!f.memory_limit || *f.memory_limit <= node.gpus[g].memory) ? 1 : 0;
+    largest_usable = std::max(largest_usable, state.usable(n, g));
+    largest = std::max(largest, node.gpus[g].memory);
+  }
+  const auto devices = static_cast<std::size_t>(traits.devices);
+  if (need_ok < devices) {
+    return v.add(kNever, "node(s) had GPUs smaller than the memory request", [&] {
+      return fmt::format("requested {} MiB on {} GPU(s); the largest GPU here has {} MiB usable",
+                         fraction_need(f, state, n, 0).count(), traits.devices, largest_usable.count());
+    });
+  }
+  if (both_ok < devices) {
+    v.add(kNever, "node(s) had GPUs smaller than the memory limit", [&] {
+      return fmt::format("limit {} MiB; the largest GPU here has {} MiB", f.memory_limit->count(), largest.count());
+    });
+  }
+}
+
+/// Why no set of GPUs on node `n` takes the pod now: the category names the dominant cause.
+void explain_gpus(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                  int available, VerdictBuilder& v) {
+  switch (traits.hold) {
+    case GpuHold::kWhole:
+      return v.add(kNow, "Insufficient idle GPUs", [&] {
+        return fmt::format("requested {} whole, {} idle: {}", traits.devices, available, describe_gpus(state, n));
+      });
+    case GpuHold::kSlot:
+      return v.add(kNow, "Insufficient GPU slots",
+                   [&] { return fmt::format("requested {}, free {}", traits.devices, available); });
+    default:
+      break;
+  }
+  const GpuFraction& f = *pod.fraction();
+  // Classify each GPU that cannot take the pod by what stops it.
+  bool compute_only = false;
+  bool other_mode_only = false;
+  for (std::size_t g = 0; g < state.node(n).gpus.size(); ++g) {
+    const GpuUsage& u = state.usage(n).gpus[g];
+    const MiB need = fraction_need(f, state, n, g);
+    const bool memory_ok = u.used + need <= state.usable(n, g);
+    if (u.state == shared_state(f.mode) && memory_ok && f.mode == ComputeMode::kSmSharing) compute_only = true;
+    if (u.state == shared_state(f.mode == ComputeMode::kSmSharing ? ComputeMode::kTimeSlicing : ComputeMode::kSmSharing) &&
+        memory_ok) {
+      other_mode_only = true;
+    }
+  }
+  const std::string_view category = compute_only      ? "Insufficient GPU compute"
+                                    : other_mode_only ? "GPU(s) shared in the other compute mode"
+                                                      : "Insufficient GPU memory";
+  v.add(kNow, category, [&] {
+    const MiB need = fraction_need(f, state, n, 0);
+    return fmt::format("requested {} MiB{} {}{} on {} GPU(s), {} can take it: {}", need.count(),
+                       f.mode == ComputeMode::kSmSharing
+                           ? fmt::format(" and {}/100 compute", compute_portion(need, state.usable(n, 0)))
+                           : std::string(),
+                       compute_mode_name(f.mode), pod.infiniband() ? " (InfiniBand: idle GPUs only)" : "",
+                       traits.devices, available, describe_gpus(state, n));
+  });
 }
 
 }  // namespace
@@ -187,16 +251,18 @@ PodTraits traits_of(const PodRequest& pod, const ClusterState& state) {
     t.hold = GpuHold::kFraction;
     t.mode = f->mode;
     t.devices = f->num_devices;
-    t.min_need = f->memory ? *f->memory : portion_of(*f->portion, state.min_gpu_memory());
+    t.min_need = f->memory_on(state.min_usable_gpu_memory());
   }
   return t;
 }
 
-MiB fraction_need(const GpuFraction& f, const GpuDevice& gpu) { return f.memory_on(gpu.memory); }
+MiB fraction_need(const GpuFraction& f, const ClusterState& state, std::size_t n, std::size_t g) {
+  return f.memory_on(state.usable(n, g));
+}
 
-int compute_portion(MiB need, MiB memory) {
-  if (memory.count() <= 0) return 100;
-  return static_cast<int>(std::min<std::int64_t>(100, (need.count() * 100 + memory.count() - 1) / memory.count()));
+int compute_portion(MiB need, MiB usable) {
+  if (usable.count() <= 0) return 100;
+  return static_cast<int>(std::min<std::int64_t>(100, (need.count() * 100 + usable.count() - 1) / usable.count()));
 }
 
 MiB slot_memory(const NodeSpec& node, const GpuDevice& gpu) {
@@ -218,15 +284,14 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
     case GpuHold::kSlot: return node.replica.replicas - u.slots;
     case GpuHold::kFraction: {
       const GpuFraction& f = *pod.fraction();
-      const GpuDevice& d = node.gpus[g];
-      if (f.memory_limit && *f.memory_limit > d.memory) return 0;
-      const MiB need = fraction_need(f, d);
+      if (f.memory_limit && *f.memory_limit > node.gpus[g].memory) return 0;
+      const MiB need = fraction_need(f, state, n, g);
       const MiB usable = state.usable(n, g);
       if (u.state == GpuState::kIdle) return need <= usable ? 1 : 0;
       // InfiniBand pods take idle GPUs only (domain.md §3 rule 3).
       if (pod.infiniband() || u.state != shared_state(f.mode)) return 0;
       if (u.used + need > usable) return 0;
-      if (f.mode == ComputeMode::kSmSharing && u.compute + compute_portion(need, d.memory) > 100) return 0;
+      if (f.mode == ComputeMode::kSmSharing && u.compute + compute_portion(need, usable) > 100) return 0;
       return 1;
     }
   }
@@ -235,61 +300,38 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
 
 Verdict check_node(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
                    bool explain) {
-  if (Verdict v = check_static(state, n, pod, traits, explain); !v.fits()) return v;
   const NodeSpec& node = state.node(n);
-  const NodeUsage& used = state.usage(n);
-  if (used.pods + 1 > node.pods) {
-    return fail(kNow, explain, "Too many pods", explain ? fmt::format("node allows {} pods", node.pods) : "");
+  VerdictBuilder v(explain);
+  if (!node.ready) {
+    v.add(kNever, "node(s) were not ready");
+    return v.take();
   }
-  if (used.cpu + pod.cpu > node.cpu) {
-    return fail(kNow, explain, "Insufficient cpu",
-                explain ? fmt::format("requested {}m, free {}m", pod.cpu.count(), (node.cpu - used.cpu).count()) : "");
+  if (!node.schedulable) {
+    v.add(kNever, "node(s) were unschedulable", [] { return std::string("spec.unschedulable is true (cordoned)"); });
+    return v.take();
   }
-  if (used.memory + pod.memory > node.memory) {
-    return fail(kNow, explain, "Insufficient memory",
-                explain ? fmt::format("requested {} bytes, free {} bytes", pod.memory.count(),
-                                      (node.memory - used.memory).count())
-                        : "");
-  }
-  for (const auto* resources : {&pod.rdma, &pod.extended}) {
-    for (const auto& [name, amount] : *resources) {
-      auto it = used.extended.find(name);
-      const std::int64_t held = it == used.extended.end() ? 0 : it->second;
-      const std::int64_t have = node.extended.at(name);  // check_static: present
-      if (held + amount > have) {
-        return fail(kNow, explain, fmt::format("Insufficient {}", name),
-                    explain ? fmt::format("requested {}, free {}", amount, have - held) : "");
-      }
+  for (const auto& [key, value] : pod.node_selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) {
+      v.add(kNever, "node(s) didn't match Pod's node selector", [&] {
+        return fmt::format("label {}={} wanted, node has {}", key, value, it == node.labels.end() ? "none" : it->second);
+      });
+      return v.take();
     }
   }
-  if (traits.hold == GpuHold::kNone) return {};
+  check_gpu_kind(state, n, pod, traits, v);
+  check_resources(node, nullptr, pod, v);
+  if (v.failed()) return v.take();  // nothing below can change an unresolvable verdict
 
-  int available = 0;
-  for (std::size_t g = 0; g < node.gpus.size() && available < traits.devices; ++g) {
-    available += gpu_capacity_for(state, n, g, pod, traits);
-  }
-  if (available >= traits.devices) return {};
-  switch (traits.hold) {
-    case GpuHold::kWhole:
-      return fail(kNow, explain, "Insufficient idle GPUs",
-                  explain ? fmt::format("requested {} whole, {} idle: {}", traits.devices, available,
-                                        describe_gpus(state, n))
-                          : "");
-    case GpuHold::kSlot:
-      return fail(kNow, explain, "Insufficient GPU slots",
-                  explain ? fmt::format("requested {}, free {}", traits.devices, available) : "");
-    default: {
-      std::string detail;
-      if (explain) {
-        const GpuFraction& f = *pod.fraction();
-        detail = fmt::format("requested {} MiB {}{} on {} GPU(s), {} can take it: {}",
-                             fraction_need(f, node.gpus.front()).count(), compute_mode_name(f.mode),
-                             pod.infiniband() ? " (InfiniBand: idle GPUs only)" : "", traits.devices, available,
-                             describe_gpus(state, n));
-      }
-      return fail(kNow, explain, "Insufficient GPU memory", std::move(detail));
+  check_resources(node, &state.usage(n), pod, v);
+  if (traits.hold != GpuHold::kNone) {
+    int available = 0;
+    for (std::size_t g = 0; g < node.gpus.size() && available < traits.devices; ++g) {
+      available += gpu_capacity_for(state, n, g, pod, traits);
     }
+    if (available < traits.devices) explain_gpus(state, n, pod, traits, available, v);
   }
+  return v.take();
 }
 
 bool could_fit(const PodRequest& pod, const PodTraits& traits, const NodeSummary& hi) {

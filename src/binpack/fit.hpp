@@ -13,11 +13,12 @@ namespace fracpack::binpack {
 /// The pod's hold kind, device count and the least memory it could take on one GPU.
 PodTraits traits_of(const PodRequest& pod, const ClusterState& state);
 
-/// Memory the pod's fraction takes on GPU `g` of node `n` (request, or portion of that GPU).
-MiB fraction_need(const GpuFraction& f, const GpuDevice& gpu);
-/// Compute portion in hundredths for `need` on a GPU of `memory`: ceil(need × 100 / memory)
-/// (domain.md §3 rule 5).
-int compute_portion(MiB need, MiB memory);
+/// Memory the pod's fraction takes on GPU `g` of node `n`: the request, or the portion of that
+/// GPU's usable memory (labelled memory minus the reserve, so `gpu-fraction: 1` still fits).
+MiB fraction_need(const GpuFraction& f, const ClusterState& state, std::size_t n, std::size_t g);
+/// Compute portion in hundredths for `need` on a GPU with `usable` memory:
+/// ceil(need × 100 / usable) (domain.md §3 rule 5).
+int compute_portion(MiB need, MiB usable);
 
 /// Slot size on a replica node: MPS slots get memory ÷ N and 100 ÷ N compute; time-slicing slots
 /// get no isolation and account nothing.

@@ -81,8 +81,13 @@ std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, cons
       PlaceOutcome o;
       if (i == bad) {
         o = failing;
-        o.why.summary = fmt::format("gang {} needs {} pods placed together; this member fits nowhere: {}",
-                                    gang.name, core, failing.why.summary);
+        o.why.summary =
+            bad == 0 ? fmt::format("gang {} needs {} pods placed together; its first member fits nowhere: {}",
+                                   gang.name, core, failing.why.summary)
+                     : fmt::format("gang {} needs {} pods placed together; once its first {} are placed (tentatively, "
+                                   "on GPUs the reasons below count as held), this member fits nowhere: {} Nothing "
+                                   "of the gang was placed.",
+                                   gang.name, core, bad, failing.why.summary);
       } else {
         o.why.code = failing.why.code;
         o.why.summary = fmt::format("gang {} needs {} pods placed together; member {} fits nowhere, so none is placed",

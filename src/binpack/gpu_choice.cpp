@@ -19,7 +19,7 @@ GpuCandidate candidate(const ClusterState& state, std::size_t n, std::size_t g, 
   c.used = u.used;
   switch (traits.hold) {
     case GpuHold::kFraction:
-      c.need = fraction_need(*pod.fraction(), d);
+      c.need = fraction_need(*pod.fraction(), state, n, g);
       c.shared = u.state == shared_state(traits.mode);
       break;
     case GpuHold::kSlot:
@@ -52,8 +52,8 @@ GpuChoice make_choice(const ClusterState& state, std::size_t n, const PodRequest
     int compute = 0;
     switch (traits.hold) {
       case GpuHold::kFraction:
-        memory = fraction_need(*pod.fraction(), d);
-        compute = compute_portion(memory, d.memory);
+        memory = fraction_need(*pod.fraction(), state, n, g);
+        compute = compute_portion(memory, state.usable(n, g));
         if (u.state == shared_state(traits.mode)) ++choice.shared_before;
         choice.free_after += state.usable(n, g) - u.used - memory;
         break;

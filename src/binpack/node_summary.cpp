@@ -45,6 +45,7 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
     }
     const std::int64_t usable = state.usable(n, g).count();
     const std::int64_t memory = std::max<std::int64_t>(1, d.memory.count());
+    const std::int64_t compute_base = std::max<std::int64_t>(1, usable);  // compute_portion()'s denominator
     switch (u.state) {
       case GpuState::kIdle:
         ++s.idle_gpus;
@@ -58,7 +59,7 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
         std::int64_t free = std::max<std::int64_t>(0, usable - u.used.count());
         s.free_milli += free * 1000 / memory;
         if (u.state == GpuState::kSharedSmSharing) {
-          free = std::min(free, (100 - u.compute) * memory / 100);  // compute left, as memory
+          free = std::min(free, (100 - u.compute) * compute_base / 100);  // compute left, as memory
         }
         auto& slot = s.max_shared_free[u.state == GpuState::kSharedSmSharing ? 1 : 0];
         slot = std::max(slot, free);

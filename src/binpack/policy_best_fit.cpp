@@ -14,6 +14,9 @@ std::int64_t weighted(const PodTraits& pod, std::int64_t free_cpu, std::int64_t 
 class BestFitPolicy final : public Policy {
  public:
   std::string_view name() const override { return "best-fit"; }
+  std::string_view summary() const override {
+    return "the node left with the least CPU and GPU (reference study BestFit), then the tightest GPU";
+  }
 
   std::int64_t gpu_rank(const PodTraits& /*pod*/, const GpuCandidate& gpu) const override {
     return (gpu.usable - gpu.used - gpu.need).count();

@@ -12,6 +12,9 @@ bool shares(const PodTraits& pod) { return pod.hold == GpuHold::kFraction || pod
 class PackPolicy final : public Policy {
  public:
   std::string_view name() const override { return "pack"; }
+  std::string_view summary() const override {
+    return "KAI default: fill the fullest shared GPU, then the node with the least free GPU capacity";
+  }
 
   std::int64_t gpu_rank(const PodTraits& /*pod*/, const GpuCandidate& gpu) const override {
     if (!gpu.shared) return 2 * kPpm;  // idle GPUs after every shared one

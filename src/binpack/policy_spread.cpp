@@ -8,6 +8,9 @@ constexpr std::int64_t kPpm = 1'000'000;
 class SpreadPolicy final : public Policy {
  public:
   std::string_view name() const override { return "spread"; }
+  std::string_view summary() const override {
+    return "KAI spread: an idle GPU first, then the node with the largest free share of its GPUs";
+  }
 
   std::int64_t gpu_rank(const PodTraits& /*pod*/, const GpuCandidate& gpu) const override {
     if (!gpu.shared) return 0;

@@ -108,12 +108,12 @@ Explanation explain(const ClusterState& state, const PodRequest& pod, const Node
     if (mask != nullptr && !(*mask)[n]) continue;
     ++considered;
     if (verdict.fits()) {
-      // Only possible inside a gang decision: the node fits this pod but not the whole gang.
+      // Only possible when a decision was limited to a mask (a gang on one network leaf).
       verdict.code = Code::kUnschedulable;
-      verdict.category = "node(s) fit this pod alone but not together with the rest of its gang";
+      verdict.reasons.push_back({"node(s) were outside the nodes considered", ""});
     }
     if (verdict.code == Code::kUnschedulable) e.code = Code::kUnschedulable;
-    ++counts[verdict.category];
+    for (const auto& reason : verdict.reasons) ++counts[reason.category];
     e.nodes.emplace_back(state.node(n).name, std::move(verdict));
   }
   std::vector<std::pair<std::size_t, std::string>> parts;

@@ -12,4 +12,13 @@ std::string_view gpu_hold_name(GpuHold hold) {
   return "unknown";
 }
 
+std::string Verdict::text() const {
+  std::string out;
+  for (const auto& r : reasons) {
+    if (!out.empty()) out += "; ";
+    out += r.text();
+  }
+  return out;
+}
+
 }  // namespace fracpack

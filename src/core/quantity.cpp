@@ -27,18 +27,30 @@ Status bad(std::string_view text, std::string_view what, std::string_view why) {
   return invalid_argument("invalid quantity \"{}\" in {}: {}", text, what, why);
 }
 
-/// A hint for the common misspellings: "GB" → "G or Gi", "gi" → "Gi".
+/// A hint for the common misspellings: "GB" → "G or Gi", "GiB" → "Gi", "gi" → "Gi".
 std::string suffix_hint(std::string_view suffix) {
   static constexpr std::string_view kValid =
       "binary Ki Mi Gi Ti Pi Ei, decimal n u m k M G T P E, or an exponent such as e3";
-  if (suffix.size() == 2 && (suffix[1] == 'B' || suffix[1] == 'b')) {
-    return fmt::format("unknown suffix \"{}\" (Kubernetes writes {}, or {}i for binary; valid: {})",
-                       suffix, suffix[0], suffix[0], kValid);
+  const auto known = [](std::string_view s) {
+    for (const auto& k : kSuffixes) {
+      if (!s.empty() && k.text == s) return true;
+    }
+    return false;
+  };
+  if (suffix.size() >= 2 && (suffix.back() == 'B' || suffix.back() == 'b')) {
+    std::string_view stem = suffix.substr(0, suffix.size() - 1);
+    if (known(stem) && stem.size() == 1 && known(std::string(stem) + "i")) {
+      return fmt::format("unknown suffix \"{}\" (Kubernetes writes {} for powers of 1000 or {}i for powers of 1024; "
+                         "valid: {})", suffix, stem, stem, kValid);
+    }
+    if (known(stem)) return fmt::format("unknown suffix \"{}\" (did you mean \"{}\"? valid: {})", suffix, stem, kValid);
   }
-  if (suffix.size() == 2 && suffix[1] == 'i') {
-    char upper = static_cast<char>(suffix[0] >= 'a' && suffix[0] <= 'z' ? suffix[0] - 32 : suffix[0]);
-    return fmt::format("unknown suffix \"{}\" (suffixes are case-sensitive: did you mean \"{}i\"? valid: {})",
-                       suffix, upper, kValid);
+  if (suffix.size() == 2 && suffix[1] == 'i' && suffix[0] >= 'a' && suffix[0] <= 'z') {
+    const std::string upper{static_cast<char>(suffix[0] - 'a' + 'A'), 'i'};
+    if (known(upper)) {
+      return fmt::format("unknown suffix \"{}\" (suffixes are case-sensitive: did you mean \"{}\"? valid: {})", suffix,
+                         upper, kValid);
+    }
   }
   return fmt::format("unknown suffix \"{}\" (valid: {})", suffix, kValid);
 }

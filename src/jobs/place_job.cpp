@@ -1,5 +1,6 @@
 #include "fracpack/place_job.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -107,7 +108,10 @@ void load_bound(ClusterState& state, const PodRequest& pod, const Policy& first_
     }
   }
   if (!st.is_ok()) {
-    report.conflicts.push_back({pod.key(), b.node, st.message()});
+    std::string reason = st.message();
+    const std::string prefix = fmt::format("pod {} on node {}: ", pod.key(), b.node);
+    if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
+    report.conflicts.push_back({pod.key(), b.node, std::move(reason)});
     return;
   }
   const Allocation* a = state.allocation(pod.key());
@@ -137,11 +141,20 @@ Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptio
     }
   }
   report.nodes = nodes.size();
+  for (const auto& node : nodes) {
+    if (!node.gpus.empty() && node.gpu_memory_known && node.gpus.front().memory <= options.placement.reserved_per_gpu) {
+      report.warnings.push_back(fmt::format("node {}: the reserved GPU memory ({} MiB) is not below its GPUs' {} MiB; "
+                                            "no fraction fits there",
+                                            node.name, options.placement.reserved_per_gpu.count(),
+                                            node.gpus.front().memory.count()));
+    }
+  }
   auto created = ClusterState::create(std::move(nodes), options.placement);
   if (!created) return created.status();
   ClusterState state = std::move(*created);
 
   std::vector<PodRequest> pending;
+  std::map<std::string, std::size_t> input_order;  // pod key → position in the input
   std::set<std::string> seen;
   std::map<std::string, int> bound_in_gang;
   for (std::size_t i = 0; i < in.pods.size(); ++i) {
@@ -152,11 +165,13 @@ Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptio
     if (!pod) {
       std::string who = meta(o, "namespace").empty() ? "default" : meta(o, "namespace");
       who += "/" + meta(o, "name");
+      input_order.emplace(who, i);
       report.unschedulable.push_back({who, "Invalid", pod.status().message(), {}});
       continue;
     }
+    input_order.emplace(pod->key(), i);
     if (!seen.insert(pod->key()).second) {
-      report.unschedulable.push_back({pod->key(), "Invalid", fmt::format("pod {} appears twice in the input", pod->key()), {}});
+      report.warnings.push_back(fmt::format("pod {} appears again in the input; the later copy is ignored", pod->key()));
       continue;
     }
     if (pod->bound) {
@@ -191,6 +206,11 @@ Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptio
       }
     }
     auto mm = in.min_member.find(gang_key);
+    if (mm == in.min_member.end()) {
+      report.warnings.push_back(fmt::format(
+          "pod {} names PodGroup {}, which is not in the input; its {} pending pod(s) are placed all-or-nothing",
+          pod.key(), gang_key, gang.members.size()));
+    }
     const int min_member = mm == in.min_member.end() ? static_cast<int>(gang.members.size()) : mm->second;
     const int remaining = min_member - bound_in_gang[gang_key];  // members already running count
     std::vector<PlaceOutcome> outcomes;
@@ -202,6 +222,9 @@ Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptio
     }
     for (std::size_t k = 0; k < outcomes.size(); ++k) record(gang.members[k], outcomes[k]);
   }
+
+  std::stable_sort(report.unschedulable.begin(), report.unschedulable.end(),
+                   [&](const NotPlaced& a, const NotPlaced& b) { return input_order[a.pod] < input_order[b.pod]; });
 
   std::map<GpuState, std::int64_t> counts;
   for (std::size_t n = 0; n < state.node_count(); ++n) {

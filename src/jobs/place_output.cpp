@@ -18,6 +18,10 @@ std::string mode_text(const GpuChoice& c) {
   }
 }
 
+std::string plural(std::size_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
 json placement_json(const Placement& p) {
   json j{{"pod", p.pod}, {"node", p.node}, {"gpus", p.choice.gpus}, {"hold", gpu_hold_name(p.choice.hold)},
          {"mode", mode_text(p.choice)}};
@@ -75,28 +79,39 @@ std::string report_table(const PlaceReport& r) {
     out += fmt::format("{:<36} {:<24} {:<16} {:<13} {}\n", pod, node, gpus, mode, memory);
   };
   auto placement_rows = [&](const std::vector<Placement>& list) {
+    if (list.empty()) out += "(none)\n";
     for (const auto& p : list) {
+      const bool has_memory = !p.choice.memory.empty() && p.choice.memory.front().count() > 0;
       row(p.pod, p.node, p.choice.gpus.empty() ? "-" : fmt::format("{}", fmt::join(p.choice.gpus, ",")),
-          mode_text(p.choice), p.choice.memory.empty() ? "-" : fmt::format("{} MiB", p.choice.memory.front().count()));
+          mode_text(p.choice), has_memory ? fmt::format("{} MiB", p.choice.memory.front().count()) : "-");
     }
   };
-  out += fmt::format("policy {}: {} placed, {} not placed, {} already bound, {} nodes\n\n", r.policy,
-                     r.placements.size(), r.unschedulable.size(), r.bound.size(), r.nodes);
+  constexpr std::size_t kNodesListed = 20;
+  out += fmt::format("policy {}: {} placed, {} not placed, {} already bound, {}\n\n", r.policy, r.placements.size(),
+                     r.unschedulable.size(), r.bound.size(), plural(r.nodes, "node"));
   row("POD", "NODE", "GPUS", "MODE", "MEMORY/GPU");
   placement_rows(r.placements);
   if (!r.unschedulable.empty()) {
     out += "\nNOT PLACED\n";
-    for (const auto& u : r.unschedulable) out += fmt::format("{:<36} {:<28} {}\n", u.pod, u.status, u.reason);
+    for (const auto& u : r.unschedulable) {
+      out += fmt::format("{:<36} {:<28} {}\n", u.pod, u.status, u.reason);
+      for (std::size_t i = 0; i < std::min(u.nodes.size(), kNodesListed); ++i) {
+        out += fmt::format("    {}: {}\n", u.nodes[i].first, u.nodes[i].second);
+      }
+      if (u.nodes.size() > kNodesListed) {
+        out += fmt::format("    … {} more (--format json lists every node)\n", u.nodes.size() - kNodesListed);
+      }
+    }
   }
   if (!r.bound.empty()) {
     out += "\nALREADY BOUND\n";
     placement_rows(r.bound);
   }
-  for (const auto& c : r.conflicts) out += fmt::format("\nCONFLICT {} on {}: {}\n", c.pod, c.node, c.reason);
+  for (const auto& c : r.conflicts) out += fmt::format("\nCONFLICT {} bound to {}: {}\n", c.pod, c.node, c.reason);
   for (const auto& w : r.warnings) out += fmt::format("\nWARNING {}\n", w);
-  out += "\nGPUs:";
-  for (const auto& s : r.gpu_states) out += fmt::format(" {} {}", s.gpus, s.state);
-  out += "\n";
+  std::vector<std::string> states;
+  for (const auto& s : r.gpu_states) states.push_back(fmt::format("{} {}", s.gpus, s.state));
+  out += fmt::format("\nGPUs: {}\n", fmt::join(states, ", "));
   return out;
 }
 

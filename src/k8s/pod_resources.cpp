@@ -87,7 +87,11 @@ Result<ResourceVector> container_requests(const json& container, const std::stri
           "them to be equal",
           where, name, r->second, v);
     } else if ((name == "cpu" || name == "memory") && r->second > v) {
-      return invalid_argument("{}.resources: {} request is larger than its limit", where, name);
+      const char* unit = name == "cpu" ? "m" : " bytes";
+      const json* container_name = member(container, "name");
+      return invalid_argument("{} (container \"{}\").resources: {} request {}{} is larger than its limit {}{}", where,
+                              container_name ? scalar_text(*container_name).value_or("?") : "?", name, r->second,
+                              unit, v, unit);
     }
   }
   return out;

@@ -82,7 +82,16 @@ TEST_CASE("rule 4: a memory limit larger than the GPU cannot be placed there") {
   auto refused = place(only_small, PodBuilder("p").gpu_memory("8Gi").annotation("nvidia.com/container.main.gpu-memory.limit", "20Gi").spec());
   REQUIRE_FALSE(refused.placement);
   CHECK(refused.why.code == Code::kUnschedulableAndUnresolvable);
-  CHECK(refused.why.summary.find("GPU memory limit larger") != std::string::npos);
+  CHECK(refused.why.summary.find("node(s) had GPUs smaller than the memory limit") != std::string::npos);
+}
+
+TEST_CASE("rule 4: on a node of mixed sizes the limit picks the GPU that holds it") {
+  NodeBuilder mixed("mixed");
+  mixed.gpus(2, 16000).fractions().annotation("fracpack.io/gpu-memory-mib", "16000,80000");
+  ClusterState s = cluster({mixed});
+  auto o = place(s, PodBuilder("p").gpu_memory("8Gi").annotation("nvidia.com/container.main.gpu-memory.limit", "20Gi").spec());
+  REQUIRE(o.placement);
+  CHECK(o.placement->choice.gpus == std::vector<int>{1});  // GPU 0 has room for 8 GiB, not for the 20 GiB limit
 }
 
 TEST_CASE("rule 5: sm-sharing accounts compute in hundredths, never above 100") {
@@ -97,6 +106,30 @@ TEST_CASE("rule 5: sm-sharing accounts compute in hundredths, never above 100") 
   ClusterState ts = cluster({nvf("n", 1, 1000)});
   for (const char* name : {"a", "b", "c"}) REQUIRE(place(ts, PodBuilder(name).gpu_memory("333Mi").spec()).placement);
   CHECK(ts.usage(0).gpus[0].compute == 0);
+}
+
+TEST_CASE("the reason names what is short: compute, the other mode, or memory") {
+  ClusterState sm = cluster({nvf("n", 1, 1000)});
+  for (const char* name : {"a", "b"}) REQUIRE(place(sm, PodBuilder(name).gpu_memory("333Mi").sm_sharing().spec()).placement);
+  auto compute = place(sm, PodBuilder("c").gpu_memory("333Mi").sm_sharing().spec());
+  CHECK(compute.why.summary == "0/1 nodes are available: 1 Insufficient GPU compute.");
+  CHECK(compute.why.nodes.at(0).second.text().find("requested 333 MiB and 34/100 compute sm-sharing") != std::string::npos);
+  auto mode = place(sm, PodBuilder("d").gpu_memory("100Mi").spec());
+  CHECK(mode.why.summary == "0/1 nodes are available: 1 GPU(s) shared in the other compute mode.");
+  auto memory = place(sm, PodBuilder("e").gpu_memory("900Mi").sm_sharing().spec());
+  CHECK(memory.why.summary == "0/1 nodes are available: 1 Insufficient GPU memory.");
+}
+
+TEST_CASE("every short resource is a reason of its own, like kube-scheduler's NodeResourcesFit") {
+  NodeBuilder small("small");
+  small.allocatable("cpu", "32").allocatable("memory", "256Gi");
+  ClusterState s = cluster({small});
+  auto o = place(s, PodBuilder("big").request("cpu", "64").request("memory", "1Ti").spec());
+  CHECK(o.why.summary == "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory.");
+  CHECK(o.why.code == Code::kUnschedulableAndUnresolvable);
+  CHECK(o.why.nodes.at(0).second.text() ==
+        "Insufficient cpu: requested 64000m, node allocatable 32000m; Insufficient memory: requested 1048576 MiB, "
+        "node allocatable 262144 MiB");
 }
 
 TEST_CASE("rule 6: num-devices takes N distinct GPUs of one node, all or nothing") {
@@ -124,8 +157,8 @@ TEST_CASE("a request larger than every GPU is unschedulable, never clamped") {
   PlaceOutcome o = place(s, PodBuilder("huge").gpu_memory("200Gi").spec());
   REQUIRE_FALSE(o.placement);
   CHECK(o.why.code == Code::kUnschedulableAndUnresolvable);
-  CHECK(o.why.summary.find("GPU memory request larger than the node's GPUs") != std::string::npos);
-  CHECK(o.why.nodes.at(0).second.detail.find("requested 204800 MiB") != std::string::npos);
+  CHECK(o.why.summary.find("node(s) had GPUs smaller than the memory request") != std::string::npos);
+  CHECK(o.why.nodes.at(0).second.text().find("requested 204800 MiB") != std::string::npos);
 }
 
 TEST_CASE("gpushare #219: mixed GPU sizes are sized per GPU, not by node average") {
@@ -151,7 +184,7 @@ TEST_CASE("§2: a GPU node without the memory label takes whole GPUs but no memo
   PlaceOutcome o = place(s, PodBuilder("p").gpu_memory("1Gi").spec());
   REQUIRE_FALSE(o.placement);
   CHECK(o.why.summary.find("no GPU memory label") != std::string::npos);
-  CHECK(o.why.nodes.at(0).second.detail.find("nvidia.com/gpu.memory") != std::string::npos);
+  CHECK(o.why.nodes.at(0).second.text().find("nvidia.com/gpu.memory") != std::string::npos);
   CHECK(place(s, PodBuilder("w").whole(4).spec()).placement);
 }
 
@@ -170,6 +203,21 @@ TEST_CASE("gpuSharingMode: NvFractions needs the fractioning condition True; Non
   legacy.sharing_mode = GpuSharingMode::kNonMemoryEnforced;
   ClusterState old = cluster({plain, not_ready}, legacy);
   CHECK(place(old, PodBuilder("p").fraction("0.5").spec()).placement);
+}
+
+TEST_CASE("KAI #2212: a gpu-fraction is a portion of the usable memory, so 1.0 still fits under a reserve") {
+  PlacementConfig reserve;
+  reserve.reserved_per_gpu = MiB(2000);
+  ClusterState s = cluster({nvf("n", 2, 81920)}, reserve);  // 81900 labelled, 79900 usable
+  auto full = place(s, PodBuilder("full").fraction("1").spec());
+  REQUIRE(full.placement);
+  CHECK(full.placement->choice.memory.front() == MiB(79900));
+  auto a = place(s, PodBuilder("a").fraction("0.5").sm_sharing().spec());
+  auto b = place(s, PodBuilder("b").fraction("0.5").sm_sharing().spec());
+  REQUIRE((a.placement && b.placement));
+  CHECK(b.placement->choice.gpus == a.placement->choice.gpus);  // two halves share the other GPU
+  CHECK(a.placement->choice.memory.front() == MiB(39950));
+  CHECK(a.placement->choice.compute.front() == 50);
 }
 
 TEST_CASE("KAI #2212: reserved memory per GPU is kept out of placement") {
@@ -191,7 +239,7 @@ TEST_CASE("device-plugin replicas: whole-GPU and InfiniBand pods never land ther
   PlaceOutcome whole = place(s, PodBuilder("w").whole(1).spec());
   REQUIRE_FALSE(whole.placement);
   CHECK(whole.why.code == Code::kUnschedulableAndUnresolvable);
-  CHECK(whole.why.nodes.at(0).second.detail.find("would get a slot, not a device") != std::string::npos);
+  CHECK(whole.why.nodes.at(0).second.text().find("would get a slot, not a device") != std::string::npos);
   CHECK_FALSE(place(s, PodBuilder("ib").infiniband().spec()).placement);
   CHECK_FALSE(place(s, PodBuilder("f").gpu_memory("1Gi").spec()).placement);
   int slots = 0;

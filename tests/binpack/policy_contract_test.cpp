@@ -52,7 +52,7 @@ TEST_CASE("filter_nodes() and select() agree on feasibility") {
     CHECK(fits == ranked.size());
     for (const auto& [n, v] : verdicts) {
       if (!v.fits()) {
-        CHECK_FALSE(v.category.empty());
+        CHECK_FALSE(v.reasons.empty());
       }
     }
     if (auto best = select(s, p, *pol)) REQUIRE(s.reserve(p, best->node, best->choice).is_ok());

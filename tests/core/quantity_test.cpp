@@ -83,6 +83,9 @@ TEST_CASE("errors name the value, the source and the rule") {
   CHECK(gb.find("annotation \"x\" of pod a/b") != std::string::npos);
   CHECK(gb.find("unknown suffix \"GB\"") != std::string::npos);
   CHECK(error("16gi").find("did you mean \"Gi\"") != std::string::npos);
+  CHECK(error("2GiB").find("did you mean \"Gi\"") != std::string::npos);
+  CHECK(error("2GB").find("Kubernetes writes G for powers of 1000 or Gi for powers of 1024") != std::string::npos);
+  CHECK(error("2xi").find("unknown suffix \"xi\" (valid:") != std::string::npos);
   CHECK(error("").find("empty") != std::string::npos);
   CHECK(error("-1Gi").find("negative") != std::string::npos);
   CHECK(error("abc").find("does not start with a number") != std::string::npos);

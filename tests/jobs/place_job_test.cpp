@@ -72,10 +72,11 @@ TEST_CASE("finished pods hold nothing; invalid pods are reported with their reas
   PlaceReport r = run(objects);
   REQUIRE(r.placements.size() == 1);
   CHECK(r.placements[0].pod == "default/next");
-  REQUIRE(r.unschedulable.size() == 2);
+  REQUIRE(r.unschedulable.size() == 1);
   CHECK(r.unschedulable[0].status == "Invalid");
   CHECK(r.unschedulable[0].reason.find("gpu-fraction") != std::string::npos);
-  CHECK(r.unschedulable[1].reason == "pod default/next appears twice in the input");
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0] == "pod default/next appears again in the input; the later copy is ignored");
 }
 
 TEST_CASE("invalid nodes and unknown kinds are warnings; a bad policy is an error") {
@@ -106,6 +107,32 @@ TEST_CASE("PodGroup minMember and PriorityClass objects are honoured") {
   CHECK(r.placements.size() == 3);  // two gang members (minMember 2), and vip
   REQUIRE(r.unschedulable.size() == 1);
   CHECK(r.unschedulable[0].pod == "default/g-2");
+}
+
+TEST_CASE("a pod naming a missing PodGroup is placed all-or-nothing with its group, and warned about") {
+  NodeBuilder n("n");
+  n.gpus(2, 80000);
+  std::vector<json> objects{n.obj, PodBuilder("a").whole(1).gang("lost").obj, PodBuilder("b").whole(2).gang("lost").obj};
+  PlaceReport r = run(objects);
+  CHECK(r.placements.empty());
+  CHECK(r.unschedulable.size() == 2);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("names PodGroup default/lost, which is not in the input") != std::string::npos);
+}
+
+TEST_CASE("not-placed pods are listed in input order; a reserve as large as a GPU is warned about") {
+  NodeBuilder n("n");
+  n.gpus(1, 8000).fractions();
+  std::vector<json> objects{n.obj, PodBuilder("big").gpu_memory("9000Mi").obj, PodBuilder("bad").fraction("7").obj};
+  PlaceOptions options;
+  options.placement.reserved_per_gpu = MiB(8000);
+  auto r = run_place(objects, options);
+  REQUIRE(r.is_ok());
+  REQUIRE(r->unschedulable.size() == 2);
+  CHECK(r->unschedulable[0].pod == "default/big");
+  CHECK(r->unschedulable[1].pod == "default/bad");
+  REQUIRE(r->warnings.size() == 1);
+  CHECK(r->warnings[0].find("node n: the reserved GPU memory (8000 MiB) is not below") == 0);
 }
 
 TEST_CASE("the bundled example: every pod placed or explained, the same way every run") {

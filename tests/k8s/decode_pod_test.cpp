@@ -186,7 +186,8 @@ TEST_CASE("cpu and memory: sum of containers, max with init containers, sidecars
   PodBuilder l("l");  // a limit alone sets the request
   l.obj["spec"]["containers"][0]["resources"] = {{"limits", {{"cpu", "3"}, {"memory", "2Gi"}}}};
   CHECK(l.spec().cpu == MilliCpu(3000));
-  CHECK(contains(pod_error(PodBuilder("p").limit("cpu", "500m")), "cpu request is larger than its limit"));
+  CHECK(contains(pod_error(PodBuilder("p").limit("cpu", "500m")),
+                 "spec.containers[0] (container \"main\").resources: cpu request 1000m is larger than its limit 500m"));
 }
 
 TEST_CASE("§1.4 queue label, preemptibility and priority classes") {
