@@ -24,9 +24,9 @@ fracpack::Result<fracpack::MiB> parse_reserved(const std::string& text) {
 
 int run_place_command(const std::vector<std::string>& files, const fracpack::PlaceOptions& options,
                       const std::string& format) {
-  std::vector<nlohmann::json> objects;
+  std::vector<fracpack::k8s::InputObject> objects;
   for (const auto& file : files) {
-    auto read = fracpack::k8s::read_objects_file(file);
+    auto read = fracpack::k8s::read_input_file(file);
     if (!read) {
       fmt::print(stderr, "fracpack place: {}\n", read.status().message());
       return kInputError;
@@ -41,14 +41,26 @@ int run_place_command(const std::vector<std::string>& files, const fracpack::Pla
   if (format == "table") {
     fmt::print("{}", fracpack::report_table(*report));
   } else {
-    fmt::print("{}\n", fracpack::report_json(*report).dump(2));
+    fmt::print("{}\n", fracpack::report_json_text(*report));
   }
   return 0;
 }
 
 }  // namespace
 
+int run(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  // Every bad input has its own message; this is the net under a bug of ours, never a crash.
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "fracpack: internal error: {}\n", e.what());
+    return 3;
+  }
+}
+
+int run(int argc, char** argv) {
   CLI::App app{"fracpack: fractional-GPU placement, compatible with NVIDIA KAI Scheduler"};
   app.require_subcommand(1);
 
@@ -80,6 +92,9 @@ int main(int argc, char** argv) {
   place->add_option("--rdma-resource", rdma,
                     "Resource names that mark InfiniBand pods; a name ending in / is a prefix "
                     "(default: rdma/ nvidia.com/hostdev)");
+  place->add_option("--explain-nodes", options.explain_nodes,
+                    "Nodes listed with their own reasons for each pod that fits nowhere (all are counted)")
+      ->capture_default_str();
   place->add_option("--network-leaf-label", options.placement.network_leaf_label,
                     "Node label naming the network leaf for InfiniBand gangs")
       ->capture_default_str();

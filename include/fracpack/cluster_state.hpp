@@ -34,6 +34,9 @@ struct GpuUsage {
   int compute = 0;                   ///< compute held in hundredths (sm-sharing fractions, MPS slots)
   int slots = 0;                     ///< device-plugin replica slots held (kReplicas nodes)
   std::vector<std::string> holders;  ///< pod keys in arrival order (a slot pod may appear twice)
+  /// Claimed by a running pod the ledger could not adopt (see ClusterState::fence): never offered
+  /// to new placements, whatever else it holds.
+  bool fenced = false;
   bool operator==(const GpuUsage&) const = default;
 };
 
@@ -55,6 +58,7 @@ struct Allocation {
   Bytes memory;
   std::map<std::string, std::int64_t> extended;
   bool infiniband = false;
+  bool adopted = false;  ///< loaded from a running pod (adopt()), not placed by the ledger
   bool preemptible = true;
   std::string queue;
 };
@@ -94,6 +98,19 @@ class ClusterState {
   /// verdict's text when the choice does not fit (any longer).
   Status reserve(const PodRequest& pod, std::size_t node, const GpuChoice& choice);
 
+  /// Loads a pod that is already running on node `node` (spec.nodeName), holding `devices` (from
+  /// its gpus.devices annotation) or, when absent, the lowest-index GPUs that can take it.
+  /// A running pod is a fact: node-level admission (readiness, cordon, selector, CPU, memory,
+  /// pods, gpu-fractioning readiness) is not re-checked and may leave the node overcommitted, so
+  /// nothing new fits there. GPU-level rules hold strictly (one state per GPU, memory and compute
+  /// within the GPU, whole GPUs exclusive): a pod that breaks them is refused (the caller then
+  /// fences its devices). On a replica node an nvidia.com/gpu pod holds slots.
+  Status adopt(const PodRequest& pod, std::size_t node, std::optional<std::vector<int>> devices);
+
+  /// Marks GPUs of `node` as claimed outside the ledger (a running pod adopt() refused): they are
+  /// never offered to a new placement until the ledger is rebuilt. Unknown indices are ignored.
+  void fence(std::size_t node, const std::vector<int>& gpus);
+
   /// Gives back everything `pod_key` holds. Idempotent: an unknown pod is OK and changes nothing.
   /// Returns whether something was released.
   bool release(const std::string& pod_key);
@@ -105,6 +122,12 @@ class ClusterState {
  private:
   ClusterState() = default;
   void refresh(std::size_t node);
+  /// OK when the pod holds nothing yet, or already holds exactly these GPUs on this node.
+  Status check_held(const PodRequest& pod, std::size_t node, std::vector<int> gpus) const;
+  /// GPU-level rules for exactly these device indices: count, range, distinct, room on each.
+  Status check_gpus(const PodRequest& pod, std::size_t node, const std::vector<int>& gpus) const;
+  /// Records the allocation; every check has passed.
+  void apply(const PodRequest& pod, std::size_t node, const std::vector<int>& gpus, bool adopted);
 
   PlacementConfig config_;
   std::vector<NodeSpec> nodes_;

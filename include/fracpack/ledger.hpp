@@ -69,8 +69,10 @@ class Ledger {
 
 /// Unlocked building blocks of Ledger, for callers that already hold the state exclusively
 /// (replays, simulations).
+/// `detailed`: how many nodes get their own reasons when the pod fits nowhere (see explain()).
 PlaceOutcome place_pod(ClusterState& state, const PodRequest& pod, const Policy& policy,
-                       const NodeMask* mask = nullptr);
-std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, const Policy& policy);
+                       const NodeMask* mask = nullptr, std::size_t detailed = SIZE_MAX);
+std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, const Policy& policy,
+                                     std::size_t detailed = SIZE_MAX);
 
 }  // namespace fracpack

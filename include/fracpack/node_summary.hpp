@@ -40,6 +40,13 @@ struct NodeSummary {
   bool operator==(const NodeSummary&) const = default;
 };
 
+/// a × 10^6 ÷ b without overflow (0 when b ≤ 0): ratios in parts per million.
+constexpr std::int64_t ppm(std::int64_t a, std::int64_t b) {
+  if (b <= 0) return 0;
+  __extension__ using Wide = __int128;
+  return static_cast<std::int64_t>(static_cast<Wide>(a) * 1'000'000 / b);
+}
+
 /// The smallest free memory (MiB) of memory class j: 1 MiB, then 256 MiB doubling to 128 GiB.
 constexpr std::int64_t memory_class_floor(int j) { return j == 0 ? 1 : std::int64_t{128} << j; }
 /// The largest class whose floor is ≤ `mib` (-1 when mib < 1).

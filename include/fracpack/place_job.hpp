@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fracpack/config.hpp"
+#include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/placement.hpp"
 #include "fracpack/status.hpp"
 
@@ -23,6 +24,9 @@ namespace fracpack {
 
 struct PlaceOptions {
   std::string policy = "pack";
+  /// How many nodes get their own reasons for each pod that fits nowhere (every node is still
+  /// counted in the summary line).
+  std::size_t explain_nodes = 100;
   DecodeConfig decode;
   PlacementConfig placement;
 };
@@ -32,6 +36,7 @@ struct NotPlaced {
   std::string status;  ///< "Unschedulable", "UnschedulableAndUnresolvable" or "Invalid"
   std::string reason;
   std::vector<std::pair<std::string, std::string>> nodes;  ///< node → why, in name order
+  std::size_t nodes_omitted = 0;  ///< nodes past PlaceOptions::explain_nodes
 };
 
 struct BindingConflict {
@@ -56,13 +61,17 @@ struct PlaceReport {
   std::vector<GpuStateCount> gpu_states;   ///< GPUs per state after placement
 };
 
-/// Runs the job over already-read objects. Errors only when the policy name is unknown; bad
-/// objects are reported inside the report.
-Result<PlaceReport> run_place(const std::vector<nlohmann::json>& objects, const PlaceOptions& options);
+/// Runs the job over already-read objects (k8s::read_input_file). Errors only when the policy name
+/// is unknown; bad objects are reported inside the report.
+Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, const PlaceOptions& options);
 
 /// The report as JSON: {"policy", "placements", "unschedulable", "bound", "conflicts", "warnings",
 /// "summary"}; a placement is {"pod", "node", "gpus", "hold", "mode", "memoryMiB"}.
 nlohmann::ordered_json report_json(const PlaceReport& report);
+
+/// report_json() as indented text; bytes that are not UTF-8 (they can only come from the input)
+/// are replaced, never an error.
+std::string report_json_text(const PlaceReport& report);
 
 /// The report as aligned text tables.
 std::string report_table(const PlaceReport& report);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,7 @@ struct Explanation {
   Code code = Code::kUnschedulable;  ///< kUnschedulableAndUnresolvable when no node could ever fit
   std::string summary;               ///< "0/3 nodes are available: 2 Insufficient GPU memory, 1 ..."
   std::vector<std::pair<std::string, Verdict>> nodes;  ///< node name → verdict, in name order
+  std::size_t nodes_omitted = 0;  ///< nodes counted in the summary but past the detail limit
 };
 
 /// The best node for `pod` under `policy` and its GPUs, via the node index (typically O(log n)
@@ -46,8 +48,11 @@ std::vector<RankedNode> rank_nodes(const ClusterState& state, const PodRequest& 
 std::vector<std::pair<std::size_t, Verdict>> filter_nodes(const ClusterState& state, const PodRequest& pod,
                                                           const std::vector<std::size_t>& nodes = {});
 
-/// Why `pod` fits no node (of `mask`): counts per reason category, kube-scheduler style.
-Explanation explain(const ClusterState& state, const PodRequest& pod, const NodeMask* mask = nullptr);
+/// Why `pod` fits no node (of `mask`): counts per reason category over every node, kube-scheduler
+/// style, and each node's own reasons for the first `detailed` nodes in name order (the rest are
+/// counted in `nodes_omitted`). O(nodes); formatting the details dominates its cost.
+Explanation explain(const ClusterState& state, const PodRequest& pod, const NodeMask* mask = nullptr,
+                    std::size_t detailed = SIZE_MAX);
 
 /// Scores in [0, 10] for ranked nodes (sorted best first): tiers split the range, values inside a
 /// tier are linear between the tier's best and worst (KAI's 9·(1 − (v − min)/(max − min)) shape).

@@ -92,31 +92,19 @@ std::vector<std::string> ClusterState::allocated_pods() const {
 
 void ClusterState::refresh(std::size_t node) { index_.update(node, binpack::summarize(*this, node)); }
 
-Status ClusterState::reserve(const PodRequest& pod, std::size_t n, const GpuChoice& requested) {
+Status ClusterState::check_gpus(const PodRequest& pod, std::size_t n, const std::vector<int>& gpus) const {
   const std::string key = pod.key();
-  if (n >= nodes_.size()) return {Code::kNotFound, fmt::format("pod {}: node #{} does not exist", key, n)};
-  const PodTraits traits = binpack::traits_of(pod, *this);
-  if (const Allocation* held = allocation(key)) {
-    std::vector<int> gpus = requested.gpus;
-    std::sort(gpus.begin(), gpus.end());
-    if (held->node == n && held->choice.gpus == gpus) return Status::ok();
-    return {Code::kAlreadyExists,
-            fmt::format("pod {} is already placed on node {} (GPUs {})", key, nodes_[held->node].name,
-                        fmt::join(held->choice.gpus, ","))};
-  }
   const NodeSpec& node = nodes_[n];
-  // Node-level rules, then the exact GPUs asked for, all against the current state.
-  Verdict verdict = binpack::check_node(*this, n, pod, traits, /*explain=*/true);
-  if (!verdict.fits()) return {verdict.code, fmt::format("pod {} on node {}: {}", key, node.name, verdict.text())};
-  if (requested.gpus.size() != static_cast<std::size_t>(traits.devices)) {
-    return invalid_argument("pod {} on node {}: {} GPU(s) chosen, the pod needs {}", key, node.name,
-                            requested.gpus.size(), traits.devices);
+  const PodTraits traits = binpack::traits_of(pod, *this);
+  if (gpus.size() != static_cast<std::size_t>(traits.devices)) {
+    return invalid_argument("pod {} on node {}: {} GPU(s) chosen, the pod needs {}", key, node.name, gpus.size(),
+                            traits.devices);
   }
   std::vector<int> per_gpu(node.gpus.size(), 0);
-  for (int g : requested.gpus) {
+  for (int g : gpus) {
     if (g < 0 || static_cast<std::size_t>(g) >= node.gpus.size()) {
-      return {Code::kNotFound, fmt::format("pod {} on node {}: GPU {} does not exist (node has {})", key,
-                                           node.name, g, node.gpus.size())};
+      return {Code::kNotFound, fmt::format("pod {} on node {}: GPU {} does not exist (node has {})", key, node.name,
+                                           g, node.gpus.size())};
     }
     ++per_gpu[static_cast<std::size_t>(g)];
   }
@@ -126,17 +114,86 @@ Status ClusterState::reserve(const PodRequest& pod, std::size_t n, const GpuChoi
       return invalid_argument("pod {} on node {}: GPU {} chosen twice; devices must be distinct", key, node.name, g);
     }
     if (binpack::gpu_capacity_for(*this, n, g, pod, traits) < per_gpu[g]) {
+      const GpuUsage& u = usage_[n].gpus[g];
       return {Code::kUnschedulable,
-              fmt::format("pod {} on node {}: GPU {} can no longer take it ({}, {} MiB used)", key, node.name, g,
-                          gpu_state_name(usage_[n].gpus[g].state), usage_[n].gpus[g].used.count())};
+              fmt::format("pod {} on node {}: GPU {} cannot take it ({}{}, {} of {} MiB usable held)", key, node.name, g,
+                          gpu_state_name(u.state), u.fenced ? ", fenced" : "", u.used.count(), usable(n, g).count())};
     }
   }
+  return Status::ok();
+}
 
+Status ClusterState::reserve(const PodRequest& pod, std::size_t n, const GpuChoice& requested) {
+  if (n >= nodes_.size()) return {Code::kNotFound, fmt::format("pod {}: node #{} does not exist", pod.key(), n)};
+  if (Status held = check_held(pod, n, requested.gpus); !held.is_ok() || allocation(pod.key()) != nullptr) return held;
+  // Node-level rules, then the exact GPUs asked for, all against the current state.
+  const PodTraits traits = binpack::traits_of(pod, *this);
+  Verdict verdict = binpack::check_node(*this, n, pod, traits, binpack::Detail::kFull);
+  if (!verdict.fits()) {
+    return {verdict.code, fmt::format("pod {} on node {}: {}", pod.key(), nodes_[n].name, verdict.text())};
+  }
+  if (Status st = check_gpus(pod, n, requested.gpus); !st.is_ok()) return st;
+  apply(pod, n, requested.gpus, /*adopted=*/false);
+  return Status::ok();
+}
+
+Status ClusterState::adopt(const PodRequest& original, std::size_t n, std::optional<std::vector<int>> devices) {
+  if (n >= nodes_.size()) return {Code::kNotFound, fmt::format("pod {}: node #{} does not exist", original.key(), n)};
+  PodRequest pod = original;
+  // On a replica node a running nvidia.com/gpu pod holds slots, whatever its nodeSelector said.
+  if (auto* whole = std::get_if<WholeGpus>(&pod.gpu); whole && nodes_[n].sharing == SharingKind::kReplicas) {
+    whole->shared_slot = true;
+  }
+  const PodTraits traits = binpack::traits_of(pod, *this);
+  std::vector<int> gpus;
+  if (devices) {
+    gpus = *devices;
+  } else {  // no allocation annotation: the lowest-index GPUs that can take it
+    for (std::size_t g = 0; g < nodes_[n].gpus.size() && static_cast<int>(gpus.size()) < traits.devices; ++g) {
+      for (int k = binpack::gpu_capacity_for(*this, n, g, pod, traits); k > 0 && static_cast<int>(gpus.size()) < traits.devices; --k) {
+        gpus.push_back(static_cast<int>(g));
+      }
+    }
+  }
+  if (Status held = check_held(pod, n, gpus); !held.is_ok() || allocation(pod.key()) != nullptr) return held;
+  if (Status st = check_gpus(pod, n, gpus); !st.is_ok()) return st;
+  const NodeUsage& u = usage_[n];
+  std::int64_t cpu_sum = 0;
+  std::int64_t memory_sum = 0;
+  if (__builtin_add_overflow(u.cpu.count(), pod.cpu.count(), &cpu_sum) ||
+      __builtin_add_overflow(u.memory.count(), pod.memory.count(), &memory_sum)) {
+    return invalid_argument("pod {} on node {}: its cpu or memory request overflows the node's count", pod.key(),
+                            nodes_[n].name);
+  }
+  apply(pod, n, gpus, /*adopted=*/true);
+  return Status::ok();
+}
+
+void ClusterState::fence(std::size_t n, const std::vector<int>& gpus) {
+  for (int g : gpus) {
+    if (g >= 0 && static_cast<std::size_t>(g) < usage_[n].gpus.size()) usage_[n].gpus[static_cast<std::size_t>(g)].fenced = true;
+  }
+  refresh(n);
+}
+
+Status ClusterState::check_held(const PodRequest& pod, std::size_t n, std::vector<int> gpus) const {
+  const Allocation* held = allocation(pod.key());
+  if (held == nullptr) return Status::ok();
+  std::sort(gpus.begin(), gpus.end());
+  if (held->node == n && held->choice.gpus == gpus) return Status::ok();
+  return {Code::kAlreadyExists, fmt::format("pod {} is already placed on node {} (GPUs {})", pod.key(),
+                                            nodes_[held->node].name, fmt::join(held->choice.gpus, ","))};
+}
+
+void ClusterState::apply(const PodRequest& pod, std::size_t n, const std::vector<int>& gpus, bool adopted) {
+  const std::string key = pod.key();
+  const PodTraits traits = binpack::traits_of(pod, *this);
   // Everything fits: apply. Nothing below can fail.
   Allocation a;
   a.pod = key;
   a.node = n;
-  a.choice = binpack::make_choice(*this, n, pod, traits, requested.gpus);
+  a.choice = binpack::make_choice(*this, n, pod, traits, gpus);
+  a.adopted = adopted;
   a.cpu = pod.cpu;
   a.memory = pod.memory;
   a.extended = pod.extended;
@@ -173,7 +230,6 @@ Status ClusterState::reserve(const PodRequest& pod, std::size_t n, const GpuChoi
   }
   allocations_.emplace(key, std::move(a));
   refresh(n);
-  return Status::ok();
 }
 
 bool ClusterState::release(const std::string& pod_key) {
@@ -197,7 +253,11 @@ bool ClusterState::release(const std::string& pod_key) {
       gpu.compute -= a.choice.compute[k];
     }
     gpu.holders.erase(std::find(gpu.holders.begin(), gpu.holders.end(), pod_key));
-    if (gpu.holders.empty()) gpu = GpuUsage{};
+    if (gpu.holders.empty()) {
+      const bool fenced = gpu.fenced;
+      gpu = GpuUsage{};
+      gpu.fenced = fenced;
+    }
   }
   const std::size_t node = a.node;
   allocations_.erase(it);

@@ -15,14 +15,18 @@ constexpr Code kNever = Code::kUnschedulableAndUnresolvable;
 /// Builds a verdict; the text is only formatted when an explanation was asked for.
 class VerdictBuilder {
  public:
-  explicit VerdictBuilder(bool explain) : explain_(explain) {}
+  explicit VerdictBuilder(Detail detail) : detail_(detail) {}
 
-  /// Adds a reason; `detail` is a callable returning the detail text, run only when explaining.
-  template <class Detail>
-  void add(Code code, std::string_view category, Detail&& detail) {
+  /// Adds a reason; `text` is a callable returning the detail text, run only for Detail::kFull.
+  template <class Text>
+  void add(Code code, std::string_view category, Text&& text) {
     // UnschedulableAndUnresolvable wins: nothing helps on this node.
     if (v_.code != kNever) v_.code = code;
-    if (explain_) v_.reasons.push_back({std::string(category), std::string(detail())});
+    if (detail_ == Detail::kFull) {
+      v_.reasons.push_back({std::string(category), std::string(text())});
+    } else if (detail_ == Detail::kCategory) {
+      v_.reasons.push_back({std::string(category), {}});
+    }
   }
   void add(Code code, std::string_view category) {
     add(code, category, [] { return std::string(); });
@@ -31,7 +35,7 @@ class VerdictBuilder {
   Verdict take() { return std::move(v_); }
 
  private:
-  bool explain_;
+  Detail detail_;
   Verdict v_;
 };
 
@@ -39,6 +43,7 @@ class VerdictBuilder {
 std::string describe_gpu(const ClusterState& state, std::size_t n, std::size_t g) {
   const GpuUsage& u = state.usage(n).gpus[g];
   const GpuDevice& d = state.node(n).gpus[g];
+  if (u.fenced) return fmt::format("GPU {} fenced (claimed by a running pod the ledger could not adopt)", d.index);
   switch (u.state) {
     case GpuState::kIdle: return fmt::format("GPU {} idle {} MiB", d.index, state.usable(n, g).count());
     case GpuState::kWhole: return fmt::format("GPU {} held whole", d.index);
@@ -176,7 +181,7 @@ void check_gpu_kind(const ClusterState& state, std::size_t n, const PodRequest& 
   MiB largest_usable{0};
   MiB largest{0};
   for (std::size_t g = 0; g < physical; ++g) {
-    const bool fits_need = fraction_need(f, state, n, g) <= state.usable(n, g);
+    const bool fits_need = state.usable(n, g).count() > 0 && fraction_need(f, state, n, g) <= state.usable(n, g);
     need_ok += fits_need ? 1 : 0;
     both_ok += fits_need && (!f.memory_limit || *f.memory_limit <= node.gpus[g].memory) ? 1 : 0;
     largest_usable = std::max(largest_usable, state.usable(n, g));
@@ -278,6 +283,7 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
                      const PodTraits& traits) {
   const NodeSpec& node = state.node(n);
   const GpuUsage& u = state.usage(n).gpus[g];
+  if (u.fenced) return 0;
   switch (traits.hold) {
     case GpuHold::kNone: return 0;
     case GpuHold::kWhole: return u.state == GpuState::kIdle ? 1 : 0;
@@ -287,6 +293,7 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
       if (f.memory_limit && *f.memory_limit > node.gpus[g].memory) return 0;
       const MiB need = fraction_need(f, state, n, g);
       const MiB usable = state.usable(n, g);
+      if (usable.count() <= 0) return 0;  // the reserve takes it all: a 0 MiB fraction is not a fit
       if (u.state == GpuState::kIdle) return need <= usable ? 1 : 0;
       // InfiniBand pods take idle GPUs only (domain.md §3 rule 3).
       if (pod.infiniband() || u.state != shared_state(f.mode)) return 0;
@@ -299,9 +306,9 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
 }
 
 Verdict check_node(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                   bool explain) {
+                   Detail detail) {
   const NodeSpec& node = state.node(n);
-  VerdictBuilder v(explain);
+  VerdictBuilder v(detail);
   if (!node.ready) {
     v.add(kNever, "node(s) were not ready");
     return v.take();

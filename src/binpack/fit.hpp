@@ -30,10 +30,13 @@ int slot_compute(const NodeSpec& node);
 int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, const PodRequest& pod,
                      const PodTraits& traits);
 
-/// Whether the pod fits node `n` now. With `explain` the verdict carries a category and detail
-/// in kube-scheduler's words; without, only the code (the fast path of select()).
+/// How much of a verdict to write: nothing (the fast path of select()), the categories only
+/// (enough to count reasons), or categories with this node's numbers.
+enum class Detail { kNone, kCategory, kFull };
+
+/// Whether the pod fits node `n` now, with reasons in kube-scheduler's words as `detail` asks.
 Verdict check_node(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                   bool explain);
+                   Detail detail);
 
 /// Whether the pod could fit a node whose summary is at most `hi` (a necessary condition).
 bool could_fit(const PodRequest& pod, const PodTraits& traits, const NodeSummary& hi);

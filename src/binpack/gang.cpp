@@ -18,10 +18,10 @@ struct Attempt {
 };
 
 Attempt try_all(ClusterState& state, const Gang& gang, std::size_t count, const Policy& policy,
-                const NodeMask* mask) {
+                const NodeMask* mask, std::size_t detailed) {
   Attempt a;
   for (std::size_t i = 0; i < count; ++i) {
-    PlaceOutcome o = place_pod(state, gang.members[i], policy, mask);
+    PlaceOutcome o = place_pod(state, gang.members[i], policy, mask, detailed);
     const bool ok = o.placement.has_value();
     a.outcomes.push_back(std::move(o));
     if (!ok) {
@@ -55,8 +55,18 @@ std::vector<NodeMask> leaves_by_free(const ClusterState& state, const std::strin
 
 }  // namespace
 
-std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, const Policy& policy) {
+std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, const Policy& policy,
+                                     std::size_t detailed) {
   const std::size_t total = gang.members.size();
+  if (gang.min_member > 0 && static_cast<std::size_t>(gang.min_member) > total) {
+    // minMember is a floor, never lowered: the gang waits for its other members.
+    PlaceOutcome waiting;
+    waiting.why.code = Code::kUnschedulable;
+    waiting.why.summary = fmt::format("gang {} needs {} pods placed together but only {} are pending; it waits for "
+                                      "the rest",
+                                      gang.name, gang.min_member, total);
+    return std::vector<PlaceOutcome>(total, waiting);
+  }
   const std::size_t core = gang.min_member <= 0 ? total : std::min<std::size_t>(total, gang.min_member);
   const bool infiniband = std::any_of(gang.members.begin(), gang.members.end(),
                                       [](const PodRequest& p) { return p.infiniband(); });
@@ -64,14 +74,14 @@ std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, cons
   bool placed = false;
   if (infiniband && !state.config().network_leaf_label.empty()) {
     for (const NodeMask& leaf : leaves_by_free(state, state.config().network_leaf_label)) {
-      attempt = try_all(state, gang, core, policy, &leaf);
+      attempt = try_all(state, gang, core, policy, &leaf, detailed);
       if (!attempt.failed) {
         placed = true;
         break;
       }
     }
   }
-  if (!placed) attempt = try_all(state, gang, core, policy, nullptr);
+  if (!placed) attempt = try_all(state, gang, core, policy, nullptr, detailed);
 
   std::vector<PlaceOutcome> out;
   if (attempt.failed) {
@@ -98,7 +108,7 @@ std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, cons
     return out;
   }
   out = std::move(attempt.outcomes);
-  for (std::size_t i = core; i < total; ++i) out.push_back(place_pod(state, gang.members[i], policy));
+  for (std::size_t i = core; i < total; ++i) out.push_back(place_pod(state, gang.members[i], policy, nullptr, detailed));
   return out;
 }
 

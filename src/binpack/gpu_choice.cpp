@@ -1,6 +1,8 @@
 #include "binpack/gpu_choice.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 
 #include "binpack/fit.hpp"
 
@@ -87,18 +89,23 @@ std::optional<GpuChoice> choose_gpus(const ClusterState& state, std::size_t n, c
   };
   std::vector<int> taken;
   if (traits.hold == GpuHold::kSlot) {
-    // Slots one at a time: each slot taken changes the GPU's rank for the next one.
+    // Slots one at a time, best GPU first; each slot taken changes that GPU's rank for the next.
+    // A heap keeps this O((slots + GPUs) log GPUs).
     std::vector<int> extra(count, 0);
+    std::vector<int> left(count, 0);
+    std::priority_queue<Ranked, std::vector<Ranked>, std::greater<>> heap;
+    for (std::size_t g = 0; g < count; ++g) {
+      left[g] = gpu_capacity_for(state, n, g, pod, traits);
+      if (left[g] > 0) heap.push({policy.gpu_rank(traits, candidate(state, n, g, pod, traits, 0)), static_cast<int>(g)});
+    }
     for (int k = 0; k < traits.devices; ++k) {
-      std::optional<Ranked> best;
-      for (std::size_t g = 0; g < count; ++g) {
-        if (gpu_capacity_for(state, n, g, pod, traits) - extra[g] <= 0) continue;
-        Ranked r{policy.gpu_rank(traits, candidate(state, n, g, pod, traits, extra[g])), static_cast<int>(g)};
-        if (!best || r < *best) best = r;
+      if (heap.empty()) return std::nullopt;
+      const auto g = static_cast<std::size_t>(heap.top().index);
+      heap.pop();
+      taken.push_back(static_cast<int>(g));
+      if (--left[g] > 0) {
+        heap.push({policy.gpu_rank(traits, candidate(state, n, g, pod, traits, ++extra[g])), static_cast<int>(g)});
       }
-      if (!best) return std::nullopt;
-      ++extra[static_cast<std::size_t>(best->index)];
-      taken.push_back(best->index);
     }
     return make_choice(state, n, pod, traits, std::move(taken));
   }

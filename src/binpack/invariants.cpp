@@ -50,12 +50,16 @@ std::string ClusterState::check_invariants() const {
         have.extended != want.extended) {
       return fmt::format("node {}: usage differs from the sum of its allocations", node.name);
     }
-    if (have.cpu > node.cpu || have.memory > node.memory || have.pods > node.pods) {
+    // Running pods adopted as they are may overcommit a node; the ledger itself never does.
+    const bool adopted_here = std::any_of(allocations_.begin(), allocations_.end(), [&](const auto& entry) {
+      return entry.second.adopted && entry.second.node == i;
+    });
+    if (!adopted_here && (have.cpu > node.cpu || have.memory > node.memory || have.pods > node.pods)) {
       return fmt::format("node {}: cpu, memory or pods over allocatable", node.name);
     }
     for (const auto& [name, amount] : have.extended) {
       auto it = node.extended.find(name);
-      if (it == node.extended.end() || amount > it->second) {
+      if (!adopted_here && (it == node.extended.end() || amount > it->second)) {
         return fmt::format("node {}: {} over allocatable", node.name, name);
       }
     }

@@ -2,11 +2,12 @@
 
 namespace fracpack {
 
-PlaceOutcome place_pod(ClusterState& state, const PodRequest& pod, const Policy& policy, const NodeMask* mask) {
+PlaceOutcome place_pod(ClusterState& state, const PodRequest& pod, const Policy& policy, const NodeMask* mask,
+                       std::size_t detailed) {
   PlaceOutcome out;
   auto best = select(state, pod, policy, mask);
   if (!best) {
-    out.why = explain(state, pod, mask);
+    out.why = explain(state, pod, mask, detailed);
     return out;
   }
   Status st = state.reserve(pod, best->node, best->choice);

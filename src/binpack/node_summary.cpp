@@ -20,7 +20,7 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
   s.free_cpu = (node.cpu - used.cpu).count();
   s.free_memory = (node.memory - used.memory).count();
   s.free_pods = node.pods - used.pods;
-  s.cpu_ratio_ppm = node.cpu.count() > 0 ? s.free_cpu * 1'000'000 / node.cpu.count() : 0;
+  s.cpu_ratio_ppm = ppm(s.free_cpu, node.cpu.count());
 
   s.free_if_idle.fill(NodeSummary::kNone);
   s.free_if_idle_memory.fill(NodeSummary::kNone);
@@ -37,6 +37,7 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
   for (std::size_t g = 0; g < node.gpus.size(); ++g) {
     const GpuUsage& u = used.gpus[g];
     const GpuDevice& d = node.gpus[g];
+    if (u.fenced) continue;  // offers nothing to new placements
     if (replicas) {
       const int free = node.replica.replicas - u.slots;
       s.free_slots += free;
@@ -73,7 +74,7 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
     for (int j = 0; j <= memory_class_of(s.max_shared_free[m]); ++j) s.free_if_shared_memory[m][j] = s.free_milli;
   }
   const std::int64_t capacity = 1000LL * static_cast<std::int64_t>(node.gpus.size());
-  s.free_ratio_ppm = capacity > 0 ? s.free_milli * 1'000'000 / capacity : 0;
+  s.free_ratio_ppm = ppm(s.free_milli, capacity);
   return s;
 }
 

@@ -5,10 +5,9 @@
 namespace fracpack::binpack {
 namespace {
 
-constexpr std::int64_t kScale = 1'000'000;  // fixed point: each term in millionths of the largest node
-
+/// ½·free CPU + ½·free GPU, each in millionths of the largest node (fixed point, overflow-safe).
 std::int64_t weighted(const PodTraits& pod, std::int64_t free_cpu, std::int64_t free_milli) {
-  return (free_cpu * kScale / pod.max_node_cpu + free_milli * kScale / pod.max_node_gpu_milli) / 2;
+  return (ppm(free_cpu, pod.max_node_cpu) + ppm(free_milli, pod.max_node_gpu_milli)) / 2;
 }
 
 class BestFitPolicy final : public Policy {

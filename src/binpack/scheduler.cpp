@@ -14,7 +14,7 @@ namespace {
 /// The exact key of node `n`, or nullopt when the pod does not fit it.
 std::optional<RankedNode> evaluate(const ClusterState& state, std::size_t n, const PodRequest& pod,
                                    const PodTraits& traits, const Policy& policy) {
-  if (!binpack::check_node(state, n, pod, traits, /*explain=*/false).fits()) return std::nullopt;
+  if (!binpack::check_node(state, n, pod, traits, binpack::Detail::kNone).fits()) return std::nullopt;
   auto choice = binpack::choose_gpus(state, n, pod, traits, policy);
   if (!choice) return std::nullopt;
   RankedNode r;
@@ -95,18 +95,23 @@ std::vector<std::pair<std::size_t, Verdict>> filter_nodes(const ClusterState& st
                                                           const std::vector<std::size_t>& nodes) {
   const PodTraits traits = binpack::traits_of(pod, state);
   std::vector<std::pair<std::size_t, Verdict>> out;
-  for (std::size_t n : all_or(state, nodes)) out.emplace_back(n, binpack::check_node(state, n, pod, traits, true));
+  for (std::size_t n : all_or(state, nodes)) {
+    out.emplace_back(n, binpack::check_node(state, n, pod, traits, binpack::Detail::kFull));
+  }
   return out;
 }
 
-Explanation explain(const ClusterState& state, const PodRequest& pod, const NodeMask* mask) {
+Explanation explain(const ClusterState& state, const PodRequest& pod, const NodeMask* mask, std::size_t detailed) {
   Explanation e;
   e.code = Code::kUnschedulableAndUnresolvable;
+  const PodTraits traits = binpack::traits_of(pod, state);
   std::map<std::string, std::size_t> counts;
   std::size_t considered = 0;
-  for (auto& [n, verdict] : filter_nodes(state, pod)) {
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
     if (mask != nullptr && !(*mask)[n]) continue;
     ++considered;
+    const bool full = e.nodes.size() < detailed;
+    Verdict verdict = binpack::check_node(state, n, pod, traits, full ? binpack::Detail::kFull : binpack::Detail::kCategory);
     if (verdict.fits()) {
       // Only possible when a decision was limited to a mask (a gang on one network leaf).
       verdict.code = Code::kUnschedulable;
@@ -114,7 +119,11 @@ Explanation explain(const ClusterState& state, const PodRequest& pod, const Node
     }
     if (verdict.code == Code::kUnschedulable) e.code = Code::kUnschedulable;
     for (const auto& reason : verdict.reasons) ++counts[reason.category];
-    e.nodes.emplace_back(state.node(n).name, std::move(verdict));
+    if (full) {
+      e.nodes.emplace_back(state.node(n).name, std::move(verdict));
+    } else {
+      ++e.nodes_omitted;
+    }
   }
   std::vector<std::pair<std::size_t, std::string>> parts;
   for (const auto& [category, count] : counts) parts.emplace_back(count, category);

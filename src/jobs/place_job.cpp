@@ -11,6 +11,7 @@
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/ledger.hpp"
 #include "fracpack/policy.hpp"
+#include "fracpack/status.hpp"
 
 namespace fracpack {
 namespace {
@@ -33,45 +34,65 @@ std::string meta(const json& object, const char* field) {
 
 /// The inputs sorted by kind, decoded where they are simple (priority classes, pod groups).
 struct Inputs {
-  std::vector<const json*> nodes;
-  std::vector<const json*> pods;
+  std::vector<const k8s::InputObject*> nodes;
+  std::vector<const k8s::InputObject*> pods;
   PriorityClasses classes;
   std::map<std::string, int> min_member;  ///< "namespace/podgroup" → spec.minMember
 };
 
-Inputs sort_inputs(const std::vector<json>& objects, PlaceReport& report) {
+/// "Kind namespace/name (origin)" for messages about an object.
+std::string describe(const k8s::InputObject& in) {
+  return fmt::format("{} ({})", k8s::describe(in.object, 0), in.origin);
+}
+
+/// A non-negative integer field of at most `max`; nullopt when absent or out of range.
+std::optional<std::int64_t> bounded_integer(const json& v, std::int64_t min, std::int64_t max) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    return u <= static_cast<std::uint64_t>(max) && static_cast<std::int64_t>(u) >= min ? std::optional<std::int64_t>(u)
+                                                                                       : std::nullopt;
+  }
+  if (!v.is_number_integer()) return std::nullopt;
+  const auto i = v.get<std::int64_t>();
+  return i >= min && i <= max ? std::optional<std::int64_t>(i) : std::nullopt;
+}
+
+Inputs sort_inputs(const std::vector<k8s::InputObject>& objects, PlaceReport& report) {
   Inputs in;
-  for (std::size_t i = 0; i < objects.size(); ++i) {
-    const json& o = objects[i];
+  for (const auto& input : objects) {
+    const json& o = input.object;
     const std::string kind = k8s::kind_of(o);
     if (kind == "Node") {
-      in.nodes.push_back(&o);
+      in.nodes.push_back(&input);
     } else if (kind == "Pod") {
-      in.pods.push_back(&o);
+      in.pods.push_back(&input);
     } else if (kind == "PriorityClass") {
       auto value = o.find("value");
-      if (value == o.end() || !value->is_number_integer() || meta(o, "name").empty()) {
-        report.warnings.push_back(fmt::format("{}: ignored, it needs metadata.name and an integer value",
-                                              k8s::describe(o, i)));
+      auto v = value == o.end() ? std::nullopt : bounded_integer(*value, INT32_MIN, 1'000'000'000);
+      if (!v || meta(o, "name").empty()) {
+        report.warnings.push_back(fmt::format(
+            "{}: ignored; it needs metadata.name and an integer value up to 1000000000 (Kubernetes' limit)",
+            describe(input)));
         continue;
       }
-      in.classes.add(meta(o, "name"), value->get<std::int32_t>());
+      in.classes.add(meta(o, "name"), static_cast<std::int32_t>(*v));
     } else if (kind == "PodGroup") {
-      const json* spec = o.contains("spec") ? &o["spec"] : nullptr;
-      auto mm = spec != nullptr && spec->is_object() ? spec->find("minMember") : o.end();
+      const json* spec = o.contains("spec") && o["spec"].is_object() ? &o["spec"] : nullptr;
       std::string ns = meta(o, "namespace");
       if (ns.empty()) ns = "default";
-      if (spec != nullptr && spec->is_object() && mm != spec->end() && mm->is_number_integer() && mm->get<std::int64_t>() >= 0) {
-        in.min_member[ns + "/" + meta(o, "name")] = static_cast<int>(std::min<std::int64_t>(mm->get<std::int64_t>(), 1 << 20));
-      } else if (spec != nullptr && spec->is_object() && mm != spec->end()) {
-        report.warnings.push_back(fmt::format("{}: spec.minMember must be a non-negative integer; using all members",
-                                              k8s::describe(o, i)));
+      if (spec == nullptr || !spec->contains("minMember")) continue;  // no minMember: all members together
+      auto mm = bounded_integer((*spec)["minMember"], 0, 1 << 20);
+      if (!mm) {
+        report.warnings.push_back(fmt::format("{}: spec.minMember must be an integer from 0 to {}; using all members",
+                                              describe(input), 1 << 20));
+        continue;
       }
+      in.min_member[ns + "/" + meta(o, "name")] = static_cast<int>(*mm);
     } else if (kind == "Queue") {
       continue;  // queues are honoured by the queue layer; placement alone ignores them
     } else {
-      report.warnings.push_back(fmt::format("{}: kind \"{}\" is not used by placement; ignored",
-                                            k8s::describe(o, i), kind.empty() ? "(none)" : kind));
+      report.warnings.push_back(fmt::format("{}: kind \"{}\" is not used by placement; ignored", describe(input),
+                                            kind.empty() ? "(none)" : kind));
     }
   }
   return in;
@@ -83,57 +104,64 @@ NotPlaced not_placed(const std::string& pod, const Explanation& why) {
   np.status = std::string(code_name(why.code));
   np.reason = why.summary;
   for (const auto& [node, verdict] : why.nodes) np.nodes.emplace_back(node, verdict.text());
+  np.nodes_omitted = why.nodes_omitted;
   return np;
 }
 
-/// Loads one bound pod; a conflict when the ledger cannot hold it as bound.
-void load_bound(ClusterState& state, const PodRequest& pod, const Policy& first_fit, PlaceReport& report) {
+/// Loads one running pod. When the ledger cannot hold it, it is a conflict and the GPUs its
+/// annotation claims are fenced: never offered to a pending pod.
+bool load_bound(ClusterState& state, const PodRequest& pod, PlaceReport& report) {
   const Binding& b = *pod.bound;
   auto n = state.find_node(b.node);
   if (!n) {
     report.conflicts.push_back({pod.key(), b.node, "bound to a node that is not in the cluster input"});
-    return;
+    return false;
   }
-  Status st;
-  if (!b.devices.empty() || pod.cpu_only()) {
-    GpuChoice choice;
-    choice.gpus = b.devices;
-    st = state.reserve(pod, *n, choice);
-  } else {
-    NodeMask only(state.node_count(), false);
-    only[*n] = true;
-    PlaceOutcome o = place_pod(state, pod, first_fit, &only);
-    if (!o.placement) {
-      st = Status(o.why.code, o.why.nodes.empty() ? o.why.summary : o.why.nodes.front().second.text());
-    }
+  std::optional<std::vector<int>> devices;
+  if (!b.devices.empty()) devices = b.devices;
+  const auto* fraction = pod.fraction();
+  const auto* whole = pod.whole();
+  const std::size_t needed = fraction ? static_cast<std::size_t>(fraction->num_devices)
+                             : whole  ? static_cast<std::size_t>(whole->count)
+                                      : 0;
+  if (devices && devices->size() != needed && !(whole && state.node(*n).sharing == SharingKind::kReplicas)) {
+    report.conflicts.push_back({pod.key(), b.node,
+                                fmt::format("its gpus.devices annotation lists {} GPU(s), the pod asks for {}",
+                                            devices->size(), needed)});
+    state.fence(*n, *devices);
+    return false;
   }
+  Status st = state.adopt(pod, *n, devices);
   if (!st.is_ok()) {
     std::string reason = st.message();
     const std::string prefix = fmt::format("pod {} on node {}: ", pod.key(), b.node);
     if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
+    if (devices) {
+      state.fence(*n, *devices);
+      reason += fmt::format("; GPU(s) {} are fenced off from new placements", fmt::join(*devices, ","));
+    }
     report.conflicts.push_back({pod.key(), b.node, std::move(reason)});
-    return;
+    return false;
   }
-  const Allocation* a = state.allocation(pod.key());
-  report.bound.push_back(Placement{pod.key(), b.node, a->choice, 0});
+  report.bound.push_back(Placement{pod.key(), b.node, state.allocation(pod.key())->choice, 0});
+  return true;
 }
 
 }  // namespace
 
-Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptions& options) {
+Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, const PlaceOptions& options) {
   auto policy = make_policy(options.policy);
   if (!policy) return policy.status();
-  auto first_fit = make_policy("first-fit");
   PlaceReport report;
   report.policy = options.policy;
   Inputs in = sort_inputs(objects, report);
 
   std::vector<NodeSpec> nodes;
   std::set<std::string> names;
-  for (const json* o : in.nodes) {
-    auto node = k8s::decode_node(*o, options.decode);
+  for (const k8s::InputObject* o : in.nodes) {
+    auto node = k8s::decode_node(o->object, options.decode);
     if (!node) {
-      report.warnings.push_back(fmt::format("{}; the node is left out", node.status().message()));
+      report.warnings.push_back(fmt::format("{} ({}); the node is left out", node.status().message(), o->origin));
     } else if (!names.insert(node->name).second) {
       report.warnings.push_back(fmt::format("node {}: appears twice; the later copy is left out", node->name));
     } else {
@@ -158,25 +186,26 @@ Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptio
   std::set<std::string> seen;
   std::map<std::string, int> bound_in_gang;
   for (std::size_t i = 0; i < in.pods.size(); ++i) {
-    const json& o = *in.pods[i];
+    const json& o = in.pods[i]->object;
     const std::string phase = phase_of(o);
     if (phase == "Succeeded" || phase == "Failed") continue;
     auto pod = k8s::decode_pod(o, options.decode, in.classes);
+    std::string who = meta(o, "namespace").empty() ? "default" : meta(o, "namespace");
+    who += "/" + meta(o, "name");
+    if (meta(o, "name").empty()) who = in.pods[i]->origin;
+    if (!seen.insert(who).second) {  // duplicates by name, valid or not: the first copy counts
+      report.warnings.push_back(fmt::format("pod {} appears again in the input; the later copy is ignored", who));
+      continue;
+    }
     if (!pod) {
-      std::string who = meta(o, "namespace").empty() ? "default" : meta(o, "namespace");
-      who += "/" + meta(o, "name");
       input_order.emplace(who, i);
-      report.unschedulable.push_back({who, "Invalid", pod.status().message(), {}});
+      report.unschedulable.push_back(
+          {who, "Invalid", fmt::format("{} ({})", pod.status().message(), in.pods[i]->origin), {}});
       continue;
     }
     input_order.emplace(pod->key(), i);
-    if (!seen.insert(pod->key()).second) {
-      report.warnings.push_back(fmt::format("pod {} appears again in the input; the later copy is ignored", pod->key()));
-      continue;
-    }
     if (pod->bound) {
-      load_bound(state, *pod, **first_fit, report);
-      if (pod->gang) ++bound_in_gang[pod->namespace_name + "/" + *pod->gang];
+      if (load_bound(state, *pod, report) && pod->gang) ++bound_in_gang[pod->namespace_name + "/" + *pod->gang];
     } else {
       pending.push_back(std::move(*pod));
     }
@@ -193,7 +222,7 @@ Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptio
   for (std::size_t i = 0; i < pending.size(); ++i) {
     const PodRequest& pod = pending[i];
     if (!pod.gang) {
-      record(pod, place_pod(state, pod, **policy));
+      record(pod, place_pod(state, pod, **policy, nullptr, options.explain_nodes));
       continue;
     }
     const std::string gang_key = pod.namespace_name + "/" + *pod.gang;
@@ -215,10 +244,10 @@ Result<PlaceReport> run_place(const std::vector<json>& objects, const PlaceOptio
     const int remaining = min_member - bound_in_gang[gang_key];  // members already running count
     std::vector<PlaceOutcome> outcomes;
     if (remaining <= 0) {
-      for (const auto& m : gang.members) outcomes.push_back(place_pod(state, m, **policy));
+      for (const auto& m : gang.members) outcomes.push_back(place_pod(state, m, **policy, nullptr, options.explain_nodes));
     } else {
       gang.min_member = remaining;
-      outcomes = place_gang(state, gang, **policy);
+      outcomes = place_gang(state, gang, **policy, options.explain_nodes);
     }
     for (std::size_t k = 0; k < outcomes.size(); ++k) record(gang.members[k], outcomes[k]);
   }

@@ -52,7 +52,9 @@ json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
   for (const auto& u : r.unschedulable) {
     json nodes = json::object();
     for (const auto& [node, why] : u.nodes) nodes[node] = why;
-    unschedulable.push_back({{"pod", u.pod}, {"status", u.status}, {"reason", u.reason}, {"nodes", nodes}});
+    json entry{{"pod", u.pod}, {"status", u.status}, {"reason", u.reason}, {"nodes", nodes}};
+    if (u.nodes_omitted > 0) entry["nodesOmitted"] = u.nodes_omitted;
+    unschedulable.push_back(std::move(entry));
   }
   json conflicts = json::array();
   for (const auto& c : r.conflicts) conflicts.push_back({{"pod", c.pod}, {"node", c.node}, {"reason", c.reason}});
@@ -70,6 +72,10 @@ json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
                 {"unschedulable", r.unschedulable.size()},
                 {"bound", r.bound.size()},
                 {"gpuStates", states}}}};
+}
+
+std::string report_json_text(const PlaceReport& report) {
+  return report_json(report).dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 std::string report_table(const PlaceReport& r) {
@@ -98,9 +104,8 @@ std::string report_table(const PlaceReport& r) {
       for (std::size_t i = 0; i < std::min(u.nodes.size(), kNodesListed); ++i) {
         out += fmt::format("    {}: {}\n", u.nodes[i].first, u.nodes[i].second);
       }
-      if (u.nodes.size() > kNodesListed) {
-        out += fmt::format("    … {} more (--format json lists every node)\n", u.nodes.size() - kNodesListed);
-      }
+      const std::size_t more = u.nodes.size() - std::min(u.nodes.size(), kNodesListed) + u.nodes_omitted;
+      if (more > 0) out += fmt::format("    … {} more node(s); --format json and --explain-nodes show more\n", more);
     }
   }
   if (!r.bound.empty()) {

@@ -3,6 +3,7 @@
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/quantity.hpp"
 #include "k8s/json_fields.hpp"
+#include "k8s/names.hpp"
 
 namespace fracpack::k8s {
 namespace {
@@ -23,13 +24,27 @@ Result<std::optional<std::int64_t>> integer_label(const NodeSpec& node, std::str
   return std::optional<std::int64_t>{v};
 }
 
+constexpr std::int64_t kMaxGpusPerNode = 1024;
+constexpr std::int64_t kMaxReplicas = 256;
+
 /// Label MiB (or bytes when ≥ 2^20), floored to a multiple of 100 MiB like KAI.
 MiB floor_gpu_memory(std::int64_t label_value) {
   std::int64_t mib = label_value >= kBytesThreshold ? label_value / kBytesPerMiB : label_value;
   return MiB(mib / 100 * 100);
 }
 
-Status read_allocatable(const json& object, NodeSpec& node, std::int64_t& gpu_allocatable) {
+/// floor_gpu_memory(), refusing a value that floors to nothing (it would take fractions forever).
+Result<MiB> gpu_memory_of(const NodeSpec& node, std::string_view source, std::int64_t value) {
+  const MiB m = floor_gpu_memory(value);
+  if (m.count() <= 0) {
+    return invalid_argument("node {}: {} = {} gives 0 MiB per GPU once floored to 100 MiB (values ≥ 1048576 are "
+                            "bytes); a GPU needs at least 100 MiB",
+                            node.name, source, value);
+  }
+  return m;
+}
+
+Status read_allocatable(const json& object, NodeSpec& node, std::optional<std::int64_t>& gpu_allocatable) {
   const std::string who = "node " + node.name;
   const json* status = member(object, "status");
   if (status == nullptr) return Status::ok();
@@ -64,6 +79,15 @@ Status read_allocatable(const json& object, NodeSpec& node, std::int64_t& gpu_al
   return Status::ok();
 }
 
+/// "True" in any case, or a YAML boolean true (an unquoted `status: True`).
+bool is_true(const json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (!v.is_string()) return false;
+  std::string s = v.get<std::string>();
+  for (char& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return s == "true";
+}
+
 Status read_conditions(const json& object, NodeSpec& node, bool& has_fractioning) {
   const std::string who = "node " + node.name;
   const json* status = member(object, "status");
@@ -71,17 +95,19 @@ Status read_conditions(const json& object, NodeSpec& node, bool& has_fractioning
   auto conditions = optional_array(*status, "conditions", who + ": status");
   if (!conditions) return conditions.status();
   if (*conditions == nullptr) return Status::ok();
+  std::size_t index = 0;
   for (const auto& c : **conditions) {
-    auto type = optional_string(c, "type", who + ": status.conditions[]");
-    auto value = optional_string(c, "status", who + ": status.conditions[]");
+    const std::string where = fmt::format("{}: status.conditions[{}]", who, index++);
+    if (!c.is_object()) return invalid_argument("{} must be a map with type and status, not a {}", where, c.type_name());
+    auto type = optional_string(c, "type", where);
     if (!type) return type.status();
-    if (!value) return value.status();
     if (!type->has_value()) continue;
-    const bool is_true = value->value_or("") == "True";
-    if (**type == "Ready") node.ready = is_true;
+    const json* value = member(c, "status");
+    const bool yes = value != nullptr && is_true(*value);
+    if (**type == "Ready") node.ready = yes;
     if (**type == kFractioningCondition) {
       has_fractioning = true;
-      node.fractions_ready = is_true;
+      node.fractions_ready = yes;
     }
   }
   return Status::ok();
@@ -102,16 +128,22 @@ Result<std::vector<MiB>> read_inventory(const NodeSpec& node, const std::string&
           "node {}: annotation \"{}\" = \"{}\": must list each GPU's memory in MiB, comma-separated",
           node.name, kGpuInventoryAnnotation, text);
     }
-    out.push_back(floor_gpu_memory(v));
+    auto m = gpu_memory_of(node, fmt::format("annotation \"{}\" entry {}", kGpuInventoryAnnotation, out.size()), v);
+    if (!m) return m.status();
+    out.push_back(*m);
     start = end + 1;
   }
   return out;
 }
 
-Status read_gpus(const json& object, NodeSpec& node, std::int64_t gpu_allocatable,
+Status read_gpus(const json& object, NodeSpec& node, std::optional<std::int64_t> gpu_allocatable,
                  bool has_fractioning) {
   auto replicas = integer_label(node, kGpuReplicasLabel);
   if (!replicas) return replicas.status();
+  if (replicas->value_or(1) > kMaxReplicas) {
+    return invalid_argument("node {}: label \"{}\" = {}: more than {} replicas per GPU is not supported", node.name,
+                            kGpuReplicasLabel, **replicas, kMaxReplicas);
+  }
   if (replicas->value_or(1) > 1) {
     if (has_fractioning) {
       return invalid_argument(
@@ -120,7 +152,7 @@ Status read_gpus(const json& object, NodeSpec& node, std::int64_t gpu_allocatabl
           node.name, kGpuReplicasLabel, **replicas, kFractioningCondition);
     }
     node.sharing = SharingKind::kReplicas;
-    node.replica.replicas = static_cast<int>(std::min<std::int64_t>(**replicas, 1 << 20));
+    node.replica.replicas = static_cast<int>(**replicas);
     auto strategy = node.labels.find(std::string(kSharingStrategyLabel));
     if (strategy != node.labels.end() && strategy->second == "mps") {
       node.replica.strategy = ComputeMode::kSmSharing;
@@ -132,20 +164,28 @@ Status read_gpus(const json& object, NodeSpec& node, std::int64_t gpu_allocatabl
     node.sharing = SharingKind::kNvFractions;
   }
 
+  // Devices: the count label, never more than the device plugin advertises (allocatable leaves
+  // out unhealthy devices); allocatable alone when there is no label.
   auto count = integer_label(node, kGpuCountLabel);
   if (!count) return count.status();
-  std::int64_t physical = count->value_or(gpu_allocatable / node.replica.replicas);
-  if (physical > 4096) {
-    return invalid_argument("node {}: {} GPUs is more than fracpack supports on one node (4096)",
-                            node.name, physical);
+  const std::optional<std::int64_t> advertised =
+      gpu_allocatable ? std::optional<std::int64_t>(*gpu_allocatable / node.replica.replicas) : std::nullopt;
+  const std::int64_t advertised_count = advertised.value_or(INT64_MAX);
+  std::int64_t physical = count->value_or(advertised.value_or(0));
+  physical = std::min(physical, advertised_count);
+  if (physical > kMaxGpusPerNode) {
+    return invalid_argument("node {}: {} GPUs is more than fracpack supports on one node ({})", node.name, physical,
+                            kMaxGpusPerNode);
   }
 
   std::vector<MiB> memory(static_cast<std::size_t>(physical), MiB{0});
   if (auto label = integer_label(node, kGpuMemoryLabel); !label) {
     return label.status();
-  } else if (label->has_value()) {
+  } else if (label->has_value() && physical > 0) {
+    auto m = gpu_memory_of(node, fmt::format("label \"{}\"", kGpuMemoryLabel), **label);
+    if (!m) return m.status();
     node.gpu_memory_known = true;
-    std::fill(memory.begin(), memory.end(), floor_gpu_memory(**label));
+    std::fill(memory.begin(), memory.end(), *m);
   }
   auto annotations = string_map(member(object, "metadata") ? object["metadata"] : json::object(),
                                 "annotations", "node " + node.name + ": metadata");
@@ -153,13 +193,18 @@ Status read_gpus(const json& object, NodeSpec& node, std::int64_t gpu_allocatabl
   if (auto it = annotations->find(std::string(kGpuInventoryAnnotation)); it != annotations->end()) {
     auto inventory = read_inventory(node, it->second);
     if (!inventory) return inventory.status();
-    if (count->has_value() && static_cast<std::int64_t>(inventory->size()) != physical) {
+    if (count->has_value() && static_cast<std::int64_t>(inventory->size()) != **count) {
       return invalid_argument("node {}: annotation \"{}\" lists {} GPUs but label \"{}\" says {}",
-                              node.name, kGpuInventoryAnnotation, inventory->size(), kGpuCountLabel,
-                              physical);
+                              node.name, kGpuInventoryAnnotation, inventory->size(), kGpuCountLabel, **count);
     }
+    if (!count->has_value() && static_cast<std::int64_t>(inventory->size()) > kMaxGpusPerNode) {
+      return invalid_argument("node {}: annotation \"{}\" lists {} GPUs, more than fracpack supports ({})", node.name,
+                              kGpuInventoryAnnotation, inventory->size(), kMaxGpusPerNode);
+    }
+    if (!count->has_value()) physical = std::min(static_cast<std::int64_t>(inventory->size()), advertised_count);
+    inventory->resize(static_cast<std::size_t>(physical));
     memory = std::move(*inventory);
-    node.gpu_memory_known = true;
+    node.gpu_memory_known = physical > 0;
   }
   for (std::size_t i = 0; i < memory.size(); ++i) {
     node.gpus.push_back(GpuDevice{static_cast<int>(i), memory[i]});
@@ -179,6 +224,11 @@ Result<NodeSpec> decode_node(const json& object, const DecodeConfig& /*config*/)
   if (!name) return name.status();
   if (!name->has_value() || (*name)->empty()) return invalid_argument("node: metadata.name is missing");
   node.name = **name;
+  if (!is_dns_subdomain(node.name)) {
+    return invalid_argument("node \"{}\": metadata.name must be a DNS subdomain (lowercase letters, digits, '-' and "
+                            "'.', at most 253 characters)",
+                            node.name);
+  }
 
   auto labels = string_map(*metadata, "labels", "node " + node.name + ": metadata");
   if (!labels) return labels.status();
@@ -188,12 +238,16 @@ Result<NodeSpec> decode_node(const json& object, const DecodeConfig& /*config*/)
   }
 
   if (const json* spec = member(object, "spec")) {
-    if (const json* u = member(*spec, "unschedulable"); u != nullptr && u->is_boolean()) {
-      node.schedulable = !u->get<bool>();
+    if (const json* u = member(*spec, "unschedulable")) {
+      const auto text = scalar_text(*u);
+      if (!text || (*text != "true" && *text != "false")) {
+        return invalid_argument("node {}: spec.unschedulable must be true or false, not {}", node.name, u->dump());
+      }
+      node.schedulable = *text != "true";
     }
   }
 
-  std::int64_t gpu_allocatable = 0;
+  std::optional<std::int64_t> gpu_allocatable;
   if (auto st = read_allocatable(object, node, gpu_allocatable); !st.is_ok()) return st;
   bool has_fractioning = false;
   if (auto st = read_conditions(object, node, has_fractioning); !st.is_ok()) return st;

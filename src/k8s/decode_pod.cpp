@@ -2,6 +2,7 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "k8s/json_fields.hpp"
+#include "k8s/names.hpp"
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {
@@ -23,10 +24,11 @@ bool asks_for_shared_slot(const std::map<std::string, std::string>& selector) {
 Result<std::optional<std::int32_t>> spec_priority(const json& spec, const std::string& who) {
   const json* p = member(spec, "priority");
   if (p == nullptr) return std::optional<std::int32_t>{};
-  if (!p->is_number_integer()) return invalid_argument("{}: spec.priority must be an integer", who);
-  auto v = p->get<std::int64_t>();
-  if (v < INT32_MIN || v > INT32_MAX) return invalid_argument("{}: spec.priority {} is out of range", who, v);
-  return std::optional<std::int32_t>{static_cast<std::int32_t>(v)};
+  const bool in_range = p->is_number_unsigned()  ? p->get<std::uint64_t>() <= INT32_MAX
+                        : p->is_number_integer() ? p->get<std::int64_t>() >= INT32_MIN && p->get<std::int64_t>() <= INT32_MAX
+                                                 : false;
+  if (!in_range) return invalid_argument("{}: spec.priority must be a 32-bit integer, not {}", who, p->dump());
+  return std::optional<std::int32_t>{static_cast<std::int32_t>(p->get<std::int64_t>())};
 }
 
 }  // namespace
@@ -43,6 +45,11 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   auto ns = optional_string(*metadata, "namespace", "pod " + pod.name + ": metadata");
   if (!ns) return ns.status();
   if (ns->has_value() && !(*ns)->empty()) pod.namespace_name = **ns;
+  if (!is_dns_subdomain(pod.name) || !is_dns_label(pod.namespace_name)) {
+    return invalid_argument("pod \"{}/{}\": metadata.name must be a DNS subdomain and metadata.namespace a DNS label "
+                            "(lowercase letters, digits, '-' and, in names, '.')",
+                            pod.namespace_name, pod.name);
+  }
   const std::string who = "pod " + pod.key();
   auto uid = optional_string(*metadata, "uid", who + ": metadata");
   if (!uid) return uid.status();
@@ -83,7 +90,9 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
     }
     pod.gpu = *fractions->fraction;
   } else if (resources->gpus > 0) {
-    if (resources->gpus > 4096) return invalid_argument("{}: {} = {} is more GPUs than any node has", who, kGpuResource, resources->gpus);
+    if (resources->gpus > 1024) {
+      return invalid_argument("{}: {} = {} is more GPUs than any node has (at most 1024)", who, kGpuResource, resources->gpus);
+    }
     pod.gpu = WholeGpus{static_cast<int>(resources->gpus), asks_for_shared_slot(pod.node_selector)};
   }
 

@@ -92,11 +92,12 @@ std::optional<std::int64_t> strict_positive_integer(const std::string& s) {
 }
 
 /// gpu-fraction: a decimal in (0, 1], in milli-GPU rounded up ("0.3333" → 334).
-Result<MilliGpu> parse_fraction(const std::string& value, const std::string& who) {
+Result<MilliGpu> parse_fraction(const std::string& value, const std::string& who,
+                               std::string_view key = kGpuFraction) {
   const auto bad = [&] {
     return invalid_argument(
-        "{}: annotation \"{}\" = \"{}\": a fraction must be a decimal in (0, 1] (KAI gpu-fraction)", who,
-        kGpuFraction, value);
+        "{}: annotation \"{}\" = \"{}\": a fraction must be a decimal in (0, 1] (KAI gpu-fraction)", who, key,
+        value);
   };
   std::int64_t whole = 0;
   std::int64_t milli = 0;
@@ -182,6 +183,13 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
             who, key_of(keys.container, written));
       }
     }
+    if (const auto* v = find(keys.values, kPortion)) {
+      // Written by the scheduler; a bound pod's value is not used, but it must be sane.
+      if (!parse_fraction(*v, who, key_of(keys.container, kPortion))) {
+        return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a decimal in (0, 1]", who,
+                                key_of(keys.container, kPortion), *v);
+      }
+    }
     if (const auto* v = find(keys.values, kDevices)) {
       auto devices = parse_devices(key_of(keys.container, kDevices), *v, who);
       if (!devices) return devices.status();
@@ -258,9 +266,9 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
   }
   if (num_devices != nullptr) {
     auto n = strict_positive_integer(*num_devices);
-    if (!n || *n > 4096) {
-      return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number ≥ 1", who, kNumDevices,
-                              *num_devices);
+    if (!n || *n > 1024) {
+      return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number from 1 to 1024", who,
+                              kNumDevices, *num_devices);
     }
     if (!is_fraction) {
       return invalid_argument("{}: annotation \"{}\" is invalid alone; it needs \"{}\" or \"{}\"", who,

@@ -1,5 +1,6 @@
 #include "fracpack/k8s/object_stream.hpp"
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -13,11 +14,18 @@ namespace {
 
 using nlohmann::json;
 
+/// Kubernetes objects nest a dozen levels; anything near this is an attack or a mistake, and
+/// deeper input would exhaust the stack of the recursive parsers and copies.
+constexpr int kMaxDepth = 128;
+/// YAML aliases may repeat a node; expanding more nodes than this (a "billion laughs" file) stops.
+constexpr std::size_t kMinExpansionBudget = 1'000'000;
+
 bool is_yaml_null(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
 
-/// Types a plain YAML scalar: integer, decimal, bool, null, else string.
+/// Types a plain YAML scalar: integer, bool, null, else string. Decimals stay text, exactly as
+/// written ("0.00001" must not become "1e-05" in an annotation).
 json plain_scalar(const std::string& s) {
   if (is_yaml_null(s)) return nullptr;
   if (s == "true" || s == "True" || s == "TRUE") return true;
@@ -26,78 +34,112 @@ json plain_scalar(const std::string& s) {
   const char* last = s.data() + s.size();
   if (*first == '+') ++first;
   std::int64_t i = 0;
-  if (auto [p, ec] = std::from_chars(first, last, i); ec == std::errc() && p == last) return i;
-  // A decimal only when it is digits with one point (no "1e3", "inf", ".nan": those stay text
-  // so quantity parsing sees them as written).
-  bool digit = false;
-  bool point = false;
-  bool plain_decimal = true;
-  for (const char* c = first; c != last; ++c) {
-    if (*c >= '0' && *c <= '9') {
-      digit = true;
-    } else if (*c == '.' && !point) {
-      point = true;
-    } else if (!(*c == '-' && c == first)) {
-      plain_decimal = false;
-      break;
-    }
-  }
-  if (plain_decimal && digit && point) {
-    double d = 0;
-    if (auto [p, ec] = std::from_chars(first, last, d); ec == std::errc() && p == last) return d;
-  }
+  if (auto [p, ec] = std::from_chars(first, last, i); ec == std::errc() && p == last && first != last) return i;
   return s;
 }
 
-json to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      // yaml-cpp tags plain scalars "?" and quoted ones "!".
-      if (node.Tag() == "!") return node.Scalar();
-      return plain_scalar(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) out.push_back(to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = to_json(kv.second);
-      return out;
-    }
-  }
-  return nullptr;
-}
+/// Converts a YAML tree to JSON, refusing alias cycles, runaway alias expansion and duplicate keys.
+class YamlToJson {
+ public:
+  explicit YamlToJson(std::size_t budget) : budget_(budget) {}
 
-/// Appends `doc` to `out`, flattening Lists; null documents (an empty `---`) are skipped.
-Status append_objects(const json& doc, std::vector<json>& out, std::string_view source) {
-  if (doc.is_null()) return Status::ok();
-  if (doc.is_array()) {
-    for (const auto& item : doc) {
-      if (auto st = append_objects(item, out, source); !st.is_ok()) return st;
+  json convert(const YAML::Node& node) {
+    if (budget_ == 0) throw std::length_error("YAML aliases expand to too many nodes");
+    --budget_;
+    for (const auto& ancestor : path_) {
+      if (ancestor.is(node)) throw std::length_error("a YAML alias refers to a node that contains it");
     }
-    return Status::ok();
-  }
-  if (!doc.is_object()) {
-    return invalid_argument("{}: a document is a {}, not a Kubernetes object", source, doc.type_name());
-  }
-  auto items = doc.find("items");
-  std::string kind = kind_of(doc);
-  if (items != doc.end() && (kind.empty() || kind.ends_with("List"))) {
-    if (!items->is_array() && !items->is_null()) {
-      return invalid_argument("{}: {}.items must be a list", source, kind.empty() ? "List" : kind);
-    }
-    if (items->is_array()) {
-      for (const auto& item : *items) {
-        if (auto st = append_objects(item, out, source); !st.is_ok()) return st;
+    if (path_.size() > static_cast<std::size_t>(kMaxDepth)) throw std::length_error("nesting is too deep");
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        return nullptr;
+      case YAML::NodeType::Scalar:
+        // yaml-cpp tags plain scalars "?" and quoted ones "!".
+        return node.Tag() == "!" ? json(node.Scalar()) : plain_scalar(node.Scalar());
+      case YAML::NodeType::Sequence: {
+        path_.push_back(node);
+        json out = json::array();
+        for (const auto& item : node) out.push_back(convert(item));
+        path_.pop_back();
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        path_.push_back(node);
+        json out = json::object();
+        for (const auto& kv : node) {
+          if (!kv.first.IsScalar()) throw std::invalid_argument("a map key is not a scalar");
+          const std::string key = kv.first.Scalar();
+          if (out.contains(key)) throw std::invalid_argument("duplicate key \"" + key + "\"");
+          out[key] = convert(kv.second);
+        }
+        path_.pop_back();
+        return out;
       }
     }
-    return Status::ok();
+    return nullptr;
   }
-  out.push_back(doc);
+
+ private:
+  std::size_t budget_;
+  std::vector<YAML::Node> path_;
+};
+
+/// Deepest bracket nesting in `text`. JSON strings are skipped; in YAML quotes are not tracked,
+/// so brackets inside strings count too (harmless: the limit is far above real objects).
+int max_bracket_depth(std::string_view text, bool json_strings) {
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"' && json_strings) {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+/// Appends the objects of one parsed document: an object, a List's items, or an array of objects.
+Status append_objects(const json& doc, std::size_t doc_index, std::vector<json>& out, std::string_view source) {
+  if (doc.is_null()) return Status::ok();
+  const json* items = &doc;
+  std::string kind = doc.is_object() ? kind_of(doc) : "";
+  if (doc.is_object()) {
+    auto it = doc.find("items");
+    if (it == doc.end() || !(kind.empty() || kind.ends_with("List"))) {
+      out.push_back(doc);
+      return Status::ok();
+    }
+    if (it->is_null()) return Status::ok();
+    if (!it->is_array()) {
+      return invalid_argument("{}: document {}: {}.items must be a list", source, doc_index + 1,
+                              kind.empty() ? "List" : kind);
+    }
+    items = &*it;
+  } else if (!doc.is_array()) {
+    return invalid_argument("{}: document {} is a {}, not a Kubernetes object", source, doc_index + 1, doc.type_name());
+  }
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const json& item = (*items)[i];
+    if (!item.is_object()) {
+      return invalid_argument("{}: document {}, item {} is a {}, not a Kubernetes object", source, doc_index + 1, i + 1,
+                              item.type_name());
+    }
+    out.push_back(item);
+  }
   return Status::ok();
 }
 
@@ -105,34 +147,69 @@ Status append_objects(const json& doc, std::vector<json>& out, std::string_view 
 
 Result<std::vector<json>> read_objects(std::string_view text, std::string_view source) {
   std::vector<json> out;
+  if (text.find('\0') != std::string_view::npos) {
+    return invalid_argument("{}: contains NUL bytes; expected YAML or JSON text", source);
+  }
   auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return out;
-  if (text[first] == '{' || text[first] == '[') {
+  const bool is_json = text[first] == '{' || text[first] == '[';
+  if (max_bracket_depth(text, is_json) > kMaxDepth) {
+    return invalid_argument("{}: nesting is deeper than {} levels; Kubernetes objects are far shallower", source,
+                            kMaxDepth);
+  }
+  if (is_json) {
     json doc;
     try {
       doc = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse errors, and numbers too large for a double
       return invalid_argument("{}: not valid JSON: {}", source, e.what());
     }
-    if (auto st = append_objects(doc, out, source); !st.is_ok()) return st;
+    if (auto st = append_objects(doc, 0, out, source); !st.is_ok()) return st;
     return out;
   }
   try {
+    std::size_t index = 0;
+    YamlToJson converter(std::max(kMinExpansionBudget, 20 * text.size()));
     for (const auto& doc : YAML::LoadAll(std::string(text))) {
-      if (auto st = append_objects(to_json(doc), out, source); !st.is_ok()) return st;
+      if (auto st = append_objects(converter.convert(doc), index++, out, source); !st.is_ok()) return st;
     }
   } catch (const YAML::Exception& e) {
     return invalid_argument("{}: not valid YAML: {}", source, e.what());
+  } catch (const std::exception& e) {
+    return invalid_argument("{}: not accepted as YAML: {}", source, e.what());
   }
   return out;
 }
 
 Result<std::vector<json>> read_objects_file(const std::string& path) {
+  constexpr std::streamsize kMaxBytes = 512LL << 20;
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::kNotFound, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return read_objects(buffer.str(), path);
+  std::string text;
+  std::array<char, 1 << 16> buffer{};
+  while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    if (static_cast<std::streamsize>(text.size()) > kMaxBytes) {
+      return invalid_argument("{}: larger than {} MiB; split the input", path, kMaxBytes >> 20);
+    }
+  }
+  if (in.bad()) return Status(Code::kNotFound, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  return read_objects(text, path);
+}
+
+std::vector<InputObject> with_origins(std::vector<json> objects, std::string_view source) {
+  std::vector<InputObject> out;
+  out.reserve(objects.size());
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    out.push_back({std::move(objects[i]), fmt::format("{}, object {}", source, i + 1)});
+  }
+  return out;
+}
+
+Result<std::vector<InputObject>> read_input_file(const std::string& path) {
+  auto objects = read_objects_file(path);
+  if (!objects) return objects.status();
+  return with_origins(std::move(*objects), path);
 }
 
 std::string kind_of(const json& object) {

@@ -4,6 +4,7 @@
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/quantity.hpp"
 #include "k8s/json_fields.hpp"
+#include "k8s/names.hpp"
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {
@@ -122,9 +123,14 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
   for (const auto& c : **containers) {
     const std::string field = fmt::format("spec.containers[{}]", index++);
     const std::string where = fmt::format("{}: {}", who, field);
+    if (!c.is_object()) return invalid_argument("{} must be a map, not a {}", where, c.type_name());
     auto name = optional_string(c, "name", where);
     if (!name) return name.status();
     if (!name->has_value() || (*name)->empty()) return invalid_argument("{}.name is missing", where);
+    if (!is_dns_label(**name)) {
+      return invalid_argument("{}.name \"{}\" must be a DNS label (lowercase letters, digits and '-', at most 63)",
+                              where, **name);
+    }
     if (std::find(out.containers.begin(), out.containers.end(), **name) != out.containers.end()) {
       return invalid_argument("{}: container name \"{}\" appears twice", who, **name);
     }
@@ -144,6 +150,7 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
     for (const auto& c : **init) {
       const std::string field = fmt::format("spec.initContainers[{}]", index++);
       const std::string where = fmt::format("{}: {}", who, field);
+      if (!c.is_object()) return invalid_argument("{} must be a map, not a {}", where, c.type_name());
       auto req = container_requests(c, who, field, where);
       if (!req) return req.status();
       auto policy = optional_string(c, "restartPolicy", where);

@@ -13,7 +13,7 @@ namespace {
 PlaceReport run(const std::vector<json>& objects, const std::string& policy_name = "pack") {
   PlaceOptions options;
   options.policy = policy_name;
-  auto r = run_place(objects, options);
+  auto r = run_place(k8s::with_origins(objects, "test"), options);
   REQUIRE_MESSAGE(r.is_ok(), r.status().message());
   return *r;
 }
@@ -54,12 +54,50 @@ TEST_CASE("a bound pod the ledger cannot hold is a conflict, never a double allo
       PodBuilder("b").gpu_memory("8000Mi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
       PodBuilder("c").whole(1).bound_to("gone").obj,
   };
+  objects.push_back(PodBuilder("pending").gpu_memory("1000Mi").obj);
   PlaceReport r = run(objects);
   CHECK(r.bound.size() == 1);
   REQUIRE(r.conflicts.size() == 2);
   CHECK(r.conflicts[0].pod == "default/b");
-  CHECK(r.conflicts[0].reason.find("Insufficient GPU memory") != std::string::npos);
+  CHECK(r.conflicts[0].reason ==
+        "GPU 0 cannot take it (shared-time-slicing, 8000 of 10000 MiB usable held); GPU(s) 0 are fenced off from new "
+        "placements");
   CHECK(r.conflicts[1].reason == "bound to a node that is not in the cluster input");
+  // GPU 0 has 2000 MiB left on paper, but b really runs there: nothing new may land on it.
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].pod == "default/pending");
+  CHECK(r.unschedulable[0].nodes.at(0).second.find("GPU 0 fenced") != std::string::npos);
+}
+
+TEST_CASE("a running pod is adopted as it is, even where a new pod would not be admitted") {
+  // The fractioning operator is not ready and the node is short of CPU: the running pods still hold
+  // their GPUs and CPU, and nothing pending may take them.
+  NodeBuilder n("n");
+  n.gpus(2, 80000).fractions(false).allocatable("cpu", "4");
+  std::vector<json> objects{
+      n.obj,
+      PodBuilder("nb").fraction("0.5").annotation("nvidia.com/container.main.gpus.devices", "1").bound_to("n").obj,
+      PodBuilder("big").whole(1).request("cpu", "8").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
+      PodBuilder("train").whole(1).request("cpu", "0").obj,
+  };
+  PlaceReport r = run(objects);
+  CHECK(r.conflicts.empty());
+  REQUIRE(r.bound.size() == 2);
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].pod == "default/train");
+  CHECK(r.unschedulable[0].reason.find("Insufficient idle GPUs") != std::string::npos);
+}
+
+TEST_CASE("a gang never places fewer than minMember, counting only members really running") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  json group = {{"kind", "PodGroup"}, {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 3}}}};
+  std::vector<json> objects{n.obj, group, PodBuilder("g-0").whole(1).gang("g").bound_to("gone").obj,
+                            PodBuilder("g-1").whole(1).gang("g").obj, PodBuilder("g-2").whole(1).gang("g").obj};
+  PlaceReport r = run(objects);
+  CHECK(r.placements.empty());
+  REQUIRE(r.unschedulable.size() == 2);
+  CHECK(r.unschedulable[0].reason == "gang default/g needs 3 pods placed together but only 2 are pending; it waits for the rest");
 }
 
 TEST_CASE("finished pods hold nothing; invalid pods are reported with their reason") {
@@ -86,11 +124,11 @@ TEST_CASE("invalid nodes and unknown kinds are warnings; a bad policy is an erro
   PlaceReport r = run(objects);
   CHECK(r.nodes == 0);
   REQUIRE(r.warnings.size() == 2);
-  CHECK(r.warnings[0].find("ConfigMap cm: kind \"ConfigMap\" is not used") != std::string::npos);
+  CHECK(r.warnings[0] == "ConfigMap cm (test, object 2): kind \"ConfigMap\" is not used by placement; ignored");
   CHECK(r.warnings[1].find("node bad: label \"nvidia.com/gpu.memory\"") != std::string::npos);
   PlaceOptions options;
   options.policy = "nope";
-  CHECK_FALSE(run_place(objects, options).is_ok());
+  CHECK_FALSE(run_place(k8s::with_origins(objects, "test"), options).is_ok());
 }
 
 TEST_CASE("PodGroup minMember and PriorityClass objects are honoured") {
@@ -126,7 +164,7 @@ TEST_CASE("not-placed pods are listed in input order; a reserve as large as a GP
   std::vector<json> objects{n.obj, PodBuilder("big").gpu_memory("9000Mi").obj, PodBuilder("bad").fraction("7").obj};
   PlaceOptions options;
   options.placement.reserved_per_gpu = MiB(8000);
-  auto r = run_place(objects, options);
+  auto r = run_place(k8s::with_origins(objects, "test"), options);
   REQUIRE(r.is_ok());
   REQUIRE(r->unschedulable.size() == 2);
   CHECK(r->unschedulable[0].pod == "default/big");

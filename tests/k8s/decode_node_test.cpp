@@ -18,7 +18,9 @@ TEST_CASE("gpu.memory label: MiB floored to 100; bytes when at least 1,048,576")
   CHECK(NodeBuilder("b").gpus(2, 46068).spec().gpus[1].memory == MiB(46000));
   // 80 GiB written in bytes
   CHECK(NodeBuilder("c").gpus(1, 85899345920LL).spec().gpus[0].memory == MiB(81900));
-  CHECK(NodeBuilder("d").gpus(1, 1048576).spec().gpus[0].memory == MiB(0));  // exactly 1 MiB in bytes
+  // 1 MiB in bytes, or 99 MiB, floors to nothing: refused, never a GPU that takes fractions forever
+  CHECK(node_error(NodeBuilder("d").gpus(1, 1048576)).find("gives 0 MiB per GPU") != std::string::npos);
+  CHECK(node_error(NodeBuilder("e").gpus(1, 99)).find("gives 0 MiB per GPU") != std::string::npos);
 }
 
 TEST_CASE("GPU count: the count label, else allocatable nvidia.com/gpu") {

@@ -111,8 +111,11 @@ TEST_CASE("§1.2 num-devices: ≥ 1, default 1, invalid alone") {
   CHECK(PodBuilder("p").fraction("0.5").devices(2).spec().fraction()->num_devices == 2);
   CHECK(PodBuilder("p").gpu_memory("8Gi").devices(3).spec().fraction()->num_devices == 3);
   CHECK(contains(pod_error(PodBuilder("p").devices(2)), "invalid alone"));
-  CHECK(contains(pod_error(PodBuilder("p").fraction("0.5").annotation("gpu-fraction-num-devices", "0")), "≥ 1"));
-  CHECK(contains(pod_error(PodBuilder("p").fraction("0.5").annotation("gpu-fraction-num-devices", "two")), "≥ 1"));
+  for (const char* bad : {"0", "two", "1025", "-1"}) {
+    CAPTURE(bad);
+    CHECK(contains(pod_error(PodBuilder("p").fraction("0.5").annotation("gpu-fraction-num-devices", bad)),
+                   "must be a whole number from 1 to 1024"));
+  }
 }
 
 TEST_CASE("§1.2 gpu-fraction-container-name picks the container; default the first") {

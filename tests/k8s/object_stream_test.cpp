@@ -47,7 +47,7 @@ metadata:
   REQUIRE(objects.is_ok());
   const auto& a = (*objects)[0]["metadata"]["annotations"];
   CHECK(a["a"].is_string());
-  CHECK(a["b"].is_number_float());
+  CHECK(a["b"] == "0.5");  // decimals stay as written
   CHECK(a["c"] == "16Gi");
   CHECK(a["d"].is_string());
   CHECK(a["e"].is_number_integer());
@@ -63,15 +63,37 @@ TEST_CASE("malformed input is an error naming the source") {
   auto bad_yaml = read_objects("kind: Pod\n  bad: [unclosed\n", "pods.yaml");
   REQUIRE_FALSE(bad_yaml.is_ok());
   CHECK(bad_yaml.status().message().find("pods.yaml: not valid YAML") == 0);
-  auto scalar = read_objects("just a string\n", "s.yaml");
+  auto scalar = read_objects("kind: Pod\n---\njust a string\n", "s.yaml");
   REQUIRE_FALSE(scalar.is_ok());
-  CHECK(scalar.status().message().find("not a Kubernetes object") != std::string::npos);
+  CHECK(scalar.status().message() == "s.yaml: document 2 is a string, not a Kubernetes object");
   auto missing = read_objects_file("/nonexistent/file.yaml");
   REQUIRE_FALSE(missing.is_ok());
   CHECK(missing.status().code() == Code::kNotFound);
   auto empty = read_objects("  \n", "e.yaml");
   REQUIRE(empty.is_ok());
   CHECK(empty->empty());
+}
+
+TEST_CASE("hostile input is refused with a message, never a crash or a hang") {
+  auto expect = [](std::string_view text, std::string_view part) {
+    auto r = read_objects(text, "x");
+    REQUIRE_FALSE(r.is_ok());
+    CHECK_MESSAGE(r.status().message().find(part) != std::string::npos, r.status().message());
+  };
+  expect(R"([{"kind":"Widget","x":-1e400}])", "not valid JSON");                  // beyond a double
+  expect(std::string(50000, '[') + std::string(50000, ']'), "nesting is deeper");  // stack exhaustion
+  expect(std::string(100000, '{'), "nesting is deeper");
+  expect("kind: Pod\nmetadata: &m\n  name: p\n  self: *m\n", "alias refers to a node that contains it");
+  std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    laughs += fmt::format("{}: &{} [*{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}, *{}]\n", c, c, char(c - 1), char(c - 1),
+                          char(c - 1), char(c - 1), char(c - 1), char(c - 1), char(c - 1), char(c - 1), char(c - 1),
+                          char(c - 1));
+  }
+  expect(laughs, "expand to too many nodes");
+  expect("kind: Pod\nkind: Node\n", "duplicate key \"kind\"");
+  expect(std::string("kind: Pod\0x", 11), "NUL bytes");
+  expect("[1, 2]", "item 1 is a number");
 }
 
 TEST_CASE("describe names objects for messages") {

@@ -23,10 +23,26 @@ namespace fracpack::k8s {
 
 /// Parses `text` (YAML or JSON; JSON when the first non-blank character is '{' or '[').
 /// `source` names the input in errors ("examples/cluster.yaml"). Errors carry the parser's line.
+/// Refused with kInvalidArgument: malformed text, NUL bytes, nesting deeper than 128 levels, YAML
+/// alias cycles or alias expansion beyond max(10^6, 20 × input size) nodes, duplicate map keys,
+/// JSON numbers beyond a double, and documents that are not objects, Lists or arrays of objects.
 Result<std::vector<nlohmann::json>> read_objects(std::string_view text, std::string_view source);
 
-/// Reads the file at `path` and parses it with read_objects(). kNotFound when it cannot be read.
+/// Reads the file at `path` (at most 512 MiB; FIFOs such as `<(kubectl get ...)` work) and parses
+/// it with read_objects(). kNotFound when it cannot be read.
 Result<std::vector<nlohmann::json>> read_objects_file(const std::string& path);
+
+/// An object with where it came from, for messages about objects that have no usable name.
+struct InputObject {
+  nlohmann::json object;
+  std::string origin;  ///< "pods.yaml, object 3"
+};
+
+/// Objects with origins "<source>, object N".
+std::vector<InputObject> with_origins(std::vector<nlohmann::json> objects, std::string_view source);
+
+/// read_objects_file() with each object's origin.
+Result<std::vector<InputObject>> read_input_file(const std::string& path);
 
 /// `kind` of an object, "" when absent or not a string.
 std::string kind_of(const nlohmann::json& object);
