@@ -25,7 +25,7 @@ std::string plural(std::size_t n, std::string_view word) {
 json placement_json(const Placement& p) {
   json j{{"pod", p.pod}, {"node", p.node}, {"gpus", p.choice.gpus}, {"hold", gpu_hold_name(p.choice.hold)},
          {"mode", mode_text(p.choice)}};
-  if (!p.choice.memory.empty()) {
+  if (!p.choice.memory.empty() && p.choice.memory.front().count() > 0) {  // absent when unknown or not held
     j["memoryMiB"] = p.choice.memory.front().count();  // per GPU
     const bool uniform = std::all_of(p.choice.memory.begin(), p.choice.memory.end(),
                                      [&](MiB m) { return m == p.choice.memory.front(); });
