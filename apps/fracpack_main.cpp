@@ -14,14 +14,6 @@ namespace {
 
 constexpr int kInputError = 2;
 
-/// "--reserved-gpu-memory": a plain number is MiB; anything else is a Kubernetes quantity of bytes.
-fracpack::Result<fracpack::MiB> parse_reserved(const std::string& text) {
-  const bool plain = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-  auto bytes = fracpack::parse_bytes(plain ? text + "Mi" : text, "--reserved-gpu-memory");
-  if (!bytes) return bytes.status();
-  return fracpack::to_mib_ceil(*bytes);
-}
-
 int run_place_command(const std::vector<std::string>& files, const fracpack::PlaceOptions& options,
                       const std::string& format) {
   std::vector<fracpack::k8s::InputObject> objects;
@@ -94,6 +86,7 @@ int run(int argc, char** argv) {
                     "(default: rdma/ nvidia.com/hostdev)");
   place->add_option("--explain-nodes", options.explain_nodes,
                     "Nodes listed with their own reasons for each pod that fits nowhere (all are counted)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   place->add_option("--network-leaf-label", options.placement.network_leaf_label,
                     "Node label naming the network leaf for InfiniBand gangs")
@@ -114,7 +107,7 @@ int run(int argc, char** argv) {
   }
   options.placement.sharing_mode = sharing_mode == "NonMemoryEnforced" ? fracpack::GpuSharingMode::kNonMemoryEnforced
                                                                        : fracpack::GpuSharingMode::kNvFractions;
-  auto reserve = parse_reserved(reserved);
+  auto reserve = fracpack::parse_mib_or_quantity(reserved, "--reserved-gpu-memory");
   if (!reserve) {
     fmt::print(stderr, "fracpack place: {}\n", reserve.status().message());
     return kInputError;

@@ -60,6 +60,7 @@ struct Allocation {
   bool infiniband = false;
   bool adopted = false;  ///< loaded from a running pod (adopt()), not placed by the ledger
   bool preemptible = true;
+  std::int32_t priority = 0;
   std::string queue;
 };
 
@@ -85,6 +86,9 @@ class ClusterState {
 
   /// Memory of GPU `g` on node `i` that placement may use: labelled memory minus the reserved part.
   [[nodiscard]] MiB usable(std::size_t i, std::size_t g) const;
+
+  /// Changes on every reserve, release, adopt, restore or fence: equal versions, equal ledger.
+  [[nodiscard]] std::uint64_t version() const { return version_; }
 
   [[nodiscard]] const Allocation* allocation(const std::string& pod_key) const;
   [[nodiscard]] std::size_t allocation_count() const { return allocations_.size(); }
@@ -115,6 +119,13 @@ class ClusterState {
   /// Returns whether something was released.
   bool release(const std::string& pod_key);
 
+  /// Removes `pod_key`'s allocation and returns it (nullopt when it holds nothing), for what-if
+  /// questions ("would the pod fit without these victims?"); restore() puts it back exactly.
+  std::optional<Allocation> take(const std::string& pod_key);
+  /// Re-applies an allocation returned by take(), unchanged. The caller guarantees nothing took
+  /// its room meanwhile (take, ask, restore, with nothing reserved in between).
+  void restore(Allocation allocation);
+
   /// Checks every ledger invariant (domain.md §3) from scratch; empty when all hold, else the
   /// first violation. For tests and debug builds; O(cluster).
   [[nodiscard]] std::string check_invariants() const;
@@ -126,6 +137,8 @@ class ClusterState {
   Status check_held(const PodRequest& pod, std::size_t node, std::vector<int> gpus) const;
   /// GPU-level rules for exactly these device indices: count, range, distinct, room on each.
   Status check_gpus(const PodRequest& pod, std::size_t node, const std::vector<int>& gpus) const;
+  /// Adds an allocation's holdings to its node's usage.
+  void add_usage(const Allocation& a);
   /// Records the allocation; every check has passed.
   void apply(const PodRequest& pod, std::size_t node, const std::vector<int>& gpus, bool adopted);
 
@@ -136,6 +149,7 @@ class ClusterState {
   std::unordered_map<std::string, Allocation> allocations_;
   NodeIndex index_;
   MiB min_usable_gpu_memory_{0};
+  std::uint64_t version_ = 0;
   std::int64_t max_node_cpu_ = 1;
   std::int64_t max_node_gpu_milli_ = 1;
 };

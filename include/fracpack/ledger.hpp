@@ -70,9 +70,10 @@ class Ledger {
 /// Unlocked building blocks of Ledger, for callers that already hold the state exclusively
 /// (replays, simulations).
 /// `detailed`: how many nodes get their own reasons when the pod fits nowhere (see explain()).
+/// `cache`, when given, memoises the answers for pods that fit nowhere (ExplainCache).
 PlaceOutcome place_pod(ClusterState& state, const PodRequest& pod, const Policy& policy,
-                       const NodeMask* mask = nullptr, std::size_t detailed = SIZE_MAX);
+                       const NodeMask* mask = nullptr, std::size_t detailed = SIZE_MAX, ExplainCache* cache = nullptr);
 std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, const Policy& policy,
-                                     std::size_t detailed = SIZE_MAX);
+                                     std::size_t detailed = SIZE_MAX, ExplainCache* cache = nullptr);
 
 }  // namespace fracpack

@@ -1,7 +1,10 @@
 // `fracpack place`: read Kubernetes objects, load bound pods, place the rest in order, report.
 //
 // Input objects (any order, any mix of files): Node, Pod, PriorityClass, PodGroup
-// (scheduling.run.ai/v2alpha2: spec.minMember). Other kinds are ignored with a warning.
+// (scheduling.run.ai/v2alpha2: minMember, queue, priorityClassName, preemptibility) and Queue
+// (scheduling.run.ai/v2). Other kinds are ignored with a warning. With Queue objects, pending
+// jobs go in queue order and are admitted by their queues first (queues/session.hpp); without,
+// in input order with no admission.
 // Pods with spec.nodeName are loaded into the ledger first from their allocation annotations
 // (`nvidia.com/container.<ctr>.gpus.devices`; a bound pod without it takes the lowest-index GPUs
 // that fit on its node). Pods in phase Succeeded or Failed hold nothing and are skipped. The rest
@@ -9,6 +12,7 @@
 // for the first minMember of them, when the first member is reached.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +22,7 @@
 #include "fracpack/config.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/placement.hpp"
+#include "fracpack/queues/queue.hpp"
 #include "fracpack/status.hpp"
 
 namespace fracpack {
@@ -31,12 +36,43 @@ struct PlaceOptions {
   PlacementConfig placement;
 };
 
+/// Running pods whose removal would make room (reclaim from over-fair-share queues, or
+/// preemption of lower-priority pods of the same queue).
+struct Preemption {
+  std::string node;
+  std::vector<std::string> victims;
+};
+
 struct NotPlaced {
   std::string pod;
-  std::string status;  ///< "Unschedulable", "UnschedulableAndUnresolvable" or "Invalid"
+  /// "Unschedulable", "UnschedulableAndUnresolvable", "Invalid", or a queue refusal:
+  /// "OverLimit", "NonPreemptibleOverQuota" (KAI's reasons)
+  std::string status;
   std::string reason;
   std::vector<std::pair<std::string, std::string>> nodes;  ///< node → why, in name order
   std::size_t nodes_omitted = 0;  ///< nodes past PlaceOptions::explain_nodes
+  std::optional<Preemption> preemption;  ///< only with queues, for Unschedulable single pods
+
+  /// A pod refused before placement, with no per-node reasons.
+  static NotPlaced refused(std::string pod, std::string status, std::string reason) {
+    NotPlaced np;
+    np.pod = std::move(pod);
+    np.status = std::move(status);
+    np.reason = std::move(reason);
+    return np;
+  }
+};
+
+/// A queue's numbers after the run, per resource (queues::Amounts: milli-GPU, milli-CPU, bytes).
+struct QueueTotals {
+  std::string name;
+  std::string parent;
+  queues::Amounts deserved;   ///< quota (an unlimited quota shows its parent's, or the cluster's)
+  queues::Amounts fair_share;
+  queues::Amounts allocated;
+  queues::Amounts allocated_non_preemptible;
+  queues::Amounts pending;    ///< charges of the jobs in its subtree that were not placed
+  queues::Amounts limit;      ///< queues::kUnlimited for -1
 };
 
 struct BindingConflict {
@@ -59,6 +95,7 @@ struct PlaceReport {
   std::vector<std::string> warnings;       ///< ignored objects, invalid nodes
   std::size_t nodes = 0;
   std::vector<GpuStateCount> gpu_states;   ///< GPUs per state after placement
+  std::vector<QueueTotals> queues;         ///< parents before children; empty without Queue objects
 };
 
 /// Runs the job over already-read objects (k8s::read_input_file). Errors only when the policy name

@@ -50,4 +50,8 @@ Result<MilliCpu> parse_milli_cpu(std::string_view text, std::string_view what);
 /// resources such as `nvidia.com/gpu` and `rdma/ib`, which Kubernetes requires to be integers.
 Result<std::int64_t> parse_count(std::string_view text, std::string_view what);
 
+/// A memory size given on a command line: a quantity with a unit ("2Gi", "500M"), or a plain
+/// number of MiB ("2000", "1.5", "2e3").
+Result<MiB> parse_mib_or_quantity(std::string_view text, std::string_view what);
+
 }  // namespace fracpack

@@ -77,6 +77,7 @@ struct PodRequest {
   std::int32_t priority = 0;
   bool preemptible = true;
   std::optional<std::string> gang;  ///< PodGroup name (KAI annotation `pod-group-name`)
+  std::int64_t created = 0;         ///< metadata.creationTimestamp, seconds since the epoch (0 when absent)
 
   std::optional<Binding> bound;
 

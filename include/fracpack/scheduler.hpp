@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,26 @@ std::vector<std::pair<std::size_t, Verdict>> filter_nodes(const ClusterState& st
 /// counted in `nodes_omitted`). O(nodes); formatting the details dominates its cost.
 Explanation explain(const ClusterState& state, const PodRequest& pod, const NodeMask* mask = nullptr,
                     std::size_t detailed = SIZE_MAX);
+
+/// The part of a pod that placement looks at (GPU request, cpu, memory, extended resources,
+/// selector), as a string: pods with equal shapes get equal answers from an unchanged ledger.
+std::string pod_shape(const PodRequest& pod);
+
+/// Memoised explain() answers for a run of decisions: a pod that fits nowhere gets the answer an
+/// identical pod got on the same ledger version, instead of another O(nodes) pass.
+class ExplainCache {
+ public:
+  Explanation explain(const ClusterState& state, const PodRequest& pod, std::size_t detailed);
+
+ private:
+  std::uint64_t version_ = ~std::uint64_t{0};
+  std::unordered_map<std::string, Explanation> answers_;
+};
+
+/// The smallest labelled memory among the GPUs that could ever take `pod`: on nodes that pass
+/// every rule waiting cannot change, GPUs with room for its request and limit. nullopt when no
+/// GPU could. What a pending fraction is charged against (KAI issue 1847). O(nodes · GPUs).
+std::optional<MiB> smallest_candidate_gpu(const ClusterState& state, const PodRequest& pod);
 
 /// Scores in [0, 10] for ranked nodes (sorted best first): tiers split the range, values inside a
 /// tier are linear between the tier's best and worst (KAI's 9·(1 − (v − min)/(max − min)) shape).

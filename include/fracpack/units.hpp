@@ -15,6 +15,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
@@ -64,9 +65,16 @@ using MilliCpu = Unit<MilliCpuTag>;
 inline constexpr std::int64_t kBytesPerMiB = 1024 * 1024;
 inline constexpr MilliGpu kOneGpu{1000};
 
-/// Whole MiB in `b`, rounded up (a request of 1 byte needs 1 MiB of GPU memory).
+/// Whole MiB in `b`, rounded up (a request of 1 byte needs 1 MiB of GPU memory). Never overflows.
 constexpr MiB to_mib_ceil(Bytes b) {
-  return MiB((b.count() + kBytesPerMiB - 1) / kBytesPerMiB);
+  return MiB(b.count() / kBytesPerMiB + (b.count() % kBytesPerMiB > 0 ? 1 : 0));
+}
+
+/// a + b, pinned to the int64 range instead of wrapping (sums of absurd requests then fit nowhere).
+constexpr std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t r = 0;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
 }
 /// Exact bytes in `m`.
 constexpr Bytes to_bytes(MiB m) { return Bytes(m.count() * kBytesPerMiB); }

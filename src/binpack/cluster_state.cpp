@@ -56,6 +56,7 @@ Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, Placement
     if (!binpack::takes_fractions(s, i)) continue;
     for (std::size_t g = 0; g < s.nodes_[i].gpus.size(); ++g) {
       const MiB usable = s.usable(i, g);
+      if (usable.count() <= 0) continue;  // takes no fraction: not a candidate size
       if (s.min_usable_gpu_memory_.count() == 0 || usable < s.min_usable_gpu_memory_) s.min_usable_gpu_memory_ = usable;
     }
   }
@@ -90,7 +91,10 @@ std::vector<std::string> ClusterState::allocated_pods() const {
   return out;
 }
 
-void ClusterState::refresh(std::size_t node) { index_.update(node, binpack::summarize(*this, node)); }
+void ClusterState::refresh(std::size_t node) {
+  ++version_;
+  index_.update(node, binpack::summarize(*this, node));
+}
 
 Status ClusterState::check_gpus(const PodRequest& pod, std::size_t n, const std::vector<int>& gpus) const {
   const std::string key = pod.key();
@@ -141,8 +145,8 @@ Status ClusterState::adopt(const PodRequest& original, std::size_t n, std::optio
   if (n >= nodes_.size()) return {Code::kNotFound, fmt::format("pod {}: node #{} does not exist", original.key(), n)};
   PodRequest pod = original;
   // On a replica node a running nvidia.com/gpu pod holds slots, whatever its nodeSelector said.
-  if (auto* whole = std::get_if<WholeGpus>(&pod.gpu); whole && nodes_[n].sharing == SharingKind::kReplicas) {
-    whole->shared_slot = true;
+  if (auto* whole = std::get_if<WholeGpus>(&pod.gpu)) {
+    whole->shared_slot = nodes_[n].sharing == SharingKind::kReplicas;  // what it really holds there
   }
   const PodTraits traits = binpack::traits_of(pod, *this);
   std::vector<int> gpus;
@@ -156,6 +160,13 @@ Status ClusterState::adopt(const PodRequest& original, std::size_t n, std::optio
     }
   }
   if (Status held = check_held(pod, n, gpus); !held.is_ok() || allocation(pod.key()) != nullptr) return held;
+  if (!devices && static_cast<int>(gpus.size()) < traits.devices) {
+    Verdict v = binpack::check_node(*this, n, pod, traits, binpack::Detail::kFull);
+    return {Code::kUnschedulable,
+            fmt::format("pod {} on node {}: it names no GPUs (no gpus.devices annotation) and only {} of the {} it "
+                        "needs can take it: {}",
+                        pod.key(), nodes_[n].name, gpus.size(), traits.devices, v.text())};
+  }
   if (Status st = check_gpus(pod, n, gpus); !st.is_ok()) return st;
   const NodeUsage& u = usage_[n];
   std::int64_t cpu_sum = 0;
@@ -197,16 +208,23 @@ void ClusterState::apply(const PodRequest& pod, std::size_t n, const std::vector
   a.cpu = pod.cpu;
   a.memory = pod.memory;
   a.extended = pod.extended;
-  for (const auto& [name, amount] : pod.rdma) a.extended[name] += amount;
+  for (const auto& [name, amount] : pod.rdma) a.extended[name] = saturating_add(a.extended[name], amount);
   a.infiniband = pod.infiniband();
   a.preemptible = pod.preemptible;
+  a.priority = pod.priority;
   a.queue = pod.queue;
 
-  NodeUsage& u = usage_[n];
-  u.cpu += a.cpu;
-  u.memory += a.memory;
+  add_usage(a);
+  allocations_.emplace(key, std::move(a));
+  refresh(n);
+}
+
+void ClusterState::add_usage(const Allocation& a) {
+  NodeUsage& u = usage_[a.node];
+  u.cpu = MilliCpu(saturating_add(u.cpu.count(), a.cpu.count()));
+  u.memory = Bytes(saturating_add(u.memory.count(), a.memory.count()));
   u.pods += 1;
-  for (const auto& [name, amount] : a.extended) u.extended[name] += amount;
+  for (const auto& [name, amount] : a.extended) u.extended[name] = saturating_add(u.extended[name], amount);
   for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
     GpuUsage& gpu = u.gpus[static_cast<std::size_t>(a.choice.gpus[k])];
     gpu.used += a.choice.memory[k];
@@ -226,10 +244,24 @@ void ClusterState::apply(const PodRequest& pod, std::size_t n, const std::vector
       case GpuHold::kNone:
         break;
     }
-    gpu.holders.push_back(key);
+    gpu.holders.push_back(a.pod);
   }
-  allocations_.emplace(key, std::move(a));
-  refresh(n);
+}
+
+std::optional<Allocation> ClusterState::take(const std::string& pod_key) {
+  auto it = allocations_.find(pod_key);
+  if (it == allocations_.end()) return std::nullopt;
+  Allocation a = it->second;
+  release(pod_key);
+  return a;
+}
+
+void ClusterState::restore(Allocation allocation) {
+  const std::size_t node = allocation.node;
+  add_usage(allocation);
+  std::string key = allocation.pod;
+  allocations_.emplace(std::move(key), std::move(allocation));
+  refresh(node);
 }
 
 bool ClusterState::release(const std::string& pod_key) {

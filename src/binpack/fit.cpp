@@ -73,16 +73,20 @@ void check_resources(const NodeSpec& node, const NodeUsage* used, const PodReque
   if (used != nullptr && used->pods + 1 > node.pods) {
     v.add(kNow, "Too many pods", [&] { return fmt::format("node allows {} pods", node.pods); });
   }
-  const MilliCpu cpu_free = node.cpu - (used ? used->cpu : MilliCpu{});
-  if (pod.cpu > cpu_free) {
+  const auto free_text = [&](std::int64_t free, std::string_view unit, std::int64_t scale) {
+    if (free < 0) return fmt::format("running pods already hold {}{} more than allocatable", -free / scale, unit);
+    return fmt::format("{} {}{}", of, free / scale, unit);
+  };
+  const std::int64_t cpu_free = saturating_add(node.cpu.count(), used ? -used->cpu.count() : 0);
+  if (pod.cpu.count() > cpu_free) {
     v.add(code, "Insufficient cpu",
-          [&] { return fmt::format("requested {}m, {} {}m", pod.cpu.count(), of, cpu_free.count()); });
+          [&] { return fmt::format("requested {}m, {}", pod.cpu.count(), free_text(cpu_free, "m", 1)); });
   }
-  const Bytes memory_free = node.memory - (used ? used->memory : Bytes{});
-  if (pod.memory > memory_free) {
+  const std::int64_t memory_free = saturating_add(node.memory.count(), used ? -used->memory.count() : 0);
+  if (pod.memory.count() > memory_free) {
     v.add(code, "Insufficient memory", [&] {
-      return fmt::format("requested {} MiB, {} {} MiB", to_mib_ceil(pod.memory).count(), of,
-                         memory_free.count() / kBytesPerMiB);
+      return fmt::format("requested {} MiB, {}", to_mib_ceil(pod.memory).count(),
+                         free_text(memory_free, " MiB", kBytesPerMiB));
     });
   }
   for (const auto* resources : {&pod.rdma, &pod.extended}) {
@@ -91,7 +95,7 @@ void check_resources(const NodeSpec& node, const NodeUsage* used, const PodReque
       std::int64_t free = have == node.extended.end() ? 0 : have->second;
       if (used != nullptr) {
         auto held = used->extended.find(name);
-        free -= held == used->extended.end() ? 0 : held->second;
+        free = saturating_add(free, held == used->extended.end() ? 0 : -held->second);
       }
       if (amount > free) {
         v.add(code, fmt::format("Insufficient {}", name), [&] { return fmt::format("requested {}, {} {}", amount, of, free); });
@@ -287,7 +291,7 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
   switch (traits.hold) {
     case GpuHold::kNone: return 0;
     case GpuHold::kWhole: return u.state == GpuState::kIdle ? 1 : 0;
-    case GpuHold::kSlot: return node.replica.replicas - u.slots;
+    case GpuHold::kSlot: return node.sharing == SharingKind::kReplicas ? node.replica.replicas - u.slots : 0;
     case GpuHold::kFraction: {
       const GpuFraction& f = *pod.fraction();
       if (f.memory_limit && *f.memory_limit > node.gpus[g].memory) return 0;
@@ -305,29 +309,42 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
   return 0;
 }
 
-Verdict check_node(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                   Detail detail) {
+namespace {
+
+/// Everything that waiting or preemption cannot change: readiness, cordon, selector, GPU kind,
+/// allocatable.
+void check_static(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                  VerdictBuilder& v) {
   const NodeSpec& node = state.node(n);
-  VerdictBuilder v(detail);
-  if (!node.ready) {
-    v.add(kNever, "node(s) were not ready");
-    return v.take();
-  }
+  if (!node.ready) return v.add(kNever, "node(s) were not ready");
   if (!node.schedulable) {
-    v.add(kNever, "node(s) were unschedulable", [] { return std::string("spec.unschedulable is true (cordoned)"); });
-    return v.take();
+    return v.add(kNever, "node(s) were unschedulable", [] { return std::string("spec.unschedulable is true (cordoned)"); });
   }
   for (const auto& [key, value] : pod.node_selector) {
     auto it = node.labels.find(key);
     if (it == node.labels.end() || it->second != value) {
-      v.add(kNever, "node(s) didn't match Pod's node selector", [&] {
+      return v.add(kNever, "node(s) didn't match Pod's node selector", [&] {
         return fmt::format("label {}={} wanted, node has {}", key, value, it == node.labels.end() ? "none" : it->second);
       });
-      return v.take();
     }
   }
   check_gpu_kind(state, n, pod, traits, v);
   check_resources(node, nullptr, pod, v);
+}
+
+}  // namespace
+
+bool fits_ever(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits) {
+  VerdictBuilder v(Detail::kNone);
+  check_static(state, n, pod, traits, v);
+  return !v.failed();
+}
+
+Verdict check_node(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                   Detail detail) {
+  const NodeSpec& node = state.node(n);
+  VerdictBuilder v(detail);
+  check_static(state, n, pod, traits, v);
   if (v.failed()) return v.take();  // nothing below can change an unresolvable verdict
 
   check_resources(node, &state.usage(n), pod, v);

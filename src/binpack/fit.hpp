@@ -38,6 +38,10 @@ enum class Detail { kNone, kCategory, kFull };
 Verdict check_node(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
                    Detail detail);
 
+/// Whether the pod could ever fit node `n`: the rules that waiting or preemption cannot change
+/// (readiness, cordon, selector, GPU kind and size, allocatable).
+bool fits_ever(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits);
+
 /// Whether the pod could fit a node whose summary is at most `hi` (a necessary condition).
 bool could_fit(const PodRequest& pod, const PodTraits& traits, const NodeSummary& hi);
 

@@ -18,10 +18,10 @@ struct Attempt {
 };
 
 Attempt try_all(ClusterState& state, const Gang& gang, std::size_t count, const Policy& policy,
-                const NodeMask* mask, std::size_t detailed) {
+                const NodeMask* mask, std::size_t detailed, ExplainCache* cache) {
   Attempt a;
   for (std::size_t i = 0; i < count; ++i) {
-    PlaceOutcome o = place_pod(state, gang.members[i], policy, mask, detailed);
+    PlaceOutcome o = place_pod(state, gang.members[i], policy, mask, detailed, cache);
     const bool ok = o.placement.has_value();
     a.outcomes.push_back(std::move(o));
     if (!ok) {
@@ -56,7 +56,7 @@ std::vector<NodeMask> leaves_by_free(const ClusterState& state, const std::strin
 }  // namespace
 
 std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, const Policy& policy,
-                                     std::size_t detailed) {
+                                     std::size_t detailed, ExplainCache* cache) {
   const std::size_t total = gang.members.size();
   if (gang.min_member > 0 && static_cast<std::size_t>(gang.min_member) > total) {
     // minMember is a floor, never lowered: the gang waits for its other members.
@@ -74,14 +74,14 @@ std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, cons
   bool placed = false;
   if (infiniband && !state.config().network_leaf_label.empty()) {
     for (const NodeMask& leaf : leaves_by_free(state, state.config().network_leaf_label)) {
-      attempt = try_all(state, gang, core, policy, &leaf, detailed);
+      attempt = try_all(state, gang, core, policy, &leaf, detailed, cache);
       if (!attempt.failed) {
         placed = true;
         break;
       }
     }
   }
-  if (!placed) attempt = try_all(state, gang, core, policy, nullptr, detailed);
+  if (!placed) attempt = try_all(state, gang, core, policy, nullptr, detailed, cache);
 
   std::vector<PlaceOutcome> out;
   if (attempt.failed) {
@@ -108,7 +108,7 @@ std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, cons
     return out;
   }
   out = std::move(attempt.outcomes);
-  for (std::size_t i = core; i < total; ++i) out.push_back(place_pod(state, gang.members[i], policy, nullptr, detailed));
+  for (std::size_t i = core; i < total; ++i) out.push_back(place_pod(state, gang.members[i], policy, nullptr, detailed, cache));
   return out;
 }
 

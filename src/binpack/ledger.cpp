@@ -3,11 +3,11 @@
 namespace fracpack {
 
 PlaceOutcome place_pod(ClusterState& state, const PodRequest& pod, const Policy& policy, const NodeMask* mask,
-                       std::size_t detailed) {
+                       std::size_t detailed, ExplainCache* cache) {
   PlaceOutcome out;
   auto best = select(state, pod, policy, mask);
   if (!best) {
-    out.why = explain(state, pod, mask, detailed);
+    out.why = cache != nullptr && mask == nullptr ? cache->explain(state, pod, detailed) : explain(state, pod, mask, detailed);
     return out;
   }
   Status st = state.reserve(pod, best->node, best->choice);

@@ -17,8 +17,8 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
   NodeSummary s;
   s.position = static_cast<std::int64_t>(n);
   s.usable = node.ready && node.schedulable ? 1 : 0;
-  s.free_cpu = (node.cpu - used.cpu).count();
-  s.free_memory = (node.memory - used.memory).count();
+  s.free_cpu = saturating_add(node.cpu.count(), -used.cpu.count());
+  s.free_memory = saturating_add(node.memory.count(), -used.memory.count());
   s.free_pods = node.pods - used.pods;
   s.cpu_ratio_ppm = ppm(s.free_cpu, node.cpu.count());
 

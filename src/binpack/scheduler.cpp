@@ -69,6 +69,49 @@ std::vector<RankedNode> rank_nodes(const ClusterState& state, const PodRequest& 
   return out;
 }
 
+std::string pod_shape(const PodRequest& pod) {
+  std::string key = fmt::format("{}|{}|", pod.cpu.count(), pod.memory.count());
+  if (const auto* w = pod.whole()) key += fmt::format("w{}:{}", w->count, w->shared_slot);
+  if (const auto* f = pod.fraction()) {
+    key += fmt::format("f{}:{}:{}:{}:{}", f->memory ? f->memory->count() : -1, f->portion ? f->portion->count() : -1,
+                       f->memory_limit ? f->memory_limit->count() : -1, f->num_devices, static_cast<int>(f->mode));
+  }
+  for (const auto* m : {&pod.rdma, &pod.extended}) {
+    for (const auto& [name, amount] : *m) key += fmt::format("|{}={}", name, amount);
+  }
+  for (const auto& [k, v] : pod.node_selector) key += fmt::format("|{}:{}", k, v);
+  return key;
+}
+
+Explanation ExplainCache::explain(const ClusterState& state, const PodRequest& pod, std::size_t detailed) {
+  if (state.version() != version_) {
+    answers_.clear();
+    version_ = state.version();
+  }
+  const std::string key = fmt::format("{}#{}", pod_shape(pod), detailed);
+  auto it = answers_.find(key);
+  if (it == answers_.end()) it = answers_.emplace(key, fracpack::explain(state, pod, nullptr, detailed)).first;
+  return it->second;
+}
+
+std::optional<MiB> smallest_candidate_gpu(const ClusterState& state, const PodRequest& pod) {
+  const PodTraits traits = binpack::traits_of(pod, state);
+  const GpuFraction* f = pod.fraction();
+  std::optional<MiB> best;
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    if (!binpack::fits_ever(state, n, pod, traits)) continue;
+    for (std::size_t g = 0; g < state.node(n).gpus.size(); ++g) {
+      const MiB memory = state.node(n).gpus[g].memory;
+      if (f != nullptr && (binpack::fraction_need(*f, state, n, g) > state.usable(n, g) ||
+                           (f->memory_limit && *f->memory_limit > memory))) {
+        continue;
+      }
+      if (!best || memory < *best) best = memory;
+    }
+  }
+  return best;
+}
+
 void normalise_scores(std::vector<RankedNode>& ranked) {
   if (ranked.empty()) return;
   std::vector<std::int64_t> tiers;

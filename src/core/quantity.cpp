@@ -208,10 +208,30 @@ Result<MilliCpu> parse_milli_cpu(std::string_view text, std::string_view what) {
 }
 
 Result<std::int64_t> parse_count(std::string_view text, std::string_view what) {
-  auto milli = non_negative(text, what, 3);
-  if (!milli) return milli.status();
-  if (*milli % 1000 != 0) return bad(text, what, "this resource must be a whole number");
-  return *milli / 1000;
+  auto q = parse_quantity(text, what);
+  if (!q) return q.status();
+  if (q->negative) return bad(text, what, "a negative amount is not allowed here");
+  // Whole when no fraction survives: 2^k, or 10^e with e ≥ 0, or a mantissa divisible by 10^-e.
+  bool whole = q->exp10 >= 0;
+  if (!whole && -q->exp10 <= 30) {
+    Int128 divisor = 1;
+    for (int k = 0; k < -q->exp10; ++k) divisor *= 10;
+    whole = q->mantissa % divisor == 0;
+  }
+  if (!whole && q->mantissa != 0) return bad(text, what, "this resource must be a whole number");
+  return scaled_value_ceil(*q, 0, text, what);
+}
+
+Result<MiB> parse_mib_or_quantity(std::string_view text, std::string_view what) {
+  auto q = parse_quantity(text, what);
+  if (!q) return q.status();
+  if (q->negative) return bad(text, what, "a negative amount is not allowed here");
+  const char last = text.empty() ? ' ' : text.back();
+  const bool unitless = (last >= '0' && last <= '9') || last == '.';
+  if (unitless) q->exp2 += 20;  // a plain number is MiB
+  auto bytes = scaled_value_ceil(*q, 0, text, what);
+  if (!bytes) return bytes.status();
+  return to_mib_ceil(Bytes(*bytes));
 }
 
 }  // namespace fracpack

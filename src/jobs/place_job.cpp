@@ -2,101 +2,23 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include <fmt/format.h>
 
 #include "fracpack/cluster_state.hpp"
-#include "fracpack/k8s/decode.hpp"
-#include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/ledger.hpp"
 #include "fracpack/policy.hpp"
-#include "fracpack/status.hpp"
+#include "fracpack/queues/charge.hpp"
+#include "fracpack/queues/queue_book.hpp"
+#include "fracpack/queues/reclaim.hpp"
+#include "fracpack/queues/session.hpp"
+#include "jobs/place_inputs.hpp"
+#include "jobs/place_jobs.hpp"
 
 namespace fracpack {
 namespace {
 
-using nlohmann::json;
-
-std::string phase_of(const json& pod) {
-  auto status = pod.find("status");
-  if (status == pod.end() || !status->is_object()) return "";
-  auto phase = status->find("phase");
-  return phase != status->end() && phase->is_string() ? phase->get<std::string>() : "";
-}
-
-std::string meta(const json& object, const char* field) {
-  auto md = object.find("metadata");
-  if (md == object.end() || !md->is_object()) return "";
-  auto v = md->find(field);
-  return v != md->end() && v->is_string() ? v->get<std::string>() : "";
-}
-
-/// The inputs sorted by kind, decoded where they are simple (priority classes, pod groups).
-struct Inputs {
-  std::vector<const k8s::InputObject*> nodes;
-  std::vector<const k8s::InputObject*> pods;
-  PriorityClasses classes;
-  std::map<std::string, int> min_member;  ///< "namespace/podgroup" → spec.minMember
-};
-
-/// "Kind namespace/name (origin)" for messages about an object.
-std::string describe(const k8s::InputObject& in) {
-  return fmt::format("{} ({})", k8s::describe(in.object, 0), in.origin);
-}
-
-/// A non-negative integer field of at most `max`; nullopt when absent or out of range.
-std::optional<std::int64_t> bounded_integer(const json& v, std::int64_t min, std::int64_t max) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<std::uint64_t>();
-    return u <= static_cast<std::uint64_t>(max) && static_cast<std::int64_t>(u) >= min ? std::optional<std::int64_t>(u)
-                                                                                       : std::nullopt;
-  }
-  if (!v.is_number_integer()) return std::nullopt;
-  const auto i = v.get<std::int64_t>();
-  return i >= min && i <= max ? std::optional<std::int64_t>(i) : std::nullopt;
-}
-
-Inputs sort_inputs(const std::vector<k8s::InputObject>& objects, PlaceReport& report) {
-  Inputs in;
-  for (const auto& input : objects) {
-    const json& o = input.object;
-    const std::string kind = k8s::kind_of(o);
-    if (kind == "Node") {
-      in.nodes.push_back(&input);
-    } else if (kind == "Pod") {
-      in.pods.push_back(&input);
-    } else if (kind == "PriorityClass") {
-      auto value = o.find("value");
-      auto v = value == o.end() ? std::nullopt : bounded_integer(*value, INT32_MIN, 1'000'000'000);
-      if (!v || meta(o, "name").empty()) {
-        report.warnings.push_back(fmt::format(
-            "{}: ignored; it needs metadata.name and an integer value up to 1000000000 (Kubernetes' limit)",
-            describe(input)));
-        continue;
-      }
-      in.classes.add(meta(o, "name"), static_cast<std::int32_t>(*v));
-    } else if (kind == "PodGroup") {
-      const json* spec = o.contains("spec") && o["spec"].is_object() ? &o["spec"] : nullptr;
-      std::string ns = meta(o, "namespace");
-      if (ns.empty()) ns = "default";
-      if (spec == nullptr || !spec->contains("minMember")) continue;  // no minMember: all members together
-      auto mm = bounded_integer((*spec)["minMember"], 0, 1 << 20);
-      if (!mm) {
-        report.warnings.push_back(fmt::format("{}: spec.minMember must be an integer from 0 to {}; using all members",
-                                              describe(input), 1 << 20));
-        continue;
-      }
-      in.min_member[ns + "/" + meta(o, "name")] = static_cast<int>(*mm);
-    } else if (kind == "Queue") {
-      continue;  // queues are honoured by the queue layer; placement alone ignores them
-    } else {
-      report.warnings.push_back(fmt::format("{}: kind \"{}\" is not used by placement; ignored", describe(input),
-                                            kind.empty() ? "(none)" : kind));
-    }
-  }
-  return in;
-}
+using queues::Amounts;
 
 NotPlaced not_placed(const std::string& pod, const Explanation& why) {
   NotPlaced np;
@@ -110,11 +32,27 @@ NotPlaced not_placed(const std::string& pod, const Explanation& why) {
 
 /// Loads one running pod. When the ledger cannot hold it, it is a conflict and the GPUs its
 /// annotation claims are fenced: never offered to a pending pod.
-bool load_bound(ClusterState& state, const PodRequest& pod, PlaceReport& report) {
+/// A running pod that the ledger cannot hold as it claims still holds its node's CPU, memory and
+/// pod slot (it runs there), and the GPUs it names are fenced.
+void hold_conflicting(ClusterState& state, const PodRequest& pod, std::size_t node, const std::vector<int>& fence) {
+  state.fence(node, fence);
+  PodRequest rest = pod;
+  rest.gpu = NoGpu{};
+  (void)state.adopt(rest, node, std::vector<int>{});  // node resources only: cannot fail on GPUs
+}
+
+std::string missing_node(const std::string& node, const std::map<std::string, std::string>& rejected) {
+  auto it = rejected.find(node);
+  if (it == rejected.end()) return "bound to a node that is not in the cluster input";
+  return fmt::format("bound to node {}, which was left out: {}", node, it->second);
+}
+
+bool load_bound(ClusterState& state, const PodRequest& pod, const std::map<std::string, std::string>& rejected,
+                PlaceReport& report) {
   const Binding& b = *pod.bound;
   auto n = state.find_node(b.node);
   if (!n) {
-    report.conflicts.push_back({pod.key(), b.node, "bound to a node that is not in the cluster input"});
+    report.conflicts.push_back({pod.key(), b.node, missing_node(b.node, rejected)});
     return false;
   }
   std::optional<std::vector<int>> devices;
@@ -126,9 +64,10 @@ bool load_bound(ClusterState& state, const PodRequest& pod, PlaceReport& report)
                                       : 0;
   if (devices && devices->size() != needed && !(whole && state.node(*n).sharing == SharingKind::kReplicas)) {
     report.conflicts.push_back({pod.key(), b.node,
-                                fmt::format("its gpus.devices annotation lists {} GPU(s), the pod asks for {}",
-                                            devices->size(), needed)});
-    state.fence(*n, *devices);
+                                fmt::format("its gpus.devices annotation lists {} GPU(s), the pod asks for {}; GPU(s) "
+                                            "{} are fenced off from new placements",
+                                            devices->size(), needed, fmt::join(*devices, ","))});
+    hold_conflicting(state, pod, *n, *devices);
     return false;
   }
   Status st = state.adopt(pod, *n, devices);
@@ -136,15 +75,55 @@ bool load_bound(ClusterState& state, const PodRequest& pod, PlaceReport& report)
     std::string reason = st.message();
     const std::string prefix = fmt::format("pod {} on node {}: ", pod.key(), b.node);
     if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
-    if (devices) {
-      state.fence(*n, *devices);
-      reason += fmt::format("; GPU(s) {} are fenced off from new placements", fmt::join(*devices, ","));
-    }
+    if (devices) reason += fmt::format("; GPU(s) {} are fenced off from new placements", fmt::join(*devices, ","));
     report.conflicts.push_back({pod.key(), b.node, std::move(reason)});
+    hold_conflicting(state, pod, *n, devices.value_or(std::vector<int>{}));
     return false;
   }
   report.bound.push_back(Placement{pod.key(), b.node, state.allocation(pod.key())->choice, 0});
   return true;
+}
+
+/// Places jobs in input order with no queue admission (the input has no Queue objects).
+std::vector<queues::JobOutcome> run_in_order(ClusterState& state, const Policy& policy,
+                                             const std::vector<queues::Job>& jobs, std::size_t detailed,
+                                             ExplainCache& cache) {
+  std::vector<queues::JobOutcome> out;
+  for (const queues::Job& job : jobs) {
+    queues::JobOutcome o;
+    o.job = &job;
+    if (job.members.size() == 1 && job.min_member <= 1) {
+      o.members.push_back(place_pod(state, job.members.front(), policy, nullptr, detailed, &cache));
+    } else {
+      Gang gang{job.name, job.members, job.min_member};
+      o.members = place_gang(state, gang, policy, detailed, &cache);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Amounts cluster_total(const ClusterState& state) {
+  Amounts total;
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    total += Amounts(1000 * static_cast<std::int64_t>(state.node(n).gpus.size()), state.node(n).cpu.count(),
+                     state.node(n).memory.count());
+  }
+  return total;
+}
+
+QueueTotals totals_of(const queues::QueueBook& book, std::size_t q, const Amounts& pending) {
+  const auto& spec = book.tree().queue(q);
+  QueueTotals t;
+  t.name = spec.name;
+  t.parent = spec.parent;
+  t.deserved = book.deserved(q);
+  t.fair_share = book.fair_share(q);
+  t.allocated = book.allocated(q);
+  t.allocated_non_preemptible = book.allocated_non_preemptible(q);
+  t.pending = pending;
+  for (queues::Resource r : queues::kResources) t.limit[r] = spec.resource(r).limit;
+  return t;
 }
 
 }  // namespace
@@ -154,22 +133,12 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   if (!policy) return policy.status();
   PlaceReport report;
   report.policy = options.policy;
-  Inputs in = sort_inputs(objects, report);
+  auto read = jobs::read_inputs(objects, options, report);
+  if (!read) return read.status();
+  jobs::PlaceInputs& in = *read;
 
-  std::vector<NodeSpec> nodes;
-  std::set<std::string> names;
-  for (const k8s::InputObject* o : in.nodes) {
-    auto node = k8s::decode_node(o->object, options.decode);
-    if (!node) {
-      report.warnings.push_back(fmt::format("{} ({}); the node is left out", node.status().message(), o->origin));
-    } else if (!names.insert(node->name).second) {
-      report.warnings.push_back(fmt::format("node {}: appears twice; the later copy is left out", node->name));
-    } else {
-      nodes.push_back(std::move(*node));
-    }
-  }
-  report.nodes = nodes.size();
-  for (const auto& node : nodes) {
+  report.nodes = in.nodes.size();
+  for (const auto& node : in.nodes) {
     if (!node.gpus.empty() && node.gpu_memory_known && node.gpus.front().memory <= options.placement.reserved_per_gpu) {
       report.warnings.push_back(fmt::format("node {}: the reserved GPU memory ({} MiB) is not below its GPUs' {} MiB; "
                                             "no fraction fits there",
@@ -177,84 +146,107 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
                                             node.gpus.front().memory.count()));
     }
   }
-  auto created = ClusterState::create(std::move(nodes), options.placement);
+  auto created = ClusterState::create(std::move(in.nodes), options.placement);
   if (!created) return created.status();
   ClusterState state = std::move(*created);
 
-  std::vector<PodRequest> pending;
-  std::map<std::string, std::size_t> input_order;  // pod key → position in the input
-  std::set<std::string> seen;
-  std::map<std::string, int> bound_in_gang;
-  for (std::size_t i = 0; i < in.pods.size(); ++i) {
-    const json& o = in.pods[i]->object;
-    const std::string phase = phase_of(o);
-    if (phase == "Succeeded" || phase == "Failed") continue;
-    auto pod = k8s::decode_pod(o, options.decode, in.classes);
-    std::string who = meta(o, "namespace").empty() ? "default" : meta(o, "namespace");
-    who += "/" + meta(o, "name");
-    if (meta(o, "name").empty()) who = in.pods[i]->origin;
-    if (!seen.insert(who).second) {  // duplicates by name, valid or not: the first copy counts
-      report.warnings.push_back(fmt::format("pod {} appears again in the input; the later copy is ignored", who));
+  // Queues (optional): the tree, and what running pods already hold.
+  std::optional<queues::QueueTree> tree;
+  if (!in.queues.empty()) {
+    auto built = queues::QueueTree::build(std::move(in.queues), &report.warnings);
+    if (!built) return built.status();
+    tree = std::move(*built);
+  }
+  std::optional<queues::QueueBook> book;
+  if (tree) book.emplace(*tree);
+
+  for (const auto& u : in.unreadable_bound) {
+    auto n = state.find_node(u.node);
+    if (!n) {
+      report.conflicts.push_back({u.key, u.node, fmt::format("{}; also {}", u.reason, missing_node(u.node, in.rejected_nodes))});
       continue;
     }
-    if (!pod) {
-      input_order.emplace(who, i);
-      report.unschedulable.push_back(
-          {who, "Invalid", fmt::format("{} ({})", pod.status().message(), in.pods[i]->origin), {}});
+    std::vector<int> fence = u.devices;
+    if (fence.empty()) {  // what it holds is unknown: none of the node's GPUs is safe to hand out
+      for (const auto& gpu : state.node(*n).gpus) fence.push_back(gpu.index);
+    }
+    state.fence(*n, fence);
+    report.conflicts.push_back(
+        {u.key, u.node, fmt::format("a running pod that fails validation: {}; GPU(s) {} are fenced off from new placements",
+                                    u.reason, fence.empty() ? std::string("none (the node has no GPUs)") : fmt::format("{}", fmt::join(fence, ",")))});
+  }
+  std::map<std::string, int> running_in_gang;
+  for (auto& b : in.bound) {
+    if (!load_bound(state, b.pod, in.rejected_nodes, report)) continue;
+    if (b.pod.gang) ++running_in_gang[b.pod.namespace_name + "/" + *b.pod.gang];
+    if (!book) continue;
+    auto q = tree->find(b.pod.queue);
+    if (!q || !tree->is_leaf(*q)) {
+      report.warnings.push_back(fmt::format("pod {} runs in queue \"{}\", which is not a leaf Queue in the input; "
+                                            "its usage is not counted",
+                                            b.pod.key(), b.pod.queue));
       continue;
     }
-    input_order.emplace(pod->key(), i);
-    if (pod->bound) {
-      if (load_bound(state, *pod, report) && pod->gang) ++bound_in_gang[pod->namespace_name + "/" + *pod->gang];
-    } else {
-      pending.push_back(std::move(*pod));
-    }
+    book->charge(*q, queues::charge_placed(b.pod, state, *state.allocation(b.pod.key())), b.pod.preemptible);
   }
 
-  std::set<std::string> gangs_done;
-  auto record = [&](const PodRequest& pod, const PlaceOutcome& o) {
-    if (o.placement) {
-      report.placements.push_back(*o.placement);
-    } else {
-      report.unschedulable.push_back(not_placed(pod.key(), o.why));
-    }
+  std::vector<queues::Job> jobs = jobs::build_jobs(in, running_in_gang, tree ? &*tree : nullptr, report);
+  // Pending charges depend only on the pod's shape and the nodes' static terms: one scan per shape.
+  std::map<std::string, Amounts> charge_by_shape;
+  auto pending_charge = [&](const PodRequest& pod) {
+    auto [it, fresh] = charge_by_shape.try_emplace(pod_shape(pod));
+    if (fresh) it->second = queues::charge_pending(pod, state);
+    return it->second;
   };
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    const PodRequest& pod = pending[i];
-    if (!pod.gang) {
-      record(pod, place_pod(state, pod, **policy, nullptr, options.explain_nodes));
-      continue;
-    }
-    const std::string gang_key = pod.namespace_name + "/" + *pod.gang;
-    if (!gangs_done.insert(gang_key).second) continue;
-    Gang gang;
-    gang.name = gang_key;
-    for (std::size_t j = i; j < pending.size(); ++j) {
-      if (pending[j].gang && pending[j].namespace_name + "/" + *pending[j].gang == gang_key) {
-        gang.members.push_back(pending[j]);
+  for (auto& job : jobs) {
+    for (const auto& pod : job.members) job.charge += pending_charge(pod);
+  }
+  ExplainCache cache;
+  std::vector<queues::JobOutcome> outcomes;
+  if (book) {
+    std::vector<Amounts> requests(tree->size());
+    for (std::size_t q = 0; q < tree->size(); ++q) requests[q] = book->allocated(q);
+    for (const auto& job : jobs) requests[job.queue] += job.charge;
+    book->compute_fair_shares(cluster_total(state), requests);
+    outcomes = queues::run_session(state, *book, **policy, jobs, options.explain_nodes, &cache);
+  } else {
+    outcomes = run_in_order(state, **policy, jobs, options.explain_nodes, cache);
+  }
+
+  std::vector<Amounts> pending(tree ? tree->size() : 0);
+  std::map<std::string, std::optional<queues::Victims>> victims_by_shape;
+  for (const auto& o : outcomes) {
+    const queues::Job& job = *o.job;
+    for (std::size_t i = 0; i < job.members.size(); ++i) {
+      const PodRequest& pod = job.members[i];
+      if (o.refusal) {
+        report.unschedulable.push_back(NotPlaced::refused(pod.key(), o.refusal->reason, o.refusal->message));
+      } else if (o.members[i].placement) {
+        report.placements.push_back(*o.members[i].placement);
+        continue;
+      } else {
+        NotPlaced np = not_placed(pod.key(), o.members[i].why);
+        if (book && np.status == "Unschedulable" && job.members.size() == 1) {
+          // The ledger no longer changes here: one search per shape, queue and priority.
+          const std::string key = fmt::format("{}#{}#{}", pod_shape(pod), pod.queue, pod.priority);
+          auto [it, fresh] = victims_by_shape.try_emplace(key);
+          if (fresh) it->second = queues::find_victims(state, *book, pod, **policy);
+          if (it->second) np.preemption = Preemption{it->second->node, it->second->pods};
+        }
+        report.unschedulable.push_back(std::move(np));
+      }
+      if (book) {
+        for (std::size_t q : tree->path_to_root(job.queue)) pending[q] += pending_charge(pod);
       }
     }
-    auto mm = in.min_member.find(gang_key);
-    if (mm == in.min_member.end()) {
-      report.warnings.push_back(fmt::format(
-          "pod {} names PodGroup {}, which is not in the input; its {} pending pod(s) are placed all-or-nothing",
-          pod.key(), gang_key, gang.members.size()));
-    }
-    const int min_member = mm == in.min_member.end() ? static_cast<int>(gang.members.size()) : mm->second;
-    const int remaining = min_member - bound_in_gang[gang_key];  // members already running count
-    std::vector<PlaceOutcome> outcomes;
-    if (remaining <= 0) {
-      for (const auto& m : gang.members) outcomes.push_back(place_pod(state, m, **policy, nullptr, options.explain_nodes));
-    } else {
-      gang.min_member = remaining;
-      outcomes = place_gang(state, gang, **policy, options.explain_nodes);
-    }
-    for (std::size_t k = 0; k < outcomes.size(); ++k) record(gang.members[k], outcomes[k]);
   }
+  std::stable_sort(report.unschedulable.begin(), report.unschedulable.end(), [&](const NotPlaced& a, const NotPlaced& b) {
+    return in.order[a.pod] < in.order[b.pod];
+  });
 
-  std::stable_sort(report.unschedulable.begin(), report.unschedulable.end(),
-                   [&](const NotPlaced& a, const NotPlaced& b) { return input_order[a.pod] < input_order[b.pod]; });
-
+  if (book) {
+    for (std::size_t q : tree->top_down()) report.queues.push_back(totals_of(*book, q, pending[q]));
+  }
   std::map<GpuState, std::int64_t> counts;
   for (std::size_t n = 0; n < state.node_count(); ++n) {
     for (const auto& gpu : state.usage(n).gpus) ++counts[gpu.state];

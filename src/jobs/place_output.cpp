@@ -18,6 +18,26 @@ std::string mode_text(const GpuChoice& c) {
   }
 }
 
+/// `s` safe for a terminal: control characters and bytes of invalid UTF-8 become '?'.
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= s.size() && !(len == 1 && (c < 0x20 || c == 0x7F) && c != '\n');
+    for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out.push_back('?');
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::string plural(std::size_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
@@ -41,6 +61,31 @@ json placement_json(const Placement& p) {
   return j;
 }
 
+/// A queue amount as KAI writes it: GPUs as a decimal, millicores, MB; -1 for unlimited.
+json kai_amount(queues::Resource r, std::int64_t v) {
+  if (v == queues::kUnlimited) return -1;
+  switch (r) {
+    case queues::Resource::kGpu: return static_cast<double>(v) / 1000.0;
+    case queues::Resource::kCpu: return v;
+    case queues::Resource::kMemory: return (v + 999'999) / 1'000'000;
+  }
+  return v;
+}
+
+json queue_json(const QueueTotals& q) {
+  json j{{"name", q.name}};
+  if (!q.parent.empty()) j["parent"] = q.parent;
+  for (queues::Resource r : queues::kResources) {
+    j[std::string(queues::resource_name(r))] = {{"deserved", kai_amount(r, q.deserved[r])},
+                                                {"fairShare", kai_amount(r, q.fair_share[r])},
+                                                {"allocated", kai_amount(r, q.allocated[r])},
+                                                {"allocatedNonPreemptible", kai_amount(r, q.allocated_non_preemptible[r])},
+                                                {"pending", kai_amount(r, q.pending[r])},
+                                                {"limit", kai_amount(r, q.limit[r])}};
+  }
+  return j;
+}
+
 }  // namespace
 
 json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
@@ -54,8 +99,11 @@ json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
     for (const auto& [node, why] : u.nodes) nodes[node] = why;
     json entry{{"pod", u.pod}, {"status", u.status}, {"reason", u.reason}, {"nodes", nodes}};
     if (u.nodes_omitted > 0) entry["nodesOmitted"] = u.nodes_omitted;
+    if (u.preemption) entry["preemption"] = {{"node", u.preemption->node}, {"victims", u.preemption->victims}};
     unschedulable.push_back(std::move(entry));
   }
+  json queue_list = json::array();
+  for (const auto& q : r.queues) queue_list.push_back(queue_json(q));
   json conflicts = json::array();
   for (const auto& c : r.conflicts) conflicts.push_back({{"pod", c.pod}, {"node", c.node}, {"reason", c.reason}});
   json states = json::object();
@@ -66,6 +114,7 @@ json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
               {"bound", bound},
               {"conflicts", conflicts},
               {"warnings", r.warnings},
+              {"queues", queue_list},
               {"summary",
                {{"nodes", r.nodes},
                 {"placed", r.placements.size()},
@@ -101,6 +150,10 @@ std::string report_table(const PlaceReport& r) {
     out += "\nNOT PLACED\n";
     for (const auto& u : r.unschedulable) {
       out += fmt::format("{:<36} {:<28} {}\n", u.pod, u.status, u.reason);
+      if (u.preemption) {
+        out += fmt::format("    would fit on {} if these were preempted: {}\n", u.preemption->node,
+                           fmt::join(u.preemption->victims, ", "));
+      }
       for (std::size_t i = 0; i < std::min(u.nodes.size(), kNodesListed); ++i) {
         out += fmt::format("    {}: {}\n", u.nodes[i].first, u.nodes[i].second);
       }
@@ -112,12 +165,21 @@ std::string report_table(const PlaceReport& r) {
     out += "\nALREADY BOUND\n";
     placement_rows(r.bound);
   }
+  if (!r.queues.empty()) {
+    out += fmt::format("\nQUEUES (GPUs: deserved / fair share / allocated / non-preemptible / pending)\n");
+    for (const auto& q : r.queues) {
+      using queues::Resource;
+      const auto g = [&](const queues::Amounts& a) { return queues::format_amount(Resource::kGpu, a[Resource::kGpu]); };
+      out += fmt::format("{:<36} {:>8} {:>8} {:>8} {:>8} {:>8}\n", q.parent.empty() ? q.name : "  " + q.name,
+                         g(q.deserved), g(q.fair_share), g(q.allocated), g(q.allocated_non_preemptible), g(q.pending));
+    }
+  }
   for (const auto& c : r.conflicts) out += fmt::format("\nCONFLICT {} bound to {}: {}\n", c.pod, c.node, c.reason);
   for (const auto& w : r.warnings) out += fmt::format("\nWARNING {}\n", w);
   std::vector<std::string> states;
   for (const auto& s : r.gpu_states) states.push_back(fmt::format("{} {}", s.gpus, s.state));
   out += fmt::format("\nGPUs: {}\n", fmt::join(states, ", "));
-  return out;
+  return printable(out);  // names and reasons echo the input: never let them drive the terminal
 }
 
 }  // namespace fracpack

@@ -44,6 +44,12 @@ Result<MiB> gpu_memory_of(const NodeSpec& node, std::string_view source, std::in
   return m;
 }
 
+/// Whether status.allocatable or status.capacity is given at all (a hand-written node may have neither).
+bool has_resource_list(const json& object) {
+  const json* status = member(object, "status");
+  return status != nullptr && (member(*status, "allocatable") != nullptr || member(*status, "capacity") != nullptr);
+}
+
 Status read_allocatable(const json& object, NodeSpec& node, std::optional<std::int64_t>& gpu_allocatable) {
   const std::string who = "node " + node.name;
   const json* status = member(object, "status");
@@ -249,6 +255,7 @@ Result<NodeSpec> decode_node(const json& object, const DecodeConfig& /*config*/)
 
   std::optional<std::int64_t> gpu_allocatable;
   if (auto st = read_allocatable(object, node, gpu_allocatable); !st.is_ok()) return st;
+  if (!gpu_allocatable && has_resource_list(object)) gpu_allocatable = 0;  // the device plugin advertises none
   bool has_fractioning = false;
   if (auto st = read_conditions(object, node, has_fractioning); !st.is_ok()) return st;
   if (auto st = read_gpus(object, node, gpu_allocatable, has_fractioning); !st.is_ok()) return st;

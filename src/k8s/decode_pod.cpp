@@ -1,6 +1,7 @@
 #include <charconv>
 
 #include "fracpack/k8s/decode.hpp"
+#include "fracpack/k8s/time.hpp"
 #include "k8s/json_fields.hpp"
 #include "k8s/names.hpp"
 #include "k8s/pod_parts.hpp"
@@ -45,9 +46,14 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   auto ns = optional_string(*metadata, "namespace", "pod " + pod.name + ": metadata");
   if (!ns) return ns.status();
   if (ns->has_value() && !(*ns)->empty()) pod.namespace_name = **ns;
-  if (!is_dns_subdomain(pod.name) || !is_dns_label(pod.namespace_name)) {
-    return invalid_argument("pod \"{}/{}\": metadata.name must be a DNS subdomain and metadata.namespace a DNS label "
-                            "(lowercase letters, digits, '-' and, in names, '.')",
+  if (!is_dns_label(pod.namespace_name)) {
+    return invalid_argument("pod \"{}/{}\": metadata.namespace must be a DNS label (lowercase letters, digits and '-', "
+                            "at most 63)",
+                            pod.namespace_name, pod.name);
+  }
+  if (!is_dns_subdomain(pod.name)) {
+    return invalid_argument("pod \"{}/{}\": metadata.name must be a DNS subdomain (lowercase letters, digits, '-' and "
+                            "'.', at most 253)",
                             pod.namespace_name, pod.name);
   }
   const std::string who = "pod " + pod.key();
@@ -55,6 +61,11 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   if (!uid) return uid.status();
   pod.uid = uid->value_or("");
 
+  if (const json* created = member(*metadata, "creationTimestamp")) {
+    auto seconds = created->is_string() ? parse_rfc3339(created->get<std::string>()) : std::nullopt;
+    if (!seconds) return invalid_argument("{}: metadata.creationTimestamp must be an RFC 3339 time", who);
+    pod.created = *seconds;
+  }
   auto labels = string_map(*metadata, "labels", who + ": metadata");
   auto annotations = string_map(*metadata, "annotations", who + ": metadata");
   if (!labels) return labels.status();

@@ -257,9 +257,11 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
                               who, kGpuMemory, *memory);
     }
     if (f.memory && f.memory->count() != *mib) {
+      const bool from_limit = nv->has_value() && !find((*nv)->values, kMemoryRequest);
       return invalid_argument(
-          "{}: annotation \"{}\" = \"{}\" MiB disagrees with NvFractions \"{}\" ({}); they must agree", who,
-          kGpuMemory, *memory, key_of(nv_container, kMemoryRequest), *f.memory);
+          "{}: annotation \"{}\" = \"{}\" MiB disagrees with NvFractions \"{}\" ({}{}); they must agree", who,
+          kGpuMemory, *memory, key_of(nv_container, from_limit ? kMemoryLimit : kMemoryRequest), *f.memory,
+          from_limit ? ", which sets the request when it is alone" : "");
     }
     f.memory = MiB(*mib);
     is_fraction = true;

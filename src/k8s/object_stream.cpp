@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
@@ -17,8 +18,9 @@ using nlohmann::json;
 /// Kubernetes objects nest a dozen levels; anything near this is an attack or a mistake, and
 /// deeper input would exhaust the stack of the recursive parsers and copies.
 constexpr int kMaxDepth = 128;
-/// YAML aliases may repeat a node; expanding more nodes than this (a "billion laughs" file) stops.
-constexpr std::size_t kMinExpansionBudget = 1'000'000;
+/// YAML aliases may repeat a node; converting more nodes than the text could hold without them (one
+/// per byte) plus this margin means aliases are expanding a "billion laughs" file: stop.
+constexpr std::size_t kExpansionMargin = 100'000;
 
 bool is_yaml_null(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
@@ -159,17 +161,29 @@ Result<std::vector<json>> read_objects(std::string_view text, std::string_view s
   }
   if (is_json) {
     json doc;
+    std::vector<std::set<std::string>> keys;  // the keys seen in each open object
+    std::string duplicate;
+    const json::parser_callback_t refuse_duplicates = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+      if (event == json::parse_event_t::object_start) keys.emplace_back();
+      if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+      if (event == json::parse_event_t::key && !keys.empty() && !keys.back().insert(parsed.get<std::string>()).second &&
+          duplicate.empty()) {
+        duplicate = parsed.get<std::string>();
+      }
+      return true;
+    };
     try {
-      doc = json::parse(text.begin(), text.end());
+      doc = json::parse(text.begin(), text.end(), refuse_duplicates);
     } catch (const json::exception& e) {  // parse errors, and numbers too large for a double
       return invalid_argument("{}: not valid JSON: {}", source, e.what());
     }
+    if (!duplicate.empty()) return invalid_argument("{}: duplicate key \"{}\" in a JSON object", source, duplicate);
     if (auto st = append_objects(doc, 0, out, source); !st.is_ok()) return st;
     return out;
   }
   try {
     std::size_t index = 0;
-    YamlToJson converter(std::max(kMinExpansionBudget, 20 * text.size()));
+    YamlToJson converter(text.size() + kExpansionMargin);
     for (const auto& doc : YAML::LoadAll(std::string(text))) {
       if (auto st = append_objects(converter.convert(doc), index++, out, source); !st.is_ok()) return st;
     }
@@ -188,7 +202,11 @@ Result<std::vector<json>> read_objects_file(const std::string& path) {
   std::string text;
   std::array<char, 1 << 16> buffer{};
   while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
-    text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (std::memchr(buffer.data(), '\0', got) != nullptr) {  // binary data: stop at once
+      return invalid_argument("{}: contains NUL bytes; expected YAML or JSON text", path);
+    }
+    text.append(buffer.data(), got);
     if (static_cast<std::streamsize>(text.size()) > kMaxBytes) {
       return invalid_argument("{}: larger than {} MiB; split the input", path, kMaxBytes >> 20);
     }

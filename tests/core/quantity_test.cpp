@@ -113,6 +113,17 @@ TEST_CASE("overflow is an error, never a wrapped number") {
   CHECK_FALSE(cpu.is_ok());  // fits as cores, not as millicores
 }
 
+TEST_CASE("command-line memory: a plain number is MiB, anything with a unit is a quantity") {
+  for (auto [text, mib] : {std::pair{"2000", 2000}, {"2000.0", 2000}, {"2e3", 2000}, {"1.5", 2}, {"2Gi", 2048}, {"500M", 477}}) {
+    CAPTURE(text);
+    auto r = parse_mib_or_quantity(text, "--reserved-gpu-memory");
+    REQUIRE(r.is_ok());
+    CHECK(r->count() == mib);
+  }
+  CHECK_FALSE(parse_mib_or_quantity("2GiB", "x").is_ok());
+  CHECK_FALSE(parse_mib_or_quantity("-1", "x").is_ok());
+}
+
 TEST_CASE("counts must be whole") {
   auto two = parse_count("2", "nvidia.com/gpu");
   REQUIRE(two.is_ok());
@@ -124,6 +135,15 @@ TEST_CASE("counts must be whole") {
   REQUIRE_FALSE(half.is_ok());
   CHECK(half.status().message().find("whole number") != std::string::npos);
   CHECK_FALSE(parse_count("-1", "x").is_ok());
+  auto huge = parse_count("9300000000000000", "example.com/foo");  // fits a count, not a milli-count
+  REQUIRE(huge.is_ok());
+  CHECK(*huge == 9'300'000'000'000'000);
+  auto e = parse_count("4e15", "x");
+  REQUIRE(e.is_ok());
+  CHECK(*e == 4'000'000'000'000'000);
+  CHECK(parse_count("1.0", "x").is_ok());
+  CHECK_FALSE(parse_count("1.5", "x").is_ok());
+  CHECK_FALSE(parse_count("1m", "x").is_ok());
 }
 
 }  // namespace

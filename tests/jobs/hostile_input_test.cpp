@@ -100,7 +100,7 @@ TEST_CASE("out-of-range numbers are refused, not wrapped") {
                     {"spec", {{"minMember", std::numeric_limits<std::uint64_t>::max()}}}};
   PlaceReport r = run({big_class, big_group});
   CHECK(has_warning(r, "PriorityClass huge (test, object 1): ignored"));
-  CHECK(has_warning(r, "PodGroup g (test, object 2): spec.minMember must be an integer from 0 to"));
+  CHECK(has_warning(r, "PodGroup default/g: spec.minMember = 18446744073709551615: must be an integer from 0 to"));
 }
 
 TEST_CASE("names, containers and scheduler-written keys are validated") {
@@ -133,7 +133,8 @@ TEST_CASE("a bound pod whose devices annotation disagrees with its request is a 
                        PodBuilder("two").gpu_memory("1Gi").devices(2).annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
                        PodBuilder("next").whole(2).obj});
   REQUIRE(r.conflicts.size() == 1);
-  CHECK(r.conflicts[0].reason == "its gpus.devices annotation lists 1 GPU(s), the pod asks for 2");
+  CHECK(r.conflicts[0].reason ==
+        "its gpus.devices annotation lists 1 GPU(s), the pod asks for 2; GPU(s) 0 are fenced off from new placements");
   CHECK(r.placements.empty());  // GPU 0 is fenced: two whole GPUs are not available
 }
 
@@ -156,6 +157,97 @@ TEST_CASE("replica slots: many slots are chosen one GPU at a time, fullest first
   CHECK(o.placement->choice.gpus == std::vector<int>{0, 0, 0, 0, 1, 1});
   CHECK(s.usage(0).gpus[0].slots == 4);
   CHECK(s.usage(0).gpus[1].slots == 2);
+}
+
+// A second adversarial review: each case once misplaced or lost a pod.
+TEST_CASE("a memory request near 2^63 bytes never wraps into a negative hold") {
+  NodeBuilder n("n");
+  n.gpus(1, 40000).fractions();
+  PlaceReport r = run({n.obj, PodBuilder("neg").gpu_memory("9223372036854775807").obj, PodBuilder("a").gpu_memory("39000Mi").obj,
+                       PodBuilder("b").gpu_memory("39000Mi").obj});
+  REQUIRE(r.placements.size() == 1);
+  CHECK(r.placements[0].pod == "default/a");
+  CHECK(r.unschedulable[0].status == "UnschedulableAndUnresolvable");
+}
+
+TEST_CASE("a GPU the reserve leaves empty does not hide other nodes from a fraction") {
+  PlacementConfig reserve;
+  reserve.reserved_per_gpu = MiB(2000);
+  NodeBuilder big("big");
+  big.gpus(1, 80000).fractions().cordoned();
+  PlaceReport r = run({nvf("a", 1, 4000).obj, nvf("b", 1, 2000).obj, big.obj, PodBuilder("half").fraction("0.5").obj}, reserve);
+  REQUIRE(r.placements.size() == 1);
+  CHECK(r.placements[0].node == "a");
+  CHECK(r.placements[0].choice.memory.front() == MiB(1000));
+}
+
+TEST_CASE("a running slot pod on a node without replicas holds a whole GPU") {
+  NodeBuilder n("n");
+  n.gpus(1, 80000).fractions();
+  PlaceReport r = run({n.obj,
+                       PodBuilder("slot").whole(1).selector("nvidia.com/gpu.sharing-strategy", "time-slicing").bound_to("n").obj,
+                       PodBuilder("frac").gpu_memory("30000Mi").obj});
+  REQUIRE(r.bound.size() == 1);
+  CHECK(r.bound[0].choice.hold == GpuHold::kWhole);
+  CHECK(r.placements.empty());
+}
+
+TEST_CASE("a running pod that fails validation is a conflict: its GPUs are fenced, never handed out") {
+  NodeBuilder n("n");
+  n.gpus(2, 80000).fractions();
+  PlaceReport r = run({n.obj,
+                       PodBuilder("typo").annotation("nvidia.com/container.main.gpu-memory.requests", "30Gi")
+                           .annotation("nvidia.com/container.main.gpus.devices", "0")
+                           .bound_to("n")
+                           .obj,
+                       PodBuilder("unknown").annotation("gpu-fraction", "7").bound_to("n").obj,
+                       PodBuilder("new").gpu_memory("1Gi").obj});
+  REQUIRE(r.conflicts.size() == 2);
+  CHECK(r.conflicts[0].reason.find("GPU(s) 0 are fenced") != std::string::npos);
+  CHECK(r.conflicts[1].reason.find("GPU(s) 0,1 are fenced") != std::string::npos);  // unknown claim: the whole node
+  CHECK(r.placements.empty());
+}
+
+TEST_CASE("a conflicting running pod still holds its node's CPU and memory") {
+  NodeBuilder n("n");
+  n.gpus(1, 80000).allocatable("cpu", "8");
+  PlaceReport r = run({n.obj, PodBuilder("a").whole(1).annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
+                       PodBuilder("b").whole(1).request("cpu", "6").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").obj,
+                       PodBuilder("cpu-hog").request("cpu", "6").obj});
+  REQUIRE(r.conflicts.size() == 1);
+  CHECK(r.placements.empty());
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].reason == "0/1 nodes are available: 1 Insufficient cpu.");
+}
+
+TEST_CASE("a node whose allocatable lists no nvidia.com/gpu has no GPUs, whatever its labels") {
+  NodeBuilder n("n");
+  n.label("nvidia.com/gpu.count", "8").label("nvidia.com/gpu.memory", "80000");
+  CHECK(n.spec().gpus.empty());
+}
+
+TEST_CASE("extended resource sums saturate instead of wrapping") {
+  NodeBuilder n("n");
+  n.allocatable("example.com/foo", "1");
+  std::vector<json> objects{n.obj};
+  for (int i = 0; i < 4; ++i) {
+    objects.push_back(PodBuilder("run-" + std::to_string(i)).limit("example.com/foo", "4000000000000000000").bound_to("n").obj);
+  }
+  objects.push_back(PodBuilder("new").limit("example.com/foo", "1").obj);
+  PlaceReport r = run(objects);
+  CHECK(r.placements.empty());
+}
+
+TEST_CASE("JSON objects with duplicate keys are refused like YAML ones") {
+  auto r = k8s::read_objects(R"({"kind":"Pod","metadata":{"annotations":{"gpu-memory":"1000","gpu-memory":"99999"}}})", "dup.json");
+  REQUIRE_FALSE(r.is_ok());
+  CHECK(r.status().message() == "dup.json: duplicate key \"gpu-memory\" in a JSON object");
+}
+
+TEST_CASE("table output never carries terminal escapes from the input") {
+  PlaceReport r = run({PodBuilder("x\x1b[2J").obj});
+  const std::string table = report_table(r);
+  CHECK(table.find('\x1b') == std::string::npos);
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ namespace fracpack::k8s {
 /// Parses `text` (YAML or JSON; JSON when the first non-blank character is '{' or '[').
 /// `source` names the input in errors ("examples/cluster.yaml"). Errors carry the parser's line.
 /// Refused with kInvalidArgument: malformed text, NUL bytes, nesting deeper than 128 levels, YAML
-/// alias cycles or alias expansion beyond max(10^6, 20 × input size) nodes, duplicate map keys,
+/// alias cycles or alias expansion beyond (input bytes + 100,000) nodes, duplicate map keys (YAML
+/// and JSON),
 /// JSON numbers beyond a double, and documents that are not objects, Lists or arrays of objects.
 Result<std::vector<nlohmann::json>> read_objects(std::string_view text, std::string_view source);
 

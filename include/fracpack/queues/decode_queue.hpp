@@ -1,0 +1,33 @@
+// Decoding KAI Queue (scheduling.run.ai/v2) and PodGroup (scheduling.run.ai/v2alpha2) objects.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fracpack/queues/queue.hpp"
+#include "fracpack/status.hpp"
+
+namespace fracpack::queues {
+
+/// Decodes a Queue. Numbers may be JSON numbers or decimal strings ("0.5"). kInvalidArgument,
+/// naming the queue and the field, for: a missing name, a negative value other than -1, NaN or
+/// infinity, a non-numeric value, a weight of -1, a priority that is not a 32-bit integer.
+Result<QueueSpec> decode_queue(const nlohmann::json& queue);
+
+/// A PodGroup: its gang's minimum, queue, priority class and preemptibility.
+struct PodGroupSpec {
+  std::string namespace_name = "default";
+  std::string name;
+  int min_member = 0;                     ///< 0: every member
+  std::optional<std::string> queue;       ///< spec.queue
+  std::optional<std::string> priority_class;
+  std::optional<std::string> preemptibility;  ///< "preemptible" or "non-preemptible"
+  [[nodiscard]] std::string key() const { return namespace_name + "/" + name; }
+};
+
+/// Decodes a PodGroup; kInvalidArgument naming the group and field.
+Result<PodGroupSpec> decode_pod_group(const nlohmann::json& group);
+
+}  // namespace fracpack::queues

@@ -1,0 +1,61 @@
+// Per-queue accounting: what each queue holds, what it deserves, its fair share, and admission.
+//
+// Every amount is an `Amounts` (milli-GPU, milli-CPU, bytes). A leaf's usage counts in every
+// ancestor. Admission follows KAI's capacity policy
+// (pkg/scheduler/plugins/proportion/capacity_policy/): at the job's queue and every ancestor,
+//   OverLimit                 allocated + request > limit            (limit -1: no check)
+//   NonPreemptibleOverQuota   non-preemptible allocated + request > deserved  (quota -1: no check)
+// each checked only for resources the job asks for.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fracpack/queues/queue_tree.hpp"
+
+namespace fracpack::queues {
+
+/// Why a job is refused before placement.
+struct Refusal {
+  std::string reason;   ///< "OverLimit" or "NonPreemptibleOverQuota" (KAI's v2alpha2 reasons)
+  std::string queue;    ///< the queue whose term is exceeded (the job's queue or an ancestor)
+  std::string message;  ///< names the queue, the resource, the numbers and what to change
+};
+
+class QueueBook {
+ public:
+  explicit QueueBook(const QueueTree& tree);
+
+  [[nodiscard]] const QueueTree& tree() const { return *tree_; }
+  [[nodiscard]] const Amounts& allocated(std::size_t q) const { return allocated_[q]; }
+  [[nodiscard]] const Amounts& allocated_non_preemptible(std::size_t q) const { return non_preemptible_[q]; }
+  [[nodiscard]] const Amounts& fair_share(std::size_t q) const { return fair_share_[q]; }
+  /// quota per resource, with kUnlimited resolved to the parent's share it may take (the cluster
+  /// for a top-level queue) for display; admission uses the raw quota.
+  [[nodiscard]] Amounts deserved(std::size_t q) const;
+
+  /// Adds (or, with `sign` -1, removes) a job's charge to leaf `q` and every ancestor.
+  void charge(std::size_t q, const Amounts& amount, bool preemptible, int sign = 1);
+
+  /// Recomputes every queue's fair share for `total` (the cluster's allocatable) given what each
+  /// leaf requests (held plus pending), top-down: top-level queues divide `total`, each parent's
+  /// fair share is divided among its children (fair_share.hpp). O(queues · log).
+  void compute_fair_shares(const Amounts& total, const std::vector<Amounts>& leaf_requests);
+
+  /// Admission of a job asking `request` in leaf queue `q`. O(depth), no allocation when admitted.
+  [[nodiscard]] std::optional<Refusal> admit(std::size_t q, const Amounts& request, bool preemptible) const;
+
+  /// True when `q` holds more than its fair share of some resource (KAI: FairShareLessThanAllocated).
+  [[nodiscard]] bool over_fair_share(std::size_t q) const;
+
+ private:
+  const QueueTree* tree_;
+  std::vector<std::optional<std::size_t>> parent_;  ///< cached from the tree: admission walks it
+  std::vector<Amounts> allocated_;
+  std::vector<Amounts> non_preemptible_;
+  std::vector<Amounts> fair_share_;
+  Amounts total_;
+};
+
+}  // namespace fracpack::queues

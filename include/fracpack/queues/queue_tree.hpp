@@ -1,0 +1,50 @@
+// The queue hierarchy: a forest of KAI Queues linked by spec.parentQueue, held in a Boost.Graph
+// adjacency list (edges parent → child). Only leaf queues hold jobs; usage of a leaf counts in
+// every ancestor.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "fracpack/queues/queue.hpp"
+#include "fracpack/status.hpp"
+
+namespace fracpack::queues {
+
+class QueueTree {
+ public:
+  /// Builds the tree. kInvalidArgument naming the queue and field for: a duplicate name, a
+  /// parentQueue that does not exist, a cycle of parentQueue links (listed in order). Warnings
+  /// (KAI allows these) for a child whose quota exceeds its parent's, and for children whose
+  /// quotas sum above their parent's.
+  static Result<QueueTree> build(std::vector<QueueSpec> queues, std::vector<std::string>* warnings = nullptr);
+
+  [[nodiscard]] std::size_t size() const { return queues_.size(); }
+  [[nodiscard]] const QueueSpec& queue(std::size_t q) const { return queues_[q]; }
+  [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const;
+  [[nodiscard]] std::optional<std::size_t> parent(std::size_t q) const;
+  [[nodiscard]] const std::vector<std::size_t>& children(std::size_t q) const { return children_[q]; }
+  [[nodiscard]] bool is_leaf(std::size_t q) const { return children_[q].empty(); }
+  /// Queues without a parent, in creation order (then name).
+  [[nodiscard]] const std::vector<std::size_t>& roots() const { return roots_; }
+  /// Every queue, parents before children (Boost topological order, ties by creation then name).
+  [[nodiscard]] const std::vector<std::size_t>& top_down() const { return top_down_; }
+  /// `q` and its ancestors, leaf first.
+  [[nodiscard]] std::vector<std::size_t> path_to_root(std::size_t q) const;
+
+ private:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+  std::vector<QueueSpec> queues_;
+  std::unordered_map<std::string, std::size_t> by_name_;
+  Graph graph_;
+  std::vector<std::vector<std::size_t>> children_;
+  std::vector<std::size_t> roots_;
+  std::vector<std::size_t> top_down_;
+};
+
+}  // namespace fracpack::queues

@@ -1,0 +1,54 @@
+// One scheduling pass over pending jobs, queue by queue, the way KAI's allocate action walks them
+// (pkg/scheduler/actions/allocate, ordered by the proportion plugin's queue order).
+//
+// Order: at every level of the queue tree, among the queues with pending jobs below them,
+//   1. queues at or below their fair share before queues over it,
+//   2. then higher queue priority,
+//   3. then the smaller dominant share (allocated ÷ cluster, the largest over GPU, CPU, memory),
+//   4. then the earlier creation time, then the name.
+// Inside a leaf queue, jobs go by priority (highest first), then age (creation time, then input
+// order). A job is one pod, or a gang: the pending pods of one PodGroup.
+// Each job is admitted (QueueBook::admit, at its queue and every ancestor) before it is placed;
+// a gang is admitted and placed all-or-nothing.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fracpack/cluster_state.hpp"
+#include "fracpack/ledger.hpp"
+#include "fracpack/policy.hpp"
+#include "fracpack/queues/queue_book.hpp"
+
+namespace fracpack::queues {
+
+struct Job {
+  std::string name;                 ///< the pod key, or "namespace/podgroup"
+  std::vector<PodRequest> members;  ///< pending pods, in input order
+  int min_member = 0;               ///< gang minimum still to place (0: every member; 1 for a plain pod)
+  std::size_t queue = 0;            ///< leaf queue index in the tree
+  std::int32_t priority = 0;
+  bool preemptible = true;
+  std::int64_t created = 0;         ///< seconds since the epoch
+  std::size_t input_order = 0;
+  Amounts charge;                   ///< what admission counts: the members' pending charges
+};
+
+struct JobOutcome {
+  const Job* job = nullptr;
+  std::optional<Refusal> refusal;   ///< refused by its queue before placement
+  std::vector<PlaceOutcome> members; ///< one per member when admitted
+  Amounts charged;                  ///< what the job was charged (or would have been)
+};
+
+/// Runs every job in queue order against `state` and `book` (both updated). Fair shares must be
+/// computed first. `detailed` is the per-pod node detail limit of explanations.
+std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
+                                    const std::vector<Job>& jobs, std::size_t detailed, ExplainCache* cache = nullptr);
+
+/// The dominant share of queue `q`: max over resources of allocated ÷ `total` (0 for a zero total),
+/// in parts per million.
+std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amounts& total);
+
+}  // namespace fracpack::queues

@@ -1,0 +1,103 @@
+#include "jobs/place_jobs.hpp"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "fracpack/queues/decode_queue.hpp"
+
+namespace fracpack::jobs {
+namespace {
+
+/// Applies a PodGroup's queue, priority and preemptibility to one member.
+void apply_group(const queues::PodGroupSpec& group, const PriorityClasses& classes, PodRequest& pod) {
+  if (group.queue) pod.queue = *group.queue;
+  if (group.priority_class) {
+    if (auto value = classes.find(*group.priority_class)) {
+      pod.priority = *value;
+      pod.preemptible = *value < kNonPreemptibleThreshold;
+    }
+  }
+  if (group.preemptibility) pod.preemptible = *group.preemptibility == "preemptible";
+}
+
+queues::Job single(const InputPod& p) {
+  queues::Job job;
+  job.name = p.pod.key();
+  job.members = {p.pod};
+  job.min_member = 1;
+  job.priority = p.pod.priority;
+  job.created = p.pod.created;
+  job.preemptible = p.pod.preemptible;
+  job.input_order = p.order;
+  return job;
+}
+
+}  // namespace
+
+std::vector<queues::Job> build_jobs(const PlaceInputs& in, const std::map<std::string, int>& running_in_gang,
+                                    const queues::QueueTree* tree, PlaceReport& report) {
+  std::vector<queues::Job> jobs;
+  std::set<std::string> gangs_done;
+  for (std::size_t i = 0; i < in.pending.size(); ++i) {
+    const InputPod& first = in.pending[i];
+    if (!first.pod.gang) {
+      jobs.push_back(single(first));
+      continue;
+    }
+    const std::string key = first.pod.namespace_name + "/" + *first.pod.gang;
+    if (!gangs_done.insert(key).second) continue;
+    auto group = in.groups.find(key);
+    std::vector<InputPod> members;
+    for (std::size_t j = i; j < in.pending.size(); ++j) {
+      const PodRequest& p = in.pending[j].pod;
+      if (p.gang && p.namespace_name + "/" + *p.gang == key) {
+        members.push_back(in.pending[j]);
+        if (group != in.groups.end()) apply_group(group->second, in.classes, members.back().pod);
+      }
+    }
+    if (group == in.groups.end()) {
+      report.warnings.push_back(fmt::format(
+          "pod {} names PodGroup {}, which is not in the input; its {} pending pod(s) are placed all-or-nothing",
+          first.pod.key(), key, members.size()));
+    }
+    const int min_member = group == in.groups.end() || group->second.min_member == 0
+                               ? static_cast<int>(members.size())
+                               : group->second.min_member;
+    auto running = running_in_gang.find(key);
+    const int remaining = min_member - (running == running_in_gang.end() ? 0 : running->second);
+    if (remaining <= 0) {  // the running members already meet the minimum
+      for (const auto& m : members) jobs.push_back(single(m));
+      continue;
+    }
+    queues::Job job = single(members.front());
+    job.name = key;
+    job.min_member = remaining;
+    job.members.clear();
+    for (const auto& m : members) job.members.push_back(m.pod);
+    jobs.push_back(std::move(job));
+  }
+  if (tree == nullptr) return jobs;
+
+  std::vector<queues::Job> kept;
+  for (auto& job : jobs) {
+    const std::string& queue = job.members.front().queue;
+    auto q = tree->find(queue);
+    std::string problem;
+    if (!q) {
+      problem = fmt::format("queue \"{}\" (label kai.scheduler/queue, or the PodGroup's spec.queue) is not a Queue in the input",
+                            queue);
+    } else if (!tree->is_leaf(*q)) {
+      problem = fmt::format("queue \"{}\" has child queues; jobs go in leaf queues only (KAI)", queue);
+    }
+    if (!problem.empty()) {
+      for (const auto& m : job.members) report.unschedulable.push_back(NotPlaced::refused(m.key(), "Invalid", fmt::format("pod {}: {}", m.key(), problem)));
+      continue;
+    }
+    job.queue = *q;
+    kept.push_back(std::move(job));
+  }
+  return kept;
+}
+
+}  // namespace fracpack::jobs

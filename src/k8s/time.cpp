@@ -1,0 +1,51 @@
+#include "fracpack/k8s/time.hpp"
+
+#include <charconv>
+
+namespace fracpack::k8s {
+
+std::optional<std::int64_t> parse_rfc3339(std::string_view t) {
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)
+  if (t.size() < 20 || t[4] != '-' || t[7] != '-' || (t[10] != 'T' && t[10] != 't') || t[13] != ':' || t[16] != ':') {
+    return std::nullopt;
+  }
+  auto num = [&](std::size_t pos, std::size_t len) -> std::optional<int> {
+    int v = 0;
+    auto [p, ec] = std::from_chars(t.data() + pos, t.data() + pos + len, v);
+    if (ec != std::errc() || p != t.data() + pos + len) return std::nullopt;
+    return v;
+  };
+  auto year = num(0, 4), month = num(5, 2), day = num(8, 2), hour = num(11, 2), minute = num(14, 2), second = num(17, 2);
+  if (!year || !month || !day || !hour || !minute || !second || *month < 1 || *month > 12 || *day < 1 || *day > 31 ||
+      *hour > 23 || *minute > 59 || *second > 60) {
+    return std::nullopt;
+  }
+  std::size_t pos = 19;
+  if (pos < t.size() && t[pos] == '.') {
+    ++pos;
+    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') ++pos;
+  }
+  std::int64_t offset = 0;
+  if (pos < t.size() && (t[pos] == 'Z' || t[pos] == 'z')) {
+    ++pos;
+  } else if (pos + 6 == t.size() && (t[pos] == '+' || t[pos] == '-') && t[pos + 3] == ':') {
+    auto oh = num(pos + 1, 2), om = num(pos + 4, 2);
+    if (!oh || !om) return std::nullopt;
+    offset = (t[pos] == '-' ? -1 : 1) * (*oh * 3600 + *om * 60);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != t.size()) return std::nullopt;
+  // Days from civil (Howard Hinnant's algorithm), no time zone database needed.
+  const int y = *year - (*month <= 2 ? 1 : 0);
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int mp = (*month + 9) % 12;
+  const int doy = (153 * mp + 2) / 5 + *day - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + doe - 719468;
+  return days * 86400 + *hour * 3600 + *minute * 60 + *second - offset;
+}
+
+}  // namespace fracpack::k8s

@@ -1,0 +1,149 @@
+#include "fracpack/queues/decode_queue.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "fracpack/k8s/time.hpp"
+#include "k8s/json_fields.hpp"
+#include "k8s/names.hpp"
+
+namespace fracpack::queues {
+namespace {
+
+using nlohmann::json;
+using k8s::member;
+
+/// A number written as a JSON number or a decimal string; nullopt when it is neither or not finite.
+std::optional<double> number_of(const json& v) {
+  if (v.is_number()) {
+    const double d = v.get<double>();
+    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
+  }
+  if (!v.is_string()) return std::nullopt;
+  const std::string& s = v.get_ref<const std::string&>();
+  double d = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+
+/// Scale per resource: KAI's unit → fracpack's (GPUs → milli-GPU, millicores → milli-CPU, MB → bytes).
+double scale(Resource r) {
+  switch (r) {
+    case Resource::kGpu: return 1000.0;
+    case Resource::kCpu: return 1.0;
+    case Resource::kMemory: return 1e6;
+  }
+  return 1.0;
+}
+
+/// Reads spec.resources.<r>.<field>; `minus_one` allows -1 (unlimited).
+Result<std::optional<std::int64_t>> amount(const json& resource, const std::string& who, Resource r,
+                                           std::string_view field, bool minus_one, double field_scale) {
+  const json* v = member(resource, field);
+  if (v == nullptr) return std::optional<std::int64_t>{};
+  const std::string where = fmt::format("queue {}: spec.resources.{}.{}", who, resource_name(r), field);
+  auto d = number_of(*v);
+  if (!d) return invalid_argument("{} = {}: must be a finite number", where, v->dump());
+  if (*d == -1 && minus_one) return std::optional<std::int64_t>{kUnlimited};
+  if (*d < 0) {
+    return invalid_argument("{} = {}: must be ≥ 0{}", where, v->dump(), minus_one ? ", or -1 for unlimited" : "");
+  }
+  const double scaled = std::round(*d * field_scale);
+  if (scaled > 9.0e18) return invalid_argument("{} = {}: too large", where, v->dump());
+  return std::optional<std::int64_t>{static_cast<std::int64_t>(scaled)};
+}
+
+}  // namespace
+
+Result<QueueSpec> decode_queue(const json& object) {
+  QueueSpec q;
+  const json* metadata = member(object, "metadata");
+  auto name = metadata ? k8s::optional_string(*metadata, "name", "queue: metadata") : Result<std::optional<std::string>>(std::optional<std::string>{});
+  if (!name) return name.status();
+  if (!name->has_value() || (*name)->empty()) return invalid_argument("queue: metadata.name is missing");
+  q.name = **name;
+  if (!k8s::is_dns_subdomain(q.name)) {
+    return invalid_argument("queue \"{}\": metadata.name must be a DNS subdomain (lowercase letters, digits, '-', '.')",
+                            q.name);
+  }
+  if (const json* created = member(*metadata, "creationTimestamp")) {
+    auto seconds = created->is_string() ? k8s::parse_rfc3339(created->get<std::string>()) : std::nullopt;
+    if (!seconds) return invalid_argument("queue {}: metadata.creationTimestamp must be an RFC 3339 time", q.name);
+    q.created = *seconds;
+  }
+  const json* spec = member(object, "spec");
+  if (spec == nullptr || !spec->is_object()) return invalid_argument("queue {}: spec is missing", q.name);
+  auto parent = k8s::optional_string(*spec, "parentQueue", "queue " + q.name + ": spec");
+  if (!parent) return parent.status();
+  q.parent = parent->value_or("");
+  if (const json* priority = member(*spec, "priority")) {
+    if (!priority->is_number_integer() || priority->get<std::int64_t>() < INT32_MIN ||
+        priority->get<std::int64_t>() > INT32_MAX || (priority->is_number_unsigned() && priority->get<std::uint64_t>() > INT32_MAX)) {
+      return invalid_argument("queue {}: spec.priority = {}: must be a 32-bit integer", q.name, priority->dump());
+    }
+    q.priority = static_cast<std::int32_t>(priority->get<std::int64_t>());
+  }
+  const json* resources = member(*spec, "resources");
+  if (resources == nullptr || !resources->is_object()) {
+    return invalid_argument("queue {}: spec.resources is missing; KAI requires gpu, cpu and memory terms", q.name);
+  }
+  for (Resource r : kResources) {
+    const json* res = member(*resources, resource_name(r));
+    if (res == nullptr) continue;  // all zero: no quota, and a limit of 0 that blocks the resource
+    if (!res->is_object()) {
+      return invalid_argument("queue {}: spec.resources.{} must be a map", q.name, resource_name(r));
+    }
+    QueueResource& out = q.resource(r);
+    auto quota = amount(*res, q.name, r, "quota", true, scale(r));
+    auto limit = amount(*res, q.name, r, "limit", true, scale(r));
+    auto weight = amount(*res, q.name, r, "overQuotaWeight", false, 1000.0);
+    if (!quota) return quota.status();
+    if (!limit) return limit.status();
+    if (!weight) return weight.status();
+    out.quota = quota->value_or(0);
+    out.limit = limit->value_or(0);
+    out.limit_set = limit->has_value();
+    out.over_quota_weight = weight->value_or(0);
+  }
+  return q;
+}
+
+Result<PodGroupSpec> decode_pod_group(const json& object) {
+  PodGroupSpec g;
+  const json* metadata = member(object, "metadata");
+  if (metadata == nullptr) return invalid_argument("PodGroup: metadata is missing");
+  auto name = k8s::optional_string(*metadata, "name", "PodGroup: metadata");
+  auto ns = k8s::optional_string(*metadata, "namespace", "PodGroup: metadata");
+  if (!name) return name.status();
+  if (!ns) return ns.status();
+  if (!name->has_value() || (*name)->empty()) return invalid_argument("PodGroup: metadata.name is missing");
+  g.name = **name;
+  if (ns->has_value() && !(*ns)->empty()) g.namespace_name = **ns;
+  const std::string who = "PodGroup " + g.key();
+  const json* spec = member(object, "spec");
+  if (spec == nullptr) return g;
+  if (const json* mm = member(*spec, "minMember")) {
+    const bool ok = (mm->is_number_unsigned() && mm->get<std::uint64_t>() <= (1u << 20)) ||
+                    (mm->is_number_integer() && !mm->is_number_unsigned() && mm->get<std::int64_t>() >= 0 &&
+                     mm->get<std::int64_t>() <= (1 << 20));
+    if (!ok) return invalid_argument("{}: spec.minMember = {}: must be an integer from 0 to {}", who, mm->dump(), 1 << 20);
+    g.min_member = static_cast<int>(mm->get<std::int64_t>());
+  }
+  for (auto [field, target] : {std::pair{"queue", &g.queue}, std::pair{"priorityClassName", &g.priority_class},
+                               std::pair{"preemptibility", &g.preemptibility}}) {
+    auto v = k8s::optional_string(*spec, field, who + ": spec");
+    if (!v) return v.status();
+    if (v->has_value() && !(*v)->empty()) *target = **v;
+  }
+  if (g.preemptibility && *g.preemptibility != "preemptible" && *g.preemptibility != "non-preemptible") {
+    return invalid_argument("{}: spec.preemptibility = \"{}\": must be preemptible or non-preemptible", who,
+                            *g.preemptibility);
+  }
+  return g;
+}
+
+}  // namespace fracpack::queues

@@ -1,0 +1,117 @@
+#include "fracpack/queues/queue_tree.hpp"
+
+#include <algorithm>
+
+#include <boost/graph/topological_sort.hpp>
+#include <fmt/format.h>
+
+namespace fracpack::queues {
+namespace {
+
+/// Creation time, then name: KAI's last tie-break between queues.
+bool older(const QueueSpec& a, const QueueSpec& b) {
+  return a.created != b.created ? a.created < b.created : a.name < b.name;
+}
+
+std::string quota_text(Resource r, std::int64_t quota) {
+  return quota == kUnlimited ? "-1 (unlimited)" : format_amount(r, quota);
+}
+
+}  // namespace
+
+Result<QueueTree> QueueTree::build(std::vector<QueueSpec> queues, std::vector<std::string>* warnings) {
+  QueueTree t;
+  std::sort(queues.begin(), queues.end(), older);
+  t.queues_ = std::move(queues);
+  const std::size_t n = t.queues_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!t.by_name_.emplace(t.queues_[i].name, i).second) {
+      return invalid_argument("queue {}: metadata.name appears twice", t.queues_[i].name);
+    }
+  }
+  t.graph_ = Graph(n);
+  t.children_.assign(n, {});
+  std::vector<std::optional<std::size_t>> parent(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const QueueSpec& q = t.queues_[i];
+    if (q.parent.empty()) continue;
+    auto p = t.find(q.parent);
+    if (!p) return invalid_argument("queue {}: spec.parentQueue \"{}\" is not a queue in the input", q.name, q.parent);
+    parent[i] = *p;
+  }
+  // A cycle: follow parent links until a queue repeats; name every queue on the loop.
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<std::size_t> path;
+    std::optional<std::size_t> at = i;
+    while (at && std::find(path.begin(), path.end(), *at) == path.end() && path.size() <= n) {
+      path.push_back(*at);
+      at = parent[*at];
+    }
+    if (at) {
+      auto start = std::find(path.begin(), path.end(), *at);
+      std::vector<std::string> names;
+      for (auto it = start; it != path.end(); ++it) names.push_back(t.queues_[*it].name);
+      names.push_back(t.queues_[*at].name);
+      return invalid_argument("queue {}: spec.parentQueue links form a cycle: {}", t.queues_[*at].name,
+                              fmt::join(names, " → "));
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {  // queues are in creation order, so children are too
+    if (parent[i]) {
+      boost::add_edge(*parent[i], i, t.graph_);
+      t.children_[*parent[i]].push_back(i);
+    } else {
+      t.roots_.push_back(i);
+    }
+  }
+  std::vector<std::size_t> reversed;
+  boost::topological_sort(t.graph_, std::back_inserter(reversed));
+  t.top_down_.assign(reversed.rbegin(), reversed.rend());
+
+  if (warnings != nullptr) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (Resource r : kResources) {
+        const std::int64_t mine = t.queues_[i].resource(r).quota;
+        std::int64_t sum = 0;
+        bool unlimited_child = false;
+        for (std::size_t c : t.children_[i]) {
+          const std::int64_t child = t.queues_[c].resource(r).quota;
+          if (mine != kUnlimited && (child == kUnlimited || child > mine)) {
+            warnings->push_back(fmt::format("queue {}: {}.quota {} exceeds its parent {}'s {} (KAI allows it; the "
+                                            "parent's share still caps it)",
+                                            t.queues_[c].name, resource_name(r), quota_text(r, child), t.queues_[i].name,
+                                            quota_text(r, mine)));
+          }
+          unlimited_child = unlimited_child || child == kUnlimited;
+          if (child != kUnlimited) sum += child;
+        }
+        if (mine != kUnlimited && !unlimited_child && t.children_[i].size() > 1 && sum > mine) {
+          warnings->push_back(fmt::format("queue {}: its children's {}.quota add up to {}, above its own {}",
+                                          t.queues_[i].name, resource_name(r), format_amount(r, sum),
+                                          format_amount(r, mine)));
+        }
+      }
+    }
+  }
+  return t;
+}
+
+std::optional<std::size_t> QueueTree::find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::size_t> QueueTree::parent(std::size_t q) const {
+  auto [begin, end] = boost::in_edges(q, graph_);
+  if (begin == end) return std::nullopt;
+  return boost::source(*begin, graph_);
+}
+
+std::vector<std::size_t> QueueTree::path_to_root(std::size_t q) const {
+  std::vector<std::size_t> out{q};
+  for (auto p = parent(q); p; p = parent(*p)) out.push_back(*p);
+  return out;
+}
+
+}  // namespace fracpack::queues
