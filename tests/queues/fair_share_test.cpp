@@ -73,6 +73,14 @@ TEST_CASE("fractional remainders never push a queue past what it asks for") {
   CHECK(tight[1] <= 1500);
 }
 
+TEST_CASE("deserved claims above the total are scaled down together, never past the total") {
+  // Two children deserve 4 and 2 GPUs of a parent whose share is 3: they get 2 and 1.
+  auto shares = divide(3 * kGpu, {terms("a", 4 * kGpu, 1000, 9 * kGpu), terms("b", 2 * kGpu, 1000, 9 * kGpu)}, kGpu);
+  CHECK(shares == std::vector<std::int64_t>{2 * kGpu, 1 * kGpu});
+  auto odd = divide(1000, {terms("a", 1000, 0, 1000), terms("b", 1000, 0, 1000), terms("c", 1000, 0, 1000)}, kGpu);
+  CHECK(odd[0] + odd[1] + odd[2] == 1000);
+}
+
 // docs/fair-share.md, "A worked example": the numbers there are these.
 TEST_CASE("worked example: two departments, three teams, 10 GPUs") {
   auto queue = [](std::string name, std::string parent, double quota, double weight, std::int64_t created) {

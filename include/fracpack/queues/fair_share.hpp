@@ -13,7 +13,11 @@
 //    earlier creation, then name), never beyond what a queue still wants.
 // 4. Lower priority bands share what the higher bands left.
 //
-// Unlike KAI (a Go map, so random order) every tie is broken by creation time, then name.
+// Two differences from KAI, both deliberate: every tie is broken by creation time, then name
+// (KAI iterates a Go map, so its order is random); and when the deserved claims alone exceed
+// what there is to divide (children whose quotas add up past their parent's share), each queue
+// gets the same proportion of its claim, so children never hold more than their parent (KAI lets
+// each keep its whole claim).
 #pragma once
 
 #include <cstdint>
@@ -38,8 +42,7 @@ struct ShareTerms {
 
 /// Fair shares of `total` (same unit) among `queues`, in input order. `unit` is the granularity
 /// of over-quota rounds (1000 for GPUs in milli-GPU: whole GPUs; 1 otherwise). Never gives a
-/// queue more than its requestable amount; the sum never exceeds `total` (when deserved amounts
-/// alone exceed `total`, each keeps its deserved-and-requested amount, as in KAI).
+/// queue more than its requestable amount; the sum never exceeds `total`.
 std::vector<std::int64_t> divide(std::int64_t total, const std::vector<ShareTerms>& queues, std::int64_t unit);
 
 /// What a queue may ask for: its request capped by its limit.

@@ -1,0 +1,210 @@
+// Queue order, admission before placement, gangs, reclaim candidates, and `place` with queues.
+#include <doctest/doctest.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/place_job.hpp"
+#include "fracpack/queues/reclaim.hpp"
+#include "fracpack/queues/session.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+using queues::Amounts;
+using queues::kUnlimited;
+using queues::Resource;
+
+/// A Queue object: GPU quota/limit/weight as given; CPU and memory unlimited.
+json queue(const std::string& name, const std::string& parent, double quota, double limit, double weight,
+           int priority = 100, const std::string& created = "2026-01-01T00:00:00Z") {
+  json unlimited = {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}};
+  json spec = {{"priority", priority},
+               {"resources", {{"gpu", {{"quota", quota}, {"limit", limit}, {"overQuotaWeight", weight}}}, {"cpu", unlimited},
+                              {"memory", unlimited}}}};
+  if (!parent.empty()) spec["parentQueue"] = parent;
+  return {{"apiVersion", "scheduling.run.ai/v2"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", name}, {"creationTimestamp", created}}},
+          {"spec", spec}};
+}
+
+PlaceReport run(const std::vector<json>& objects, const std::string& policy_name = "pack") {
+  PlaceOptions options;
+  options.policy = policy_name;
+  auto r = run_place(k8s::with_origins(objects, "test"), options);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  return *r;
+}
+
+const QueueTotals& totals(const PlaceReport& r, const std::string& name) {
+  for (const auto& q : r.queues) {
+    if (q.name == name) return q;
+  }
+  FAIL("no queue " << name);
+  return r.queues.front();
+}
+
+std::vector<std::string> placed(const PlaceReport& r) {
+  std::vector<std::string> out;
+  for (const auto& p : r.placements) out.push_back(p.pod);
+  return out;
+}
+
+TEST_CASE("a queue under its fair share goes before one over it, whatever the input order") {
+  NodeBuilder n("n");
+  n.gpus(6, 80000);
+  // Both deserve 2 GPUs. "busy" runs 4 and asks for 1 more, "idle" asks for 3: fair shares come
+  // out 3 and 3, so busy is over its share and idle goes first although busy's pod is first.
+  std::vector<json> objects{n.obj, queue("busy", "", 2, -1, 1), queue("idle", "", 2, -1, 1)};
+  for (int i = 0; i < 4; ++i) {
+    objects.push_back(PodBuilder("run-" + std::to_string(i)).whole(1).label("kai.scheduler/queue", "busy").bound_to("n").obj);
+  }
+  objects.push_back(PodBuilder("busy-next").whole(1).label("kai.scheduler/queue", "busy").obj);
+  for (int i = 1; i <= 3; ++i) {
+    objects.push_back(PodBuilder("idle-" + std::to_string(i)).whole(1).label("kai.scheduler/queue", "idle").obj);
+  }
+  PlaceReport r = run(objects);
+  CHECK(placed(r) == std::vector<std::string>{"default/idle-1", "default/idle-2"});
+  CHECK(totals(r, "busy").fair_share[Resource::kGpu] == 3000);
+  CHECK(totals(r, "idle").fair_share[Resource::kGpu] == 3000);
+  CHECK(totals(r, "busy").allocated[Resource::kGpu] == 4000);
+  CHECK(totals(r, "busy").pending[Resource::kGpu] == 1000);
+}
+
+TEST_CASE("then higher queue priority, then smaller dominant share, then creation time") {
+  NodeBuilder n("n");
+  n.gpus(1, 80000);
+  auto pod = [](const std::string& name, const std::string& q) {
+    return PodBuilder(name).whole(1).label("kai.scheduler/queue", q).obj;
+  };
+  // One GPU, three queues under their fair share: priority decides.
+  PlaceReport prio = run({n.obj, queue("low", "", 1, -1, 1, 50), queue("high", "", 1, -1, 1, 200), pod("a", "low"), pod("b", "high")});
+  CHECK(placed(prio) == std::vector<std::string>{"default/b"});
+  // Same priority: the queue created first.
+  PlaceReport age = run({n.obj, queue("young", "", 1, -1, 1, 100, "2026-05-01T00:00:00Z"),
+                         queue("old", "", 1, -1, 1, 100, "2025-01-01T00:00:00Z"), pod("a", "young"), pod("b", "old")});
+  CHECK(placed(age) == std::vector<std::string>{"default/b"});
+}
+
+TEST_CASE("jobs inside a queue go by priority, then age") {
+  NodeBuilder n("n");
+  n.gpus(1, 80000);
+  PodBuilder older("older");
+  older.whole(1).label("kai.scheduler/queue", "q").obj["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  PodBuilder newer("newer");
+  newer.whole(1).label("kai.scheduler/queue", "q").obj["metadata"]["creationTimestamp"] = "2026-02-01T00:00:00Z";
+  PodBuilder vip("vip");
+  vip.whole(1).label("kai.scheduler/queue", "q").priority_class("build").obj["metadata"]["creationTimestamp"] = "2026-03-01T00:00:00Z";
+  PlaceReport by_priority = run({n.obj, queue("q", "", 1, -1, 1), newer.obj, older.obj, vip.obj});
+  CHECK(placed(by_priority) == std::vector<std::string>{"default/vip"});
+  PlaceReport by_age = run({n.obj, queue("q", "", 1, -1, 1), newer.obj, older.obj});
+  CHECK(placed(by_age) == std::vector<std::string>{"default/older"});
+}
+
+TEST_CASE("admission refuses before placement, with the queue's own words") {
+  NodeBuilder n("n");
+  n.gpus(8, 80000);
+  PlaceReport r = run({n.obj, queue("dept", "", 4, 3, 1), queue("team", "dept", 4, -1, 1),
+                       PodBuilder("big").whole(4).label("kai.scheduler/queue", "team").obj,
+                       PodBuilder("small").whole(2).label("kai.scheduler/queue", "team").obj});
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].pod == "default/big");
+  CHECK(r.unschedulable[0].status == "OverLimit");
+  CHECK(r.unschedulable[0].reason.find("queue dept: gpu would reach 4 GPUs") == 0);
+  CHECK(placed(r) == std::vector<std::string>{"default/small"});
+}
+
+TEST_CASE("a fresh default-queue with zero quota refuses non-preemptible pods and says why") {
+  NodeBuilder n("n");
+  n.gpus(1, 80000);
+  PlaceReport r = run({n.obj, queue("default-queue", "", 0, -1, 1), PodBuilder("serve").whole(1).priority_class("inference").obj,
+                       PodBuilder("train").whole(1).priority_class("train").obj});
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].status == "NonPreemptibleOverQuota");
+  CHECK(r.unschedulable[0].reason.find("a fresh KAI install gives default-queue zero quota") != std::string::npos);
+  CHECK(placed(r) == std::vector<std::string>{"default/train"});  // preemptible: may run over quota
+}
+
+TEST_CASE("jobs in a missing or a parent queue are refused as invalid") {
+  NodeBuilder n("n");
+  n.gpus(1, 80000);
+  PlaceReport r = run({n.obj, queue("dept", "", 1, -1, 1), queue("team", "dept", 1, -1, 1),
+                       PodBuilder("a").whole(1).label("kai.scheduler/queue", "dept").obj,
+                       PodBuilder("b").whole(1).label("kai.scheduler/queue", "ghost").obj});
+  REQUIRE(r.unschedulable.size() == 2);
+  CHECK(r.unschedulable[0].reason.find("has child queues; jobs go in leaf queues only") != std::string::npos);
+  CHECK(r.unschedulable[1].reason.find("\"ghost\"") != std::string::npos);
+}
+
+TEST_CASE("a gang is admitted on its whole charge and placed all-or-nothing") {
+  NodeBuilder n("n");
+  n.gpus(8, 80000);
+  json group = {{"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"minMember", 2}, {"queue", "team"}, {"priorityClassName", "inference"}}}};
+  PlaceReport r = run({n.obj, queue("team", "", 3, -1, 1), group, PodBuilder("g-0").whole(2).gang("g").obj,
+                       PodBuilder("g-1").whole(2).gang("g").obj});
+  // 4 GPUs of non-preemptible work against a quota of 3: the group is refused as one.
+  REQUIRE(r.unschedulable.size() == 2);
+  CHECK(r.unschedulable[0].status == "NonPreemptibleOverQuota");
+  CHECK(r.unschedulable[1].status == "NonPreemptibleOverQuota");
+  CHECK(r.placements.empty());
+}
+
+TEST_CASE("KAI #1847 at admission: a pending fraction is charged against the smallest GPU it could use") {
+  std::vector<json> objects{nvf("big", 1, 81920).obj, nvf("small", 1, 40960).obj, queue("team", "", 0.5, -1, 1),
+                            PodBuilder("p").gpu_memory("20000Mi").label("kai.scheduler/queue", "team").priority_class("inference").obj};
+  PlaceReport r = run(objects);
+  // Admitted: 0.49 of the 40900 MiB GPU is within the 0.5 quota (a 100 MiB placeholder would have
+  // charged it 200 GPUs). Once placed (pack chose the 81900 MiB GPU) it is charged by that GPU.
+  REQUIRE(r.placements.size() == 1);
+  CHECK(totals(r, "team").allocated[Resource::kGpu] == 250);
+}
+
+TEST_CASE("reclaim candidates: preemptible pods of over-fair-share queues, fewest first") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  std::vector<json> objects{n.obj, queue("greedy", "", 1, -1, 1), queue("starved", "", 3, -1, 1)};
+  for (int i = 0; i < 4; ++i) {
+    PodBuilder p("g-" + std::to_string(i));
+    p.whole(1).label("kai.scheduler/queue", "greedy").priority_class(i == 0 ? "inference" : "train").bound_to("n");
+    objects.push_back(p.obj);
+  }
+  objects.push_back(PodBuilder("want-two").whole(2).label("kai.scheduler/queue", "starved").obj);
+  PlaceReport r = run(objects);
+  REQUIRE(r.unschedulable.size() == 1);
+  REQUIRE(r.unschedulable[0].preemption);
+  CHECK(r.unschedulable[0].preemption->node == "n");
+  // Two victims, never the non-preemptible g-0.
+  CHECK(r.unschedulable[0].preemption->victims.size() == 2);
+  for (const auto& v : r.unschedulable[0].preemption->victims) CHECK(v != "default/g-0");
+}
+
+TEST_CASE("reclaim never takes from a queue at or under its fair share; lower priority of the own queue may go") {
+  NodeBuilder n("n");
+  n.gpus(2, 80000);
+  std::vector<json> objects{n.obj, queue("fair", "", 1, -1, 1), queue("mine", "", 1, -1, 1),
+                            PodBuilder("theirs").whole(1).label("kai.scheduler/queue", "fair").priority_class("train").bound_to("n").obj,
+                            PodBuilder("my-low").whole(1).label("kai.scheduler/queue", "mine").priority_class("train").bound_to("n").obj,
+                            PodBuilder("my-high").whole(1).label("kai.scheduler/queue", "mine").priority_class("build").obj};
+  PlaceReport r = run(objects);
+  REQUIRE(r.unschedulable.size() == 1);
+  REQUIRE(r.unschedulable[0].preemption);
+  CHECK(r.unschedulable[0].preemption->victims == std::vector<std::string>{"default/my-low"});
+}
+
+TEST_CASE("queue totals in the JSON report, in KAI's units") {
+  PlaceReport r = run({nvf("n", 2, 80000).obj, queue("dept", "", 2, -1, 1), queue("team", "dept", 1.5, -1, 1),
+                       PodBuilder("a").fraction("0.5").label("kai.scheduler/queue", "team").obj});
+  auto j = report_json(r);
+  REQUIRE(j["queues"].size() == 2);
+  CHECK(j["queues"][0]["name"] == "dept");
+  CHECK(j["queues"][1]["parent"] == "dept");
+  CHECK(j["queues"][1]["gpu"]["deserved"] == 1.5);
+  CHECK(j["queues"][1]["gpu"]["allocated"] == 0.5);
+  CHECK(j["queues"][1]["gpu"]["limit"] == -1);
+  CHECK(report_table(r).find("QUEUES") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace fracpack::test
