@@ -202,6 +202,17 @@ TEST_CASE("the bundled example: every pod placed or explained, the same way ever
   int invalid = 0;
   for (const auto& u : first.unschedulable) invalid += u.status == "Invalid" ? 1 : 0;
   CHECK(invalid == 5);
+  // The queue refusals the example is there to show.
+  auto status_of = [&](const std::string& pod) {
+    for (const auto& u : first.unschedulable) {
+      if (u.pod == pod) return u.status;
+    }
+    return std::string("placed");
+  };
+  CHECK(status_of("team-d/extra-notebook") == "OverLimit");
+  CHECK(status_of("default/quickstart") == "NonPreemptibleOverQuota");
+  REQUIRE(first.queues.size() == 7);
+  CHECK(first.queues[0].name == "platform");  // parents before children, oldest first
   json out = report_json(first);
   CHECK(out["summary"]["placed"] == first.placements.size());
   CHECK(out["placements"][0].contains("memoryMiB"));
