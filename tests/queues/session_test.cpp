@@ -193,6 +193,23 @@ TEST_CASE("reclaim never takes from a queue at or under its fair share; lower pr
   CHECK(r.unschedulable[0].preemption->victims == std::vector<std::string>{"default/my-low"});
 }
 
+TEST_CASE("three levels: shares flow down, limits bind at the grandparent, usage climbs to the root") {
+  NodeBuilder n("n");
+  n.gpus(8, 80000);
+  std::vector<json> objects{n.obj, queue("org", "", 8, 3, 1), queue("dept", "org", 8, -1, 1), queue("team", "dept", 8, -1, 1)};
+  for (int i = 0; i < 4; ++i) {
+    objects.push_back(PodBuilder("p" + std::to_string(i)).whole(1).label("kai.scheduler/queue", "team").obj);
+  }
+  PlaceReport r = run(objects);
+  CHECK(r.placements.size() == 3);
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].status == "OverLimit");
+  CHECK(r.unschedulable[0].reason.find("queue org:") == 0);
+  CHECK(totals(r, "org").allocated[Resource::kGpu] == 3000);
+  CHECK(totals(r, "dept").allocated[Resource::kGpu] == 3000);
+  CHECK(totals(r, "team").fair_share[Resource::kGpu] == 3000);  // capped by org's limit on the way down
+}
+
 TEST_CASE("queue totals in the JSON report, in KAI's units") {
   PlaceReport r = run({nvf("n", 2, 80000).obj, queue("dept", "", 2, -1, 1), queue("team", "dept", 1.5, -1, 1),
                        PodBuilder("a").fraction("0.5").label("kai.scheduler/queue", "team").obj});
