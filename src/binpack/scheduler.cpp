@@ -156,9 +156,12 @@ Explanation explain(const ClusterState& state, const PodRequest& pod, const Node
     const bool full = e.nodes.size() < detailed;
     Verdict verdict = binpack::check_node(state, n, pod, traits, full ? binpack::Detail::kFull : binpack::Detail::kCategory);
     if (verdict.fits()) {
-      // Only possible when a decision was limited to a mask (a gang on one network leaf).
+      // A node that fits but was not chosen: only possible when the decision was limited to a
+      // mask (a gang on one network leaf); without one it would mean the index missed a node.
       verdict.code = Code::kUnschedulable;
-      verdict.reasons.push_back({"node(s) were outside the nodes considered", ""});
+      verdict.reasons.push_back({mask != nullptr ? "node(s) were outside the nodes considered"
+                                                 : "node(s) fit but the index did not offer them (a fracpack bug: please report it)",
+                                 ""});
     }
     if (verdict.code == Code::kUnschedulable) e.code = Code::kUnschedulable;
     for (const auto& reason : verdict.reasons) ++counts[reason.category];
