@@ -20,6 +20,10 @@ struct DecodeConfig {
   /// Pod label keys that name the queue, first match wins (KAI: kai.scheduler/queue; older: runai/queue).
   std::vector<std::string> queue_label_keys{"kai.scheduler/queue", "runai/queue"};
   std::string default_queue = "default-queue";
+  /// spec.schedulerName values that are ours. A running pod of another scheduler holds its node
+  /// resources but is not charged to a queue, and its share is taken out of what queues divide
+  /// (as KAI does). A pod without schedulerName counts as ours.
+  std::vector<std::string> scheduler_names{"kai-scheduler"};
   /// Resource names that mark an RDMA/InfiniBand request: exact names, and prefixes ending in '/'.
   std::vector<std::string> rdma_resources{"rdma/", "nvidia.com/hostdev"};
 };

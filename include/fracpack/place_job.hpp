@@ -67,7 +67,8 @@ struct NotPlaced {
 struct QueueTotals {
   std::string name;
   std::string parent;
-  queues::Amounts deserved;   ///< quota (an unlimited quota shows its parent's, or the cluster's)
+  std::size_t depth = 0;      ///< 0 for a top-level queue
+  queues::Amounts deserved;   ///< quota (queues::kUnlimited for -1)
   queues::Amounts fair_share;
   queues::Amounts allocated;
   queues::Amounts allocated_non_preemptible;
@@ -95,7 +96,7 @@ struct PlaceReport {
   std::vector<std::string> warnings;       ///< ignored objects, invalid nodes
   std::size_t nodes = 0;
   std::vector<GpuStateCount> gpu_states;   ///< GPUs per state after placement
-  std::vector<QueueTotals> queues;         ///< parents before children; empty without Queue objects
+  std::vector<QueueTotals> queues;         ///< pre-order (parents first, siblings oldest first); empty without queues
 };
 
 /// Runs the job over already-read objects (k8s::read_input_file). Errors only when the policy name

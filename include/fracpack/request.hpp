@@ -78,6 +78,7 @@ struct PodRequest {
   bool preemptible = true;
   std::optional<std::string> gang;  ///< PodGroup name (KAI annotation `pod-group-name`)
   std::int64_t created = 0;         ///< metadata.creationTimestamp, seconds since the epoch (0 when absent)
+  std::string scheduler_name;       ///< spec.schedulerName ("" when absent)
 
   std::optional<Binding> bound;
 

@@ -103,20 +103,12 @@ std::vector<queues::JobOutcome> run_in_order(ClusterState& state, const Policy& 
   return out;
 }
 
-Amounts cluster_total(const ClusterState& state) {
-  Amounts total;
-  for (std::size_t n = 0; n < state.node_count(); ++n) {
-    total += Amounts(1000 * static_cast<std::int64_t>(state.node(n).gpus.size()), state.node(n).cpu.count(),
-                     state.node(n).memory.count());
-  }
-  return total;
-}
-
 QueueTotals totals_of(const queues::QueueBook& book, std::size_t q, const Amounts& pending) {
   const auto& spec = book.tree().queue(q);
   QueueTotals t;
   t.name = spec.name;
   t.parent = spec.parent;
+  t.depth = book.tree().depth(q);
   t.deserved = book.deserved(q);
   t.fair_share = book.fair_share(q);
   t.allocated = book.allocated(q);
@@ -176,10 +168,22 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
                                     u.reason, fence.empty() ? std::string("none (the node has no GPUs)") : fmt::format("{}", fmt::join(fence, ",")))});
   }
   std::map<std::string, int> running_in_gang;
+  Amounts foreign;  // what pods of other schedulers hold: not for queues to divide
   for (auto& b : in.bound) {
+    if (b.pod.gang) {  // a PodGroup's queue and priority apply to its running pods too
+      auto group = in.groups.find(b.pod.namespace_name + "/" + *b.pod.gang);
+      if (group != in.groups.end()) {
+        if (auto bad = jobs::apply_group(group->second, in.classes, b.pod)) report.warnings.push_back(*bad);
+      }
+    }
     if (!load_bound(state, b.pod, in.rejected_nodes, report)) continue;
     if (b.pod.gang) ++running_in_gang[b.pod.namespace_name + "/" + *b.pod.gang];
     if (!book) continue;
+    const auto& ours = options.decode.scheduler_names;
+    if (!b.pod.scheduler_name.empty() && std::find(ours.begin(), ours.end(), b.pod.scheduler_name) == ours.end()) {
+      foreign += queues::charge_placed(b.pod, state, *state.allocation(b.pod.key()));
+      continue;
+    }
     auto q = tree->find(b.pod.queue);
     if (!q || !tree->is_leaf(*q)) {
       report.warnings.push_back(fmt::format("pod {} runs in queue \"{}\", which is not a leaf Queue in the input; "
@@ -199,7 +203,11 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
     return it->second;
   };
   for (auto& job : jobs) {
-    for (const auto& pod : job.members) job.charge += pending_charge(pod);
+    const std::size_t core = job.min_member <= 0 ? job.members.size() : std::min<std::size_t>(job.members.size(), job.min_member);
+    for (std::size_t i = 0; i < job.members.size(); ++i) {
+      job.member_charges.push_back(pending_charge(job.members[i]));
+      if (i < core) job.charge += job.member_charges.back();
+    }
   }
   ExplainCache cache;
   std::vector<queues::JobOutcome> outcomes;
@@ -207,8 +215,9 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
     std::vector<Amounts> requests(tree->size());
     for (std::size_t q = 0; q < tree->size(); ++q) requests[q] = book->allocated(q);
     for (const auto& job : jobs) requests[job.queue] += job.charge;
-    book->compute_fair_shares(cluster_total(state), requests);
-    outcomes = queues::run_session(state, *book, **policy, jobs, options.explain_nodes, &cache);
+    const Amounts total = queues::cluster_total(state, foreign);
+    book->compute_fair_shares(total, requests);
+    outcomes = queues::run_session(state, *book, **policy, jobs, total, options.explain_nodes, &cache);
   } else {
     outcomes = run_in_order(state, **policy, jobs, options.explain_nodes, cache);
   }
@@ -219,8 +228,9 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
     const queues::Job& job = *o.job;
     for (std::size_t i = 0; i < job.members.size(); ++i) {
       const PodRequest& pod = job.members[i];
-      if (o.refusal) {
-        report.unschedulable.push_back(NotPlaced::refused(pod.key(), o.refusal->reason, o.refusal->message));
+      const std::optional<queues::Refusal>& refusal = o.refusal ? o.refusal : (i < o.refused.size() ? o.refused[i] : std::nullopt);
+      if (refusal) {
+        report.unschedulable.push_back(NotPlaced::refused(pod.key(), refusal->reason, refusal->message));
       } else if (o.members[i].placement) {
         report.placements.push_back(*o.members[i].placement);
         continue;
@@ -230,7 +240,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
           // The ledger no longer changes here: one search per shape, queue and priority.
           const std::string key = fmt::format("{}#{}#{}", pod_shape(pod), pod.queue, pod.priority);
           auto [it, fresh] = victims_by_shape.try_emplace(key);
-          if (fresh) it->second = queues::find_victims(state, *book, pod, **policy);
+          if (fresh) it->second = queues::find_victims(state, *book, pod, job.queue, job.member_charges[i], **policy);
           if (it->second) np.preemption = Preemption{it->second->node, it->second->pods};
         }
         report.unschedulable.push_back(std::move(np));

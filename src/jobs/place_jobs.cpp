@@ -5,21 +5,10 @@
 #include <fmt/format.h>
 
 #include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/priority.hpp"
 
 namespace fracpack::jobs {
 namespace {
-
-/// Applies a PodGroup's queue, priority and preemptibility to one member.
-void apply_group(const queues::PodGroupSpec& group, const PriorityClasses& classes, PodRequest& pod) {
-  if (group.queue) pod.queue = *group.queue;
-  if (group.priority_class) {
-    if (auto value = classes.find(*group.priority_class)) {
-      pod.priority = *value;
-      pod.preemptible = *value < kNonPreemptibleThreshold;
-    }
-  }
-  if (group.preemptibility) pod.preemptible = *group.preemptibility == "preemptible";
-}
 
 queues::Job single(const InputPod& p) {
   queues::Job job;
@@ -35,6 +24,22 @@ queues::Job single(const InputPod& p) {
 
 }  // namespace
 
+std::optional<std::string> apply_group(const queues::PodGroupSpec& group, const PriorityClasses& classes, PodRequest& pod) {
+  if (group.queue) pod.queue = *group.queue;
+  if (group.priority_class) {
+    auto value = classes.find(*group.priority_class);
+    if (!value) {
+      return fmt::format("PodGroup {}: spec.priorityClassName \"{}\" is not a known PriorityClass (built in: train 50, "
+                         "build-preemptible 75, build 100, inference 125)",
+                         group.key(), *group.priority_class);
+    }
+    pod.priority = *value;
+    pod.preemptible = *value < kNonPreemptibleThreshold;
+  }
+  if (group.preemptibility) pod.preemptible = *group.preemptibility == "preemptible";
+  return std::nullopt;
+}
+
 std::vector<queues::Job> build_jobs(const PlaceInputs& in, const std::map<std::string, int>& running_in_gang,
                                     const queues::QueueTree* tree, PlaceReport& report) {
   std::vector<queues::Job> jobs;
@@ -49,12 +54,17 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const std::map<std::s
     if (!gangs_done.insert(key).second) continue;
     auto group = in.groups.find(key);
     std::vector<InputPod> members;
+    std::optional<std::string> bad_group;
     for (std::size_t j = i; j < in.pending.size(); ++j) {
       const PodRequest& p = in.pending[j].pod;
       if (p.gang && p.namespace_name + "/" + *p.gang == key) {
         members.push_back(in.pending[j]);
-        if (group != in.groups.end()) apply_group(group->second, in.classes, members.back().pod);
+        if (group != in.groups.end()) bad_group = apply_group(group->second, in.classes, members.back().pod);
       }
+    }
+    if (bad_group) {
+      for (const auto& m : members) report.unschedulable.push_back(NotPlaced::refused(m.pod.key(), "Invalid", *bad_group));
+      continue;
     }
     if (group == in.groups.end()) {
       report.warnings.push_back(fmt::format(
@@ -85,8 +95,12 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const std::map<std::s
     auto q = tree->find(queue);
     std::string problem;
     if (!q) {
-      problem = fmt::format("queue \"{}\" (label kai.scheduler/queue, or the PodGroup's spec.queue) is not a Queue in the input",
-                            queue);
+      problem = queue == "default-queue"
+                    ? "it has no kai.scheduler/queue label, so it goes to default-queue, which is not a Queue in the "
+                      "input (a fresh KAI install creates it with zero quota)"
+                    : fmt::format("queue \"{}\" (label kai.scheduler/queue, or the PodGroup's spec.queue) is not a Queue "
+                                  "in the input",
+                                  queue);
     } else if (!tree->is_leaf(*q)) {
       problem = fmt::format("queue \"{}\" has child queues; jobs go in leaf queues only (KAI)", queue);
     }

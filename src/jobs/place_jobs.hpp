@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,10 @@
 #include "jobs/place_inputs.hpp"
 
 namespace fracpack::jobs {
+
+/// Applies a PodGroup's queue, priority class and preemptibility to one member (pending or
+/// running). Returns an error message when the group names an unknown priority class.
+std::optional<std::string> apply_group(const queues::PodGroupSpec& group, const PriorityClasses& classes, PodRequest& pod);
 
 /// Jobs in input order (a gang where its first pending member stands). A gang's minMember is
 /// lowered by its members already running; a gang whose minimum they already meet becomes single

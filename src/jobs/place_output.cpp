@@ -170,7 +170,7 @@ std::string report_table(const PlaceReport& r) {
     for (const auto& q : r.queues) {
       using queues::Resource;
       const auto g = [&](const queues::Amounts& a) { return queues::format_amount(Resource::kGpu, a[Resource::kGpu]); };
-      out += fmt::format("{:<36} {:>8} {:>8} {:>8} {:>8} {:>8}\n", q.parent.empty() ? q.name : "  " + q.name,
+      out += fmt::format("{:<36} {:>8} {:>8} {:>8} {:>8} {:>8}\n", std::string(2 * q.depth, ' ') + q.name,
                          g(q.deserved), g(q.fair_share), g(q.allocated), g(q.allocated_non_preemptible), g(q.pending));
     }
   }

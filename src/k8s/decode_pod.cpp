@@ -74,6 +74,9 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   const json* spec = member(object, "spec");
   if (spec == nullptr || !spec->is_object()) return invalid_argument("{}: spec is missing", who);
 
+  auto scheduler = optional_string(*spec, "schedulerName", who + ": spec");
+  if (!scheduler) return scheduler.status();
+  pod.scheduler_name = scheduler->value_or("");
   auto node_name = optional_string(*spec, "nodeName", who + ": spec");
   if (!node_name) return node_name.status();
   const bool bound = node_name->has_value() && !(*node_name)->empty();

@@ -147,6 +147,8 @@ Status append_objects(const json& doc, std::size_t doc_index, std::vector<json>&
 
 }  // namespace
 
+Result<std::vector<json>> read_yaml(std::string_view text, std::string_view source);
+
 Result<std::vector<json>> read_objects(std::string_view text, std::string_view source) {
   std::vector<json> out;
   if (text.find('\0') != std::string_view::npos) {
@@ -174,13 +176,23 @@ Result<std::vector<json>> read_objects(std::string_view text, std::string_view s
     };
     try {
       doc = json::parse(text.begin(), text.end(), refuse_duplicates);
-    } catch (const json::exception& e) {  // parse errors, and numbers too large for a double
+    } catch (const json::parse_error& e) {
+      // `{kind: Pod, ...}` is flow-style YAML, not JSON: try YAML before giving up.
+      auto yaml = read_yaml(text, source);
+      if (yaml.is_ok()) return yaml;
+      return invalid_argument("{}: not valid JSON: {}", source, e.what());
+    } catch (const json::exception& e) {  // valid syntax, but a number too large for a double
       return invalid_argument("{}: not valid JSON: {}", source, e.what());
     }
     if (!duplicate.empty()) return invalid_argument("{}: duplicate key \"{}\" in a JSON object", source, duplicate);
     if (auto st = append_objects(doc, 0, out, source); !st.is_ok()) return st;
     return out;
   }
+  return read_yaml(text, source);
+}
+
+Result<std::vector<json>> read_yaml(std::string_view text, std::string_view source) {
+  std::vector<json> out;
   try {
     std::size_t index = 0;
     YamlToJson converter(text.size() + kExpansionMargin);

@@ -39,4 +39,40 @@ Amounts charge_pending(const PodRequest& pod, const ClusterState& state) {
   return charge(pod, pod.fraction() ? smallest_candidate_gpu(state, pod) : std::nullopt);
 }
 
+Amounts charge_of_allocation(const ClusterState& state, const Allocation& a) {
+  Amounts out(0, a.cpu.count(), a.memory.count());
+  const NodeSpec& node = state.node(a.node);
+  for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
+    const MiB memory = node.gpus[static_cast<std::size_t>(a.choice.gpus[k])].memory;
+    switch (a.choice.hold) {
+      case GpuHold::kWhole:
+      case GpuHold::kSlot:
+        out[Resource::kGpu] += 1000;
+        break;
+      case GpuHold::kFraction:
+        out[Resource::kGpu] += memory.count() > 0
+                                   ? 10 * std::min<std::int64_t>(100, (a.choice.memory[k].count() * 100 + memory.count() - 1) /
+                                                                         memory.count())
+                                   : 1000;
+        break;
+      case GpuHold::kNone:
+        break;
+    }
+  }
+  return out;
+}
+
+Amounts cluster_total(const ClusterState& state, const Amounts& foreign) {
+  Amounts total;
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    const NodeSpec& node = state.node(n);
+    if (!node.ready || !node.schedulable) continue;
+    const std::int64_t gpus = static_cast<std::int64_t>(node.gpus.size()) *
+                              (node.sharing == SharingKind::kReplicas ? node.replica.replicas : 1);
+    total += Amounts(1000 * gpus, node.cpu.count(), node.memory.count());
+  }
+  for (Resource r : kResources) total[r] = std::max<std::int64_t>(0, total[r] - foreign[r]);
+  return total;
+}
+
 }  // namespace fracpack::queues

@@ -22,31 +22,37 @@ std::vector<std::int64_t> divide(std::int64_t total, const std::vector<ShareTerm
   const std::size_t n = queues.size();
   std::vector<std::int64_t> fair(n, 0);
   std::int64_t left = std::max<std::int64_t>(0, total);
-  // 1. Deserved.
-  Wide claimed = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::int64_t deserved = queues[i].deserved == kUnlimited ? left : queues[i].deserved;
-    fair[i] = std::max<std::int64_t>(0, std::min(deserved, requestable(queues[i])));
-    claimed += fair[i];
-  }
-  if (claimed > left) {
-    // The deserved claims exceed what there is (children's quotas above their parent's share, or
-    // quotas above the cluster): each gets the same proportion of its claim, so the shares add up
-    // to exactly `total`. KAI lets every queue keep its whole claim here; fracpack never hands out
-    // more than the parent has.
-    std::vector<std::pair<Wide, std::size_t>> remainders;
-    std::int64_t given = 0;
+  // 1. Deserved: finite quotas first, so a `quota: -1` sibling never eats into another's
+  //    guarantee; then the unlimited ones, from what is left.
+  for (bool unlimited : {false, true}) {
+    std::vector<std::size_t> group;
+    Wide claimed = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const Wide scaled = static_cast<Wide>(fair[i]) * left;
-      fair[i] = static_cast<std::int64_t>(scaled / claimed);
-      given += fair[i];
-      remainders.emplace_back(scaled % claimed, i);
+      if ((queues[i].deserved == kUnlimited) != unlimited) continue;
+      const std::int64_t deserved = unlimited ? left : queues[i].deserved;
+      fair[i] = std::max<std::int64_t>(0, std::min(deserved, requestable(queues[i])));
+      claimed += fair[i];
+      group.push_back(i);
     }
-    std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (std::size_t k = 0; given < left && k < remainders.size(); ++k, ++given) ++fair[remainders[k].second];
-    return fair;
+    if (claimed > left) {
+      // The claims exceed what there is (children whose quotas add up past their parent's share):
+      // each gets the same proportion of its claim, so the shares add up to exactly what is left.
+      // KAI lets every queue keep its whole claim here; fracpack never hands out more than the
+      // parent has.
+      std::vector<std::pair<Wide, std::size_t>> remainders;
+      std::int64_t given = 0;
+      for (std::size_t i : group) {
+        const Wide scaled = static_cast<Wide>(fair[i]) * left;
+        fair[i] = static_cast<std::int64_t>(scaled / claimed);
+        given += fair[i];
+        remainders.emplace_back(scaled % claimed, i);
+      }
+      std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (std::size_t k = 0; given < left && k < remainders.size(); ++k, ++given) ++fair[remainders[k].second];
+      claimed = left;
+    }
+    left -= static_cast<std::int64_t>(claimed);
   }
-  left -= static_cast<std::int64_t>(claimed);
   if (left <= 0) return fair;
 
   // Tie order: earlier creation, then name.

@@ -1,5 +1,7 @@
 #include "fracpack/queues/queue_book.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace fracpack::queues {
@@ -8,11 +10,11 @@ namespace {
 /// Over-quota rounds give whole GPUs ("round numbers" in KAI); CPU and memory go by their unit.
 std::int64_t round_unit(Resource r) { return r == Resource::kGpu ? 1000 : 1; }
 
-std::string unit_word(Resource r) {
+std::string unit_word(Resource r, std::int64_t amount) {
   switch (r) {
-    case Resource::kGpu: return "GPUs";
-    case Resource::kCpu: return "millicores";
-    case Resource::kMemory: return "MB";
+    case Resource::kGpu: return amount == 1000 ? "GPU" : "GPUs";
+    case Resource::kCpu: return "millicores of CPU";
+    case Resource::kMemory: return "MB of memory";
   }
   return "";
 }
@@ -23,7 +25,7 @@ std::string over_limit_message(const QueueSpec& q, Resource r, std::int64_t allo
   return fmt::format(
       "queue {}: {} would reach {} {} (allocated {} + requested {}), above its limit {}; raise {}.limit of queue {} "
       "to ≥ {}, or -1 for no limit",
-      q.name, resource_name(r), format_amount(r, allocated + request), unit_word(r), format_amount(r, allocated),
+      q.name, resource_name(r), format_amount(r, allocated + request), unit_word(r, allocated + request), format_amount(r, allocated),
       format_amount(r, request), limit_text, resource_name(r), q.name, format_amount(r, allocated + request));
 }
 
@@ -34,10 +36,10 @@ std::string over_quota_message(const QueueSpec& q, Resource r, std::int64_t held
     fresh = " (a fresh KAI install gives default-queue zero quota: pods stay Pending until it is set)";
   }
   return fmt::format(
-      "queue {}: non-preemptible jobs would hold {} {} of {} (allocated non-preemptible {} + requested {}), above its "
+      "queue {}: non-preemptible jobs would hold {} {} (allocated non-preemptible {} + requested {}), above its "
       "deserved {}{}; raise {}.quota of queue {} to ≥ {}, or make the job preemptible (label "
       "kai.scheduler/preemptibility: preemptible, or a priority below 100)",
-      q.name, format_amount(r, held + request), unit_word(r), resource_name(r), format_amount(r, held),
+      q.name, format_amount(r, held + request), unit_word(r, held + request), format_amount(r, held),
       format_amount(r, request), format_amount(r, term.quota), fresh, resource_name(r), q.name,
       format_amount(r, held + request));
 }
@@ -55,15 +57,7 @@ QueueBook::QueueBook(const QueueTree& tree)
 
 Amounts QueueBook::deserved(std::size_t q) const {
   Amounts out;
-  for (Resource r : kResources) {
-    const std::int64_t quota = tree_->queue(q).resource(r).quota;
-    if (quota != kUnlimited) {
-      out[r] = quota;
-    } else {
-      auto p = parent_[q];
-      out[r] = p ? deserved(*p)[r] : total_[r];
-    }
-  }
+  for (Resource r : kResources) out[r] = tree_->queue(q).resource(r).quota;
   return out;
 }
 
@@ -110,12 +104,18 @@ std::optional<Refusal> QueueBook::admit(std::size_t q, const Amounts& request, b
   for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {
     const QueueSpec& spec = tree_->queue(*at);
     for (Resource r : kResources) {
-      if (request[r] <= 0) continue;
       const QueueResource& term = spec.resource(r);
-      if (term.limit != kUnlimited && allocated_[*at][r] + request[r] > term.limit) {
+      if (request[r] > 0 && term.limit != kUnlimited && allocated_[*at][r] + request[r] > term.limit) {
         return Refusal{"OverLimit", spec.name, over_limit_message(spec, r, allocated_[*at][r], request[r])};
       }
-      if (!preemptible && term.quota != kUnlimited && non_preemptible_[*at][r] + request[r] > term.quota) {
+    }
+  }
+  if (preemptible) return std::nullopt;
+  for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {
+    const QueueSpec& spec = tree_->queue(*at);
+    for (Resource r : kResources) {
+      const QueueResource& term = spec.resource(r);
+      if (request[r] > 0 && term.quota != kUnlimited && non_preemptible_[*at][r] + request[r] > term.quota) {
         return Refusal{"NonPreemptibleOverQuota", spec.name,
                        over_quota_message(spec, r, non_preemptible_[*at][r], request[r])};
       }
@@ -126,9 +126,31 @@ std::optional<Refusal> QueueBook::admit(std::size_t q, const Amounts& request, b
 
 bool QueueBook::over_fair_share(std::size_t q) const {
   for (Resource r : kResources) {
-    if (allocated_[q][r] > fair_share_[q][r]) return true;
+    if (fair_share_[q][r] >= allocated_[q][r]) return false;
   }
-  return false;
+  return true;
+}
+
+bool QueueBook::within_fair_share(std::size_t q, const Amounts& extra) const {
+  for (Resource r : kResources) {
+    if (allocated_[q][r] + extra[r] > fair_share_[q][r]) return false;
+  }
+  return true;
+}
+
+bool QueueBook::within_quota(std::size_t q, const Amounts& extra) const {
+  for (Resource r : kResources) {
+    const std::int64_t quota = tree_->queue(q).resource(r).quota;
+    if (quota != kUnlimited && allocated_[q][r] + extra[r] > quota) return false;
+  }
+  return true;
+}
+
+std::int64_t QueueBook::allocatable(std::size_t q, Resource r) const {
+  const QueueResource& term = tree_->queue(q).resource(r);
+  if (term.quota == kUnlimited) return term.limit;
+  const std::int64_t share = std::max(term.quota, fair_share_[q][r]);
+  return term.limit == kUnlimited ? share : std::min(share, term.limit);
 }
 
 }  // namespace fracpack::queues

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include <boost/graph/topological_sort.hpp>
 #include <fmt/format.h>
 
 namespace fracpack::queues {
@@ -64,9 +63,15 @@ Result<QueueTree> QueueTree::build(std::vector<QueueSpec> queues, std::vector<st
       t.roots_.push_back(i);
     }
   }
-  std::vector<std::size_t> reversed;
-  boost::topological_sort(t.graph_, std::back_inserter(reversed));
-  t.top_down_.assign(reversed.rbegin(), reversed.rend());
+  // Pre-order from each root, children oldest first: parents before children, and the order a
+  // tree is read in. (Boost's topological order would put parents first too, but not siblings.)
+  std::vector<std::size_t> stack(t.roots_.rbegin(), t.roots_.rend());
+  while (!stack.empty()) {
+    const std::size_t q = stack.back();
+    stack.pop_back();
+    t.top_down_.push_back(q);
+    for (auto it = t.children_[q].rbegin(); it != t.children_[q].rend(); ++it) stack.push_back(*it);
+  }
 
   if (warnings != nullptr) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -107,6 +112,8 @@ std::optional<std::size_t> QueueTree::parent(std::size_t q) const {
   if (begin == end) return std::nullopt;
   return boost::source(*begin, graph_);
 }
+
+std::size_t QueueTree::depth(std::size_t q) const { return path_to_root(q).size() - 1; }
 
 std::vector<std::size_t> QueueTree::path_to_root(std::size_t q) const {
   std::vector<std::size_t> out{q};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "fracpack/queues/charge.hpp"
 #include "fracpack/scheduler.hpp"
 
 namespace fracpack::queues {
@@ -14,38 +15,89 @@ MiB memory_of(const Allocation& a) {
   return sum;
 }
 
-bool is_candidate(const Allocation& a, const PodRequest& pod, const QueueBook& book) {
-  if (!a.preemptible) return false;
-  if (a.queue == pod.queue) return a.priority < pod.priority;
-  auto q = book.tree().find(a.queue);
-  return q && book.over_fair_share(*q);
-}
-
 bool fits_on(ClusterState& state, const PodRequest& pod, const Policy& policy, std::size_t node) {
   NodeMask only(state.node_count(), false);
   only[node] = true;
   return select(state, pod, policy, &only).has_value();
 }
 
+/// KAI CanReclaimResources, along the whole path: the reclaimer's queue and every ancestor stay
+/// within fair share holding the pod (and within quota for non-preemptible work).
+bool may_reclaim(const QueueBook& book, std::size_t queue, const Amounts& charge, bool preemptible) {
+  for (std::size_t q : book.tree().path_to_root(queue)) {
+    if (!book.within_fair_share(q, charge)) return false;
+    if (!preemptible) {
+      for (Resource r : kResources) {
+        const std::int64_t quota = book.tree().queue(q).resource(r).quota;
+        if (charge[r] > 0 && quota != kUnlimited && book.allocated_non_preemptible(q)[r] + charge[r] > quota) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// The victim's queue at the level where its branch meets the reclaimer's (KAI getLeveledQueues).
+std::size_t leveled(const QueueTree& tree, std::size_t reclaimer, std::size_t victim) {
+  auto mine = tree.path_to_root(reclaimer);
+  auto theirs = tree.path_to_root(victim);
+  std::reverse(mine.begin(), mine.end());
+  std::reverse(theirs.begin(), theirs.end());
+  for (std::size_t i = 0; i < std::min(mine.size(), theirs.size()); ++i) {
+    if (mine[i] != theirs[i]) return theirs[i];
+  }
+  return theirs.back();
+}
+
 }  // namespace
 
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
-                                    const Policy& policy) {
-  std::map<std::size_t, std::vector<const Allocation*>> by_node;
+                                    std::size_t queue, const Amounts& charge, const Policy& policy) {
+  const QueueTree& tree = book.tree();
+  const bool reclaim = may_reclaim(book, queue, charge, pod.preemptible);
+  struct Candidate {
+    Allocation allocation;
+    std::optional<std::size_t> level;  ///< the victim's leveled queue (reclaim); nullopt: same queue
+    Amounts give_back;
+  };
+  std::map<std::size_t, std::vector<Candidate>> by_node;
   for (const std::string& key : state.allocated_pods()) {
-    const Allocation* a = state.allocation(key);
-    if (is_candidate(*a, pod, book)) by_node[a->node].push_back(a);
+    const Allocation& a = *state.allocation(key);
+    if (!a.preemptible) continue;
+    auto victim_queue = tree.find(a.queue);
+    if (!victim_queue) continue;
+    Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
+    if (*victim_queue == queue) {
+      if (a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
+    } else {
+      if (!reclaim) continue;
+      c.level = leveled(tree, queue, *victim_queue);
+    }
+    by_node[a.node].push_back(std::move(c));
   }
+
   std::optional<Victims> best;
   for (auto& [node, candidates] : by_node) {
-    std::vector<Allocation> pool;
-    for (const Allocation* a : candidates) pool.push_back(*a);
-    std::stable_sort(pool.begin(), pool.end(),
-                     [](const Allocation& a, const Allocation& b) { return memory_of(a) > memory_of(b); });
-    std::vector<Allocation> removed;
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      return memory_of(a.allocation) > memory_of(b.allocation);
+    });
+    std::map<std::size_t, Amounts> taken;  // per leveled queue, what the chosen victims give back
+    auto still_over = [&](const Candidate& c) {
+      if (!c.level) return true;
+      const Amounts after = book.allocated(*c.level) - taken[*c.level] - c.give_back;
+      for (Resource r : kResources) {
+        if (charge[r] > 0 && after[r] >= book.fair_share(*c.level)[r] && book.allocated(*c.level)[r] > book.fair_share(*c.level)[r]) {
+          return true;
+        }
+      }
+      return false;
+    };
+    std::vector<Candidate> removed;
     bool fits = false;
-    for (const Allocation& a : pool) {
-      removed.push_back(*state.take(a.pod));
+    for (const Candidate& c : candidates) {
+      if (!still_over(c)) continue;
+      removed.push_back(c);
+      if (c.level) taken[*c.level] += c.give_back;
+      state.take(c.allocation.pod);
       if (fits_on(state, pod, policy, node)) {
         fits = true;
         break;
@@ -54,29 +106,28 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
     if (fits) {
       // Put back every victim the pod does not need, smallest first.
       for (std::size_t i = removed.size(); i-- > 0;) {
-        Allocation trial = removed[i];
-        state.restore(trial);
+        state.restore(removed[i].allocation);
         if (fits_on(state, pod, policy, node)) {
           removed.erase(removed.begin() + static_cast<std::ptrdiff_t>(i));
         } else {
-          state.take(trial.pod);
+          state.take(removed[i].allocation.pod);
         }
       }
       Victims v;
       v.node = state.node(node).name;
-      for (const Allocation& a : removed) {
-        v.pods.push_back(a.pod);
-        v.gpu_memory += memory_of(a);
+      for (const Candidate& c : removed) {
+        v.pods.push_back(c.allocation.pod);
+        v.gpu_memory += memory_of(c.allocation);
       }
       std::sort(v.pods.begin(), v.pods.end());
-      const auto better = [&](const Victims& x, const Victims& y) {
+      const auto better = [](const Victims& x, const Victims& y) {
         if (x.pods.size() != y.pods.size()) return x.pods.size() < y.pods.size();
         if (x.gpu_memory != y.gpu_memory) return x.gpu_memory < y.gpu_memory;
         return x.node < y.node;
       };
       if (!best || better(v, *best)) best = std::move(v);
     }
-    for (Allocation& a : removed) state.restore(std::move(a));
+    for (Candidate& c : removed) state.restore(std::move(c.allocation));
   }
   return best;
 }

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 #include <deque>
-
-#include "fracpack/queues/charge.hpp"
+#include <functional>
 
 namespace fracpack::queues {
 namespace {
@@ -17,40 +16,58 @@ bool job_before(const Job* a, const Job* b) {
   return a->input_order < b->input_order;
 }
 
+/// KAI's queue order (proportion/queue_order/queue_order.go), each queue with the job it would
+/// run next: a queue over its fair share in every resource goes last; then a queue whose job still
+/// fits its quota; then higher priority; then a queue that would hold something it has no share
+/// of goes last; then the smaller dominant share with the job; then creation time and name.
 class QueueOrder {
  public:
   QueueOrder(const QueueBook& book, const Amounts& total) : book_(book), total_(total) {}
 
-  /// True when queue a goes before queue b (session.hpp, steps 1–4).
-  bool operator()(std::size_t a, std::size_t b) const {
+  bool operator()(std::size_t a, const Job& ja, std::size_t b, const Job& jb) const {
     const bool a_over = book_.over_fair_share(a);
     const bool b_over = book_.over_fair_share(b);
     if (a_over != b_over) return !a_over;
+    const bool a_quota = book_.within_quota(a, ja.charge);
+    const bool b_quota = book_.within_quota(b, jb.charge);
+    if (a_quota != b_quota) return a_quota;
     const QueueSpec& qa = book_.tree().queue(a);
     const QueueSpec& qb = book_.tree().queue(b);
     if (qa.priority != qb.priority) return qa.priority > qb.priority;
-    const std::int64_t da = dominant_share_ppm(book_, a, total_);
-    const std::int64_t db = dominant_share_ppm(book_, b, total_);
+    const bool a_zero = zero_share_violation(a, ja.charge);
+    const bool b_zero = zero_share_violation(b, jb.charge);
+    if (a_zero != b_zero) return !a_zero;
+    const std::int64_t da = dominant_share_ppm(book_, a, total_, ja.charge);
+    const std::int64_t db = dominant_share_ppm(book_, b, total_, jb.charge);
     if (da != db) return da < db;
     if (qa.created != qb.created) return qa.created < qb.created;
     return qa.name < qb.name;
   }
 
  private:
+  /// Would hold some resource the queue may not hold at all (KAI penalizeZeroShareWithJob).
+  bool zero_share_violation(std::size_t q, const Amounts& job) const {
+    for (Resource r : kResources) {
+      if (book_.allocatable(q, r) == 0 && book_.allocated(q)[r] + job[r] > 0) return true;
+    }
+    return false;
+  }
+
   const QueueBook& book_;
   Amounts total_;
 };
 
 }  // namespace
 
-std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amounts& total) {
+std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amounts& total, const Amounts& extra) {
   std::int64_t best = 0;
-  for (Resource r : kResources) best = std::max(best, ppm(book.allocated(q)[r], total[r]));
+  for (Resource r : kResources) best = std::max(best, ppm(book.allocated(q)[r] + extra[r], total[r]));
   return best;
 }
 
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
-                                    const std::vector<Job>& jobs, std::size_t detailed, ExplainCache* cache) {
+                                    const std::vector<Job>& jobs, const Amounts& total, std::size_t detailed,
+                                    ExplainCache* cache) {
   const QueueTree& tree = book.tree();
   std::vector<JobList> pending(tree.size());
   std::vector<std::size_t> waiting(tree.size(), 0);  // pending jobs in each subtree
@@ -59,56 +76,73 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     for (std::size_t q : tree.path_to_root(job.queue)) ++waiting[q];
   }
   for (auto& list : pending) std::stable_sort(list.begin(), list.end(), job_before);
-
-  Amounts total;
-  for (std::size_t n = 0; n < state.node_count(); ++n) {
-    total += Amounts(1000 * static_cast<std::int64_t>(state.node(n).gpus.size()), state.node(n).cpu.count(),
-                     state.node(n).memory.count());
-  }
   const QueueOrder before(book, total);
+
+  // The leaf a subtree would serve next, with its job: the best child at each level.
+  std::function<std::optional<std::size_t>(const std::vector<std::size_t>&)> best_of =
+      [&](const std::vector<std::size_t>& group) -> std::optional<std::size_t> {
+    std::optional<std::size_t> best_leaf;
+    std::optional<std::size_t> best_queue;
+    for (std::size_t q : group) {
+      if (waiting[q] == 0) continue;
+      const std::size_t leaf = tree.is_leaf(q) ? q : *best_of(tree.children(q));
+      if (!best_queue || before(q, *pending[leaf].front(), *best_queue, *pending[*best_leaf].front())) {
+        best_queue = q;
+        best_leaf = leaf;
+      }
+    }
+    return best_leaf;
+  };
 
   std::vector<JobOutcome> out;
   out.reserve(jobs.size());
-  auto best_of = [&](const std::vector<std::size_t>& group) -> std::optional<std::size_t> {
-    std::optional<std::size_t> best;
-    for (std::size_t q : group) {
-      if (waiting[q] > 0 && (!best || before(q, *best))) best = q;
-    }
-    return best;
-  };
-  while (true) {
-    // Descend from the top: the best queue at each level, down to a leaf with a pending job.
-    auto at = best_of(tree.roots());
-    if (!at) break;
-    while (!tree.is_leaf(*at)) at = best_of(tree.children(*at));
-    const Job* job = pending[*at].front();
-    pending[*at].pop_front();
-    for (std::size_t q : tree.path_to_root(*at)) --waiting[q];
+  while (auto leaf = best_of(tree.roots())) {
+    const Job* job = pending[*leaf].front();
+    pending[*leaf].pop_front();
+    for (std::size_t q : tree.path_to_root(*leaf)) --waiting[q];
 
     JobOutcome result;
     result.job = job;
     result.charged = job->charge;
-    if (auto refusal = book.admit(job->queue, result.charged, job->preemptible)) {
+    result.refused.assign(job->members.size(), std::nullopt);
+    // Admission on the job's minimum: a gang's first min_member pods (or the pod itself).
+    if (auto refusal = book.admit(job->queue, job->charge, job->preemptible)) {
       result.refusal = std::move(refusal);
       out.push_back(std::move(result));
       continue;
     }
-    if (job->members.size() == 1 && job->min_member <= 1) {
+    const std::size_t core = job->min_member <= 0 ? job->members.size()
+                                                  : std::min<std::size_t>(job->members.size(), job->min_member);
+    if (core == 1) {
       result.members.push_back(place_pod(state, job->members.front(), policy, nullptr, detailed, cache));
     } else {
       Gang gang;
       gang.name = job->name;
-      gang.members = job->members;
-      gang.min_member = job->min_member;
+      gang.members.assign(job->members.begin(), job->members.begin() + static_cast<std::ptrdiff_t>(core));
       result.members = place_gang(state, gang, policy, detailed, cache);
     }
     result.charged = Amounts{};
-    for (std::size_t i = 0; i < job->members.size(); ++i) {
-      if (!result.members[i].placement) continue;
+    auto book_placed = [&](std::size_t i) {
+      if (!result.members[i].placement) return;
       const PodRequest& pod = job->members[i];
       const Amounts placed = charge_placed(pod, state, *state.allocation(pod.key()));
       book.charge(job->queue, placed, pod.preemptible);
       result.charged += placed;
+    };
+    for (std::size_t i = 0; i < core; ++i) book_placed(i);
+    // Members beyond the minimum (an elastic gang) go one by one, each admitted on its own.
+    const bool core_placed = result.members.front().placement.has_value();
+    for (std::size_t i = core; i < job->members.size(); ++i) {
+      PlaceOutcome o;
+      if (!core_placed) {
+        o.why = result.members.front().why;
+      } else if (auto refusal = book.admit(job->queue, job->member_charges[i], job->preemptible)) {
+        result.refused[i] = std::move(refusal);
+      } else {
+        o = place_pod(state, job->members[i], policy, nullptr, detailed, cache);
+      }
+      result.members.push_back(std::move(o));
+      book_placed(i);
     }
     out.push_back(std::move(result));
   }

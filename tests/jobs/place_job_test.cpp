@@ -212,7 +212,10 @@ TEST_CASE("the bundled example: every pod placed or explained, the same way ever
   CHECK(status_of("team-d/extra-notebook") == "OverLimit");
   CHECK(status_of("default/quickstart") == "NonPreemptibleOverQuota");
   REQUIRE(first.queues.size() == 7);
-  CHECK(first.queues[0].name == "platform");  // parents before children, oldest first
+  CHECK(first.queues[0].name == "default-queue");  // pre-order, oldest first
+  CHECK(first.queues[1].name == "research");
+  CHECK(first.queues[2].name == "team-a");
+  CHECK(first.queues[2].depth == 1);
   json out = report_json(first);
   CHECK(out["summary"]["placed"] == first.placements.size());
   CHECK(out["placements"][0].contains("memoryMiB"));

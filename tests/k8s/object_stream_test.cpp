@@ -96,6 +96,12 @@ TEST_CASE("hostile input is refused with a message, never a crash or a hang") {
   expect("[1, 2]", "item 1 is a number");
 }
 
+TEST_CASE("flow-style YAML that starts like JSON is read as YAML") {
+  auto r = read_objects("{kind: Pod, metadata: {name: p}}\n", "flow.yaml");
+  REQUIRE(r.is_ok());
+  CHECK((*r)[0]["metadata"]["name"] == "p");
+}
+
 TEST_CASE("describe names objects for messages") {
   auto objects = read_objects(R"([{"kind":"Pod","metadata":{"name":"p","namespace":"ns"}},{"kind":"Node"}])", "x");
   REQUIRE(objects.is_ok());

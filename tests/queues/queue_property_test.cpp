@@ -83,20 +83,17 @@ TEST_CASE("queues: limits, deserved quotas and fair-share sums hold on random tr
       job.min_member = 1;
       job.input_order = static_cast<std::size_t>(i);
       job.charge = charge_pending(pod, state);
+      job.member_charges = {job.charge};
       job.members = {pod};
       jobs.push_back(std::move(job));
     }
     QueueBook book(*tree);
     std::vector<Amounts> requests(tree->size());
     for (const auto& job : jobs) requests[job.queue] += job.charge;
-    Amounts total;
-    for (std::size_t n = 0; n < state.node_count(); ++n) {
-      total += Amounts(1000 * static_cast<std::int64_t>(state.node(n).gpus.size()), state.node(n).cpu.count(),
-                       state.node(n).memory.count());
-    }
+    const Amounts total = cluster_total(state);
     book.compute_fair_shares(total, requests);
     auto pack = policy("pack");
-    for (const auto& o : run_session(state, book, *pack, jobs, 10)) {
+    for (const auto& o : run_session(state, book, *pack, jobs, total, 10)) {
       if (o.refusal) ++refused_total;
       for (const auto& m : o.members) placed_total += m.placement ? 1 : 0;
     }

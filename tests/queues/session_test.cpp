@@ -210,6 +210,88 @@ TEST_CASE("three levels: shares flow down, limits bind at the grandparent, usage
   CHECK(totals(r, "team").fair_share[Resource::kGpu] == 3000);  // capped by org's limit on the way down
 }
 
+// A KAI administrator's review: each of these once disagreed with KAI.
+TEST_CASE("a PodGroup's queue and preemptibility apply to its running pods too") {
+  NodeBuilder n("n");
+  n.gpus(2, 80000);
+  json group = {{"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"queue", "qa"}, {"preemptibility", "non-preemptible"}}}};
+  PlaceReport r = run({n.obj, queue("qa", "", 1, -1, 1), queue("qb", "", 1, -1, 1), group,
+                       PodBuilder("a0").whole(1).gang("g").priority_class("train").bound_to("n").obj,
+                       PodBuilder("a1").whole(1).gang("g").priority_class("train").bound_to("n").obj,
+                       PodBuilder("b0").whole(1).label("kai.scheduler/queue", "qb").obj});
+  CHECK(totals(r, "qa").allocated_non_preemptible[Resource::kGpu] == 2000);
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK_FALSE(r.unschedulable[0].preemption);  // non-preemptible pods are never victims
+}
+
+TEST_CASE("a queue with no fair share left may not reclaim") {
+  NodeBuilder n("n");
+  n.gpus(2, 80000);
+  PlaceReport r = run({n.obj, queue("qa", "", 2, -1, 1), queue("qz", "", 0, -1, 0),
+                       PodBuilder("a0").whole(1).label("kai.scheduler/queue", "qa").priority_class("train").bound_to("n").obj,
+                       PodBuilder("a1").whole(1).label("kai.scheduler/queue", "qa").priority_class("train").bound_to("n").obj,
+                       PodBuilder("z").whole(1).label("kai.scheduler/queue", "qz").obj});
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK_FALSE(r.unschedulable[0].preemption);
+}
+
+TEST_CASE("a quota -1 sibling never eats into another queue's quota") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  std::vector<json> objects{n.obj, queue("greedy", "", -1, -1, 1), queue("guaranteed", "", 2, -1, 1)};
+  for (int i = 0; i < 4; ++i) {
+    objects.push_back(PodBuilder("g" + std::to_string(i)).whole(1).label("kai.scheduler/queue", "greedy").priority_class("train").bound_to("n").obj);
+  }
+  objects.push_back(PodBuilder("mine").whole(2).label("kai.scheduler/queue", "guaranteed").obj);
+  PlaceReport r = run(objects);
+  CHECK(totals(r, "guaranteed").fair_share[Resource::kGpu] == 2000);
+  CHECK(totals(r, "greedy").fair_share[Resource::kGpu] == 2000);
+  REQUIRE(r.unschedulable.size() == 1);
+  REQUIRE(r.unschedulable[0].preemption);  // greedy holds 4 of its 2: two of its pods make room
+  CHECK(r.unschedulable[0].preemption->victims.size() == 2);
+}
+
+TEST_CASE("admission names every limit on the path before any quota") {
+  NodeBuilder n("n");
+  n.gpus(2, 80000);
+  PlaceReport r = run({n.obj, queue("p", "", 2, 0.5, 1), queue("l", "p", 0.1, -1, 1),
+                       PodBuilder("np").whole(1).label("kai.scheduler/queue", "l").priority_class("inference").obj});
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].status == "OverLimit");
+  CHECK(r.unschedulable[0].reason.find("queue p:") == 0);
+}
+
+TEST_CASE("an elastic gang is admitted on minMember; extra members are admitted one by one") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  json group = {{"kind", "PodGroup"}, {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 2}}}};
+  PlaceReport r = run({n.obj, queue("q", "", 2, 2, 1), group, PodBuilder("g-0").whole(1).gang("g").label("kai.scheduler/queue", "q").obj,
+                       PodBuilder("g-1").whole(1).gang("g").label("kai.scheduler/queue", "q").obj,
+                       PodBuilder("g-2").whole(1).gang("g").label("kai.scheduler/queue", "q").obj});
+  CHECK(placed(r) == std::vector<std::string>{"default/g-0", "default/g-1"});
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].pod == "default/g-2");
+  CHECK(r.unschedulable[0].status == "OverLimit");
+}
+
+TEST_CASE("queues divide only usable nodes, slots as GPUs, less what other schedulers' pods hold") {
+  NodeBuilder down("down");
+  down.gpus(8, 80000).not_ready();
+  NodeBuilder slots("slots");
+  slots.gpus(1, 46068).replicas(4, "time-slicing");
+  NodeBuilder up("up");
+  up.gpus(2, 80000);
+  PodBuilder other("other");
+  other.whole(1).bound_to("up").obj["spec"]["schedulerName"] = "default-scheduler";
+  PlaceReport r = run({down.obj, slots.obj, up.obj, other.obj, queue("q", "", -1, -1, 1),
+                       PodBuilder("want").whole(8).label("kai.scheduler/queue", "q").obj});
+  // 4 slots + 2 GPUs - 1 held by another scheduler = 5 GPUs to divide; the NotReady node's 8 do not count.
+  CHECK(totals(r, "q").fair_share[Resource::kGpu] == 5000);
+  CHECK(totals(r, "q").allocated[Resource::kGpu] == 0);
+}
+
 TEST_CASE("queue totals in the JSON report, in KAI's units") {
   PlaceReport r = run({nvf("n", 2, 80000).obj, queue("dept", "", 2, -1, 1), queue("team", "dept", 1.5, -1, 1),
                        PodBuilder("a").fraction("0.5").label("kai.scheduler/queue", "team").obj});
@@ -220,6 +302,7 @@ TEST_CASE("queue totals in the JSON report, in KAI's units") {
   CHECK(j["queues"][1]["gpu"]["deserved"] == 1.5);
   CHECK(j["queues"][1]["gpu"]["allocated"] == 0.5);
   CHECK(j["queues"][1]["gpu"]["limit"] == -1);
+  CHECK(j["queues"][1]["cpu"]["deserved"] == -1);  // quota -1 stays -1
   CHECK(report_table(r).find("QUEUES") != std::string::npos);
 }
 

@@ -27,4 +27,12 @@ Amounts charge_placed(const PodRequest& pod, const ClusterState& state, const Al
 /// The charge of a pending pod: the smallest GPU among the nodes that could ever take it.
 Amounts charge_pending(const PodRequest& pod, const ClusterState& state);
 
+/// The charge of an allocation, from what it holds (for reclaim: what a victim gives back).
+Amounts charge_of_allocation(const ClusterState& state, const Allocation& allocation);
+
+/// What queues divide: the GPUs (device-plugin slots count one GPU each, as they are charged),
+/// CPU and memory of every node that is ready and schedulable, less what `foreign` pods hold
+/// (KAI subtracts pods of other schedulers from the total).
+Amounts cluster_total(const ClusterState& state, const Amounts& foreign = {});
+
 }  // namespace fracpack::queues

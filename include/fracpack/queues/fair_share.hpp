@@ -2,7 +2,8 @@
 // (pkg/scheduler/plugins/proportion/resource_division/resource_division.go), in exact integers.
 //
 // 1. Deserved first: each queue gets min(deserved, requestable), where requestable is its request
-//    capped by its limit, and an unlimited deserved (quota -1) means "everything".
+//    capped by its limit; finite quotas are served before unlimited ones (quota -1, "everything"),
+//    which share what the finite quotas leave.
 // 2. What is left is shared among queues that still want more, the highest priority band first.
 //    In rounds, each unsatisfied queue is offered (left at the start of the round) × its
 //    over-quota weight ÷ the band's total weight of unsatisfied queues. A queue that wants no more

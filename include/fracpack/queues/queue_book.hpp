@@ -2,10 +2,12 @@
 //
 // Every amount is an `Amounts` (milli-GPU, milli-CPU, bytes). A leaf's usage counts in every
 // ancestor. Admission follows KAI's capacity policy
-// (pkg/scheduler/plugins/proportion/capacity_policy/): at the job's queue and every ancestor,
+// (pkg/scheduler/plugins/proportion/capacity_policy/): first the limits of the job's queue and
+// every ancestor, then (non-preemptible jobs only) their quotas,
 //   OverLimit                 allocated + request > limit            (limit -1: no check)
 //   NonPreemptibleOverQuota   non-preemptible allocated + request > deserved  (quota -1: no check)
-// each checked only for resources the job asks for.
+// each checked only for resources the job asks for, so the reason names the first change that
+// would really let the job in.
 #pragma once
 
 #include <optional>
@@ -31,8 +33,7 @@ class QueueBook {
   [[nodiscard]] const Amounts& allocated(std::size_t q) const { return allocated_[q]; }
   [[nodiscard]] const Amounts& allocated_non_preemptible(std::size_t q) const { return non_preemptible_[q]; }
   [[nodiscard]] const Amounts& fair_share(std::size_t q) const { return fair_share_[q]; }
-  /// quota per resource, with kUnlimited resolved to the parent's share it may take (the cluster
-  /// for a top-level queue) for display; admission uses the raw quota.
+  /// The quota per resource, kUnlimited for -1.
   [[nodiscard]] Amounts deserved(std::size_t q) const;
 
   /// Adds (or, with `sign` -1, removes) a job's charge to leaf `q` and every ancestor.
@@ -46,8 +47,16 @@ class QueueBook {
   /// Admission of a job asking `request` in leaf queue `q`. O(depth), no allocation when admitted.
   [[nodiscard]] std::optional<Refusal> admit(std::size_t q, const Amounts& request, bool preemptible) const;
 
-  /// True when `q` holds more than its fair share of some resource (KAI: FairShareLessThanAllocated).
+  /// True when `q` holds more than its fair share of every resource (KAI's
+  /// FairShareLessThanAllocated: the strict all-resource comparison its queue order uses).
   [[nodiscard]] bool over_fair_share(std::size_t q) const;
+  /// True when allocated + `extra` ≤ fair share for every resource (KAI's LessEqual on shares).
+  [[nodiscard]] bool within_fair_share(std::size_t q, const Amounts& extra) const;
+  /// True when allocated + `extra` ≤ deserved for every resource (quota -1: always).
+  [[nodiscard]] bool within_quota(std::size_t q, const Amounts& extra) const;
+  /// What the queue may hold without reclaim (KAI GetAllocatableShare): max(deserved, fair share)
+  /// capped by the limit; the limit itself for an unlimited quota (kUnlimited for none).
+  [[nodiscard]] std::int64_t allocatable(std::size_t q, Resource r) const;
 
  private:
   const QueueTree* tree_;

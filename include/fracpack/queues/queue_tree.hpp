@@ -32,8 +32,10 @@ class QueueTree {
   [[nodiscard]] bool is_leaf(std::size_t q) const { return children_[q].empty(); }
   /// Queues without a parent, in creation order (then name).
   [[nodiscard]] const std::vector<std::size_t>& roots() const { return roots_; }
-  /// Every queue, parents before children (Boost topological order, ties by creation then name).
+  /// Every queue in pre-order: parents before children, siblings oldest first (then by name).
   [[nodiscard]] const std::vector<std::size_t>& top_down() const { return top_down_; }
+  /// 0 for a top-level queue.
+  [[nodiscard]] std::size_t depth(std::size_t q) const;
   /// `q` and its ancestors, leaf first.
   [[nodiscard]] std::vector<std::size_t> path_to_root(std::size_t q) const;
 

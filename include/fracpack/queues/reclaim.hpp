@@ -1,11 +1,17 @@
 // Preemption and reclaim candidates: which running pods could make room for a pending one.
 //
-// A running pod is a candidate victim of pending pod P when it is preemptible and either belongs
-// to another queue that holds more than its fair share (reclaim) or to P's own queue with a lower
-// priority than P (preempt). On each node that could ever take P, candidates are removed
-// (tentatively) largest GPU memory first until P fits, then any removed pod P does not need is put
-// back. The answer is the node needing the fewest victims, then the least GPU memory taken back,
-// then the node name. The ledger is left exactly as it was.
+// Following KAI (pkg/scheduler/plugins/proportion/reclaimable/):
+//   reclaim   pending pod P of queue Q may take from another queue only when Q, and each of its
+//             ancestors, would stay within its fair share holding P (and, for a non-preemptible P,
+//             its non-preemptible pods within quota). A candidate victim is a preemptible pod whose
+//             queue, at the level where its branch meets Q's, is over its fair share in a resource P
+//             needs — and stays a candidate only while taking it leaves that queue at or above its
+//             fair share.
+//   preempt   a preemptible pod of Q itself with a lower priority than P.
+// On each node that could ever take P, candidates are removed (tentatively) largest GPU memory
+// first until P fits, then any removed pod P does not need is put back. The answer is the node
+// needing the fewest victims, then the least GPU memory taken back, then the node name. The ledger
+// ends as it began.
 #pragma once
 
 #include <optional>
@@ -24,9 +30,9 @@ struct Victims {
   MiB gpu_memory{0};              ///< GPU memory they hold on that node
 };
 
-/// The best set of victims for `pod`, or nullopt when no candidates make it fit anywhere.
-/// O(nodes · candidates · a fit check).
+/// The best set of victims for `pod` (in leaf queue `queue`, charged `charge`), or nullopt when no
+/// candidates make it fit anywhere. O(nodes · candidates · a fit check).
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
-                                    const Policy& policy);
+                                    std::size_t queue, const Amounts& charge, const Policy& policy);
 
 }  // namespace fracpack::queues

@@ -1,15 +1,19 @@
 // One scheduling pass over pending jobs, queue by queue, the way KAI's allocate action walks them
 // (pkg/scheduler/actions/allocate, ordered by the proportion plugin's queue order).
 //
-// Order: at every level of the queue tree, among the queues with pending jobs below them,
-//   1. queues at or below their fair share before queues over it,
-//   2. then higher queue priority,
-//   3. then the smaller dominant share (allocated ÷ cluster, the largest over GPU, CPU, memory),
-//   4. then the earlier creation time, then the name.
+// Order (KAI pkg/scheduler/plugins/proportion/queue_order/queue_order.go): at every level of the
+// queue tree, among the queues with pending jobs below them, each with the job it would run next,
+//   1. a queue over its fair share in every resource goes after one that is not,
+//   2. then a queue whose job still fits within its quota goes first,
+//   3. then higher queue priority,
+//   4. then a queue that would hold a resource it has no share of at all goes last,
+//   5. then the smaller dominant share with the job (allocated ÷ cluster, the largest resource),
+//   6. then the earlier creation time, then the name.
 // Inside a leaf queue, jobs go by priority (highest first), then age (creation time, then input
 // order). A job is one pod, or a gang: the pending pods of one PodGroup.
-// Each job is admitted (QueueBook::admit, at its queue and every ancestor) before it is placed;
-// a gang is admitted and placed all-or-nothing.
+// Each job is admitted (QueueBook::admit, at its queue and every ancestor) before it is placed.
+// A gang is admitted on its first minMember pods and places them all-or-nothing; members beyond
+// the minimum (an elastic gang) are then admitted and placed one by one.
 #pragma once
 
 #include <optional>
@@ -19,6 +23,7 @@
 #include "fracpack/cluster_state.hpp"
 #include "fracpack/ledger.hpp"
 #include "fracpack/policy.hpp"
+#include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/queue_book.hpp"
 
 namespace fracpack::queues {
@@ -32,23 +37,27 @@ struct Job {
   bool preemptible = true;
   std::int64_t created = 0;         ///< seconds since the epoch
   std::size_t input_order = 0;
-  Amounts charge;                   ///< what admission counts: the members' pending charges
+  std::vector<Amounts> member_charges;  ///< each member's pending charge
+  Amounts charge;                       ///< what admission counts: the first min_member members
 };
 
 struct JobOutcome {
   const Job* job = nullptr;
-  std::optional<Refusal> refusal;   ///< refused by its queue before placement
+  std::optional<Refusal> refusal;   ///< the whole job refused by its queue before placement
   std::vector<PlaceOutcome> members; ///< one per member when admitted
+  std::vector<std::optional<Refusal>> refused;  ///< per member: an elastic member refused alone
   Amounts charged;                  ///< what the job was charged (or would have been)
 };
 
 /// Runs every job in queue order against `state` and `book` (both updated). Fair shares must be
-/// computed first. `detailed` is the per-pod node detail limit of explanations.
+/// computed first, for the same `total` (the cluster's schedulable capacity, cluster_total()).
+/// `detailed` is the per-pod node detail limit of explanations.
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
-                                    const std::vector<Job>& jobs, std::size_t detailed, ExplainCache* cache = nullptr);
+                                    const std::vector<Job>& jobs, const Amounts& total, std::size_t detailed,
+                                    ExplainCache* cache = nullptr);
 
-/// The dominant share of queue `q`: max over resources of allocated ÷ `total` (0 for a zero total),
-/// in parts per million.
-std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amounts& total);
+/// The dominant share of queue `q` holding `extra` more: max over resources of allocated ÷ `total`
+/// (0 for a zero total), in parts per million.
+std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amounts& total, const Amounts& extra = {});
 
 }  // namespace fracpack::queues
