@@ -8,6 +8,7 @@
 //                    the field and the rule that was broken.
 //   NotFound         an unknown node or pod.
 //   AlreadyExists    a pod that is already placed somewhere else.
+//   ResourceExhausted  a queue refuses the job (OverLimit, NonPreemptibleOverQuota).
 //   Internal         our fault; never expected.
 // Invariants (no GPU over memory, no mode mix) are assertions inside the ledger, not statuses.
 #pragma once
@@ -28,6 +29,7 @@ enum class Code {
   kInvalidArgument,
   kNotFound,
   kAlreadyExists,
+  kResourceExhausted,
   kInternal,
 };
 

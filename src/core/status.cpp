@@ -10,6 +10,7 @@ std::string_view code_name(Code code) {
     case Code::kInvalidArgument: return "InvalidArgument";
     case Code::kNotFound: return "NotFound";
     case Code::kAlreadyExists: return "AlreadyExists";
+    case Code::kResourceExhausted: return "ResourceExhausted";
     case Code::kInternal: return "Internal";
   }
   return "Unknown";

@@ -51,9 +51,10 @@ std::size_t leveled(const QueueTree& tree, std::size_t reclaimer, std::size_t vi
 }  // namespace
 
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
-                                    std::size_t queue, const Amounts& charge, const Policy& policy) {
+                                    std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
+                                    const NodeMask* nodes) {
   const QueueTree& tree = book.tree();
-  const bool reclaim = may_reclaim(book, queue, charge, pod.preemptible);
+  const bool reclaim = queue && may_reclaim(book, *queue, charge, pod.preemptible);
   struct Candidate {
     Allocation allocation;
     std::optional<std::size_t> level;  ///< the victim's leveled queue (reclaim); nullopt: same queue
@@ -62,15 +63,14 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
   std::map<std::size_t, std::vector<Candidate>> by_node;
   for (const std::string& key : state.allocated_pods()) {
     const Allocation& a = *state.allocation(key);
-    if (!a.preemptible) continue;
-    auto victim_queue = tree.find(a.queue);
-    if (!victim_queue) continue;
+    if (!a.preemptible || (nodes != nullptr && !(*nodes)[a.node])) continue;
     Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
-    if (*victim_queue == queue) {
+    if (a.queue == pod.queue) {
       if (a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
     } else {
-      if (!reclaim) continue;
-      c.level = leveled(tree, queue, *victim_queue);
+      auto victim_queue = tree.find(a.queue);
+      if (!reclaim || !victim_queue) continue;
+      c.level = leveled(tree, *queue, *victim_queue);
     }
     by_node[a.node].push_back(std::move(c));
   }

@@ -20,6 +20,7 @@
 
 #include "fracpack/cluster_state.hpp"
 #include "fracpack/policy.hpp"
+#include "fracpack/scheduler.hpp"
 #include "fracpack/queues/queue_book.hpp"
 
 namespace fracpack::queues {
@@ -30,9 +31,11 @@ struct Victims {
   MiB gpu_memory{0};              ///< GPU memory they hold on that node
 };
 
-/// The best set of victims for `pod` (in leaf queue `queue`, charged `charge`), or nullopt when no
-/// candidates make it fit anywhere. O(nodes · candidates · a fit check).
+/// The best set of victims for `pod` (in leaf queue `queue`, charged `charge`; without a queue
+/// only preemption within its own queue name applies), on the nodes of `nodes` (all when null),
+/// or nullopt when no candidates make it fit. O(nodes · candidates · a fit check).
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
-                                    std::size_t queue, const Amounts& charge, const Policy& policy);
+                                    std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
+                                    const NodeMask* nodes = nullptr);
 
 }  // namespace fracpack::queues

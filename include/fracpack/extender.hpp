@@ -1,0 +1,103 @@
+// The scheduler extender's core: what both fronts (kube-scheduler HTTP/JSON, gRPC) call.
+//
+// It owns the cluster ledger, the queues and the durable store. Filter, Prioritize, Explain and
+// Snapshot share a read lock; Bind, Release, Apply, Remove and Sync take the write lock, and Bind
+// re-checks every rule under it, so two scheduler threads racing Filter → Bind never overcommit a
+// GPU (the loser gets a clean kUnschedulable). Every acknowledged Bind is committed to the store
+// first (plugin_api/store.hpp); opening the same state again rebuilds exactly those bindings.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fracpack/config.hpp"
+#include "fracpack/placement.hpp"
+#include "fracpack/scheduler.hpp"
+#include "fracpack/status.hpp"
+
+namespace fracpack {
+
+struct ExtenderOptions {
+  std::string state_path = ":memory:";  ///< SQLite file, or ":memory:"
+  bool fsync_every_bind = false;        ///< synchronous=FULL: also survive power loss (slower)
+  std::string policy = "pack";
+  PlacementConfig placement;
+  DecodeConfig decode;
+  std::size_t explain_nodes = 100;      ///< per-node reasons in Explain
+};
+
+/// kube-scheduler's ExtenderFilterResult, in fracpack's types.
+struct FilterAnswer {
+  std::vector<std::string> passed;                    ///< node names that fit, in the order sent
+  std::map<std::string, std::string> failed;          ///< Unschedulable: node → reason
+  std::map<std::string, std::string> unresolvable;    ///< UnschedulableAndUnresolvable: node → reason
+};
+
+struct HostScore {
+  std::string host;
+  std::int64_t score = 0;  ///< 0..10 (kube-scheduler's MaxExtenderPriority)
+};
+
+/// What Bind decided, and the annotations a binder writes on the pod.
+struct BindAnswer {
+  std::string pod;
+  std::string node;
+  GpuChoice choice;
+  std::map<std::string, std::string> annotations;  ///< nvidia.com/container.<ctr>.gpus.devices, .gpu-compute.portion
+};
+
+/// Counts for /metrics.
+struct LedgerGauges {
+  std::map<std::string, std::int64_t> gpus_by_state;  ///< "idle", "whole", ... → GPUs
+  struct Queue {
+    std::string name;
+    double gpu_allocated = 0;   ///< GPUs
+    double gpu_fair_share = 0;  ///< GPUs
+  };
+  std::vector<Queue> queues;
+  std::size_t pods_bound = 0;
+};
+
+class Extender {
+ public:
+  /// Opens (or creates) the state at options.state_path and rebuilds the ledger from it.
+  static Result<std::unique_ptr<Extender>> open(const ExtenderOptions& options);
+  virtual ~Extender() = default;
+
+  /// Adds or replaces Node, Queue, PodGroup and PriorityClass objects (other kinds: a warning).
+  /// Bad objects are kInvalidArgument naming the object and field; nothing is applied then.
+  virtual Status apply(const std::vector<nlohmann::json>& objects, std::vector<std::string>* warnings) = 0;
+  /// Removes a Node (its bindings with it), Queue or PodGroup. kNotFound when absent.
+  virtual Status remove(const std::string& kind, const std::string& name) = 0;
+
+  /// Filter: which of `nodes` (names) the pod fits. Unknown names are unresolvable. A pod its
+  /// queue refuses fails on every node with the queue's reason. An infeasible pod is an answer.
+  virtual Result<FilterAnswer> filter(const nlohmann::json& pod, const std::vector<std::string>& nodes) = 0;
+  /// Prioritize: scores 0..10 for the nodes among `nodes` the pod fits; others are left out.
+  virtual Result<std::vector<HostScore>> prioritize(const nlohmann::json& pod, const std::vector<std::string>& nodes) = 0;
+  /// Bind a pod seen by Filter or Prioritize to `node`. kNotFound for an unknown pod or node,
+  /// kUnschedulable when it no longer fits (a lost race), kResourceExhausted when its queue
+  /// refuses, kAlreadyExists when it is bound elsewhere. Idempotent for the same node.
+  virtual Result<BindAnswer> bind(const std::string& namespace_name, const std::string& name, const std::string& uid,
+                                  const std::string& node) = 0;
+  /// Preempt: of kube-scheduler's candidate victims (node → pod UIDs), the nodes where fracpack's
+  /// own victims (docs/queues.md) are a subset of those offered, with fracpack's victims.
+  virtual Result<std::map<std::string, std::vector<std::string>>> preempt(
+      const nlohmann::json& pod, const std::map<std::string, std::vector<std::string>>& candidates) = 0;
+  /// Releases a bound pod ("namespace/name"). Idempotent: an unknown pod is OK.
+  virtual Status release(const std::string& pod_key) = 0;
+  /// Replaces every binding with `bound_pods` (Pod objects with spec.nodeName): the recovery path
+  /// after a restart or a leader change. Pods the ledger cannot hold are returned as conflicts.
+  virtual Status sync(const std::vector<nlohmann::json>& bound_pods, std::vector<std::string>* conflicts) = 0;
+  /// Why the pod fits no node, node by node.
+  virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;
+  /// The ledger and queue usage as JSON (nodes, GPUs, bindings, queues).
+  [[nodiscard]] virtual nlohmann::json snapshot() const = 0;
+  [[nodiscard]] virtual LedgerGauges gauges() const = 0;
+};
+
+}  // namespace fracpack

@@ -1,0 +1,517 @@
+// The extender core (extender.hpp): ledger, queues and store behind one reader-writer lock.
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <shared_mutex>
+
+#include <fmt/format.h>
+
+#include "fracpack/cluster_state.hpp"
+#include "fracpack/extender.hpp"
+#include "fracpack/k8s/decode.hpp"
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/ledger.hpp"
+#include "fracpack/queues/charge.hpp"
+#include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/queues/queue_book.hpp"
+#include "fracpack/queues/reclaim.hpp"
+#include "plugin_api/store.hpp"
+
+namespace fracpack {
+namespace {
+
+using nlohmann::json;
+using queues::Amounts;
+
+constexpr std::size_t kPodsRemembered = 100'000;  // pods seen by Filter, waiting for Bind
+
+std::string name_of(const json& o) {
+  auto md = o.find("metadata");
+  if (md == o.end() || !md->is_object()) return "";
+  auto n = md->find("name");
+  return n != md->end() && n->is_string() ? n->get<std::string>() : "";
+}
+
+/// The annotations a binder writes for a fraction: which devices, and the compute portion.
+std::map<std::string, std::string> annotations_for(const PodRequest& pod, const GpuChoice& choice) {
+  std::map<std::string, std::string> out;
+  const GpuFraction* f = pod.fraction();
+  if (f == nullptr || choice.gpus.empty()) return out;
+  const std::string prefix = "nvidia.com/container." + f->container + ".";
+  out[prefix + "gpus.devices"] = fmt::format("{}", fmt::join(choice.gpus, ","));
+  out[prefix + "gpu-compute.portion"] = fmt::format("{}.{:02}", choice.compute.front() / 100, choice.compute.front() % 100);
+  return out;
+}
+
+class ExtenderImpl final : public Extender {
+ public:
+  ExtenderImpl(ExtenderOptions options, std::shared_ptr<const Policy> policy, std::unique_ptr<api::Store> store)
+      : options_(std::move(options)), policy_(std::move(policy)), store_(std::move(store)) {}
+
+  /// Loads objects and bindings from the store and builds the ledger.
+  Status load() {
+    auto objects = store_->objects();
+    if (!objects) return objects.status();
+    std::vector<std::string> ignored;
+    if (auto st = apply_objects(*objects, &ignored, /*persist=*/false); !st.is_ok()) return st;
+    auto stored = store_->bindings();
+    if (!stored) return stored.status();
+    bindings_ = std::move(*stored);
+    std::vector<std::string> conflicts;
+    return rebuild(&conflicts);
+  }
+
+  Status apply(const std::vector<json>& objects, std::vector<std::string>* warnings) override {
+    std::unique_lock lock(mu_);
+    if (auto st = apply_objects(objects, warnings, /*persist=*/true); !st.is_ok()) return st;
+    std::vector<std::string> conflicts;
+    Status st = rebuild(&conflicts);
+    if (warnings != nullptr) warnings->insert(warnings->end(), conflicts.begin(), conflicts.end());
+    return st;
+  }
+
+  Status remove(const std::string& kind, const std::string& name) override {
+    std::unique_lock lock(mu_);
+    if (kind == "Node") {
+      if (node_objects_.erase(name) == 0) return {Code::kNotFound, fmt::format("node {} is not known", name)};
+      std::vector<api::StoredBinding> kept;
+      for (auto& b : bindings_) {
+        if (b.node != name) kept.push_back(std::move(b));
+      }
+      bindings_ = std::move(kept);
+      if (auto st = store_->replace_bindings(bindings_); !st.is_ok()) return st;
+    } else if (kind == "Queue") {
+      if (queue_specs_.erase(name) == 0) return {Code::kNotFound, fmt::format("queue {} is not known", name)};
+    } else if (kind == "PodGroup") {
+      if (groups_.erase(name) == 0) return {Code::kNotFound, fmt::format("PodGroup {} is not known", name)};
+    } else {
+      return invalid_argument("kind \"{}\" cannot be removed (Node, Queue, PodGroup)", kind);
+    }
+    if (auto st = store_->remove_object(kind, name); !st.is_ok()) return st;
+    std::vector<std::string> conflicts;
+    return rebuild(&conflicts);
+  }
+
+  Result<FilterAnswer> filter(const json& object, const std::vector<std::string>& nodes) override {
+    auto pod = decode(object);
+    if (!pod) return pod.status();
+    remember(*pod, object);
+    std::shared_lock lock(mu_);
+    FilterAnswer answer;
+    std::vector<std::size_t> known;
+    for (const auto& name : nodes) {
+      auto n = state_->find_node(name);
+      if (!n) {
+        answer.unresolvable[name] = fmt::format("node {} is not known to fracpack (send full Nodes, or apply it)", name);
+      } else {
+        known.push_back(*n);
+      }
+    }
+    if (auto refusal = admit(*pod)) {
+      for (std::size_t n : known) answer.failed[state_->node(n).name] = refusal->message;
+      return answer;
+    }
+    for (const auto& [n, verdict] : filter_nodes(*state_, *pod, known)) {
+      const std::string& name = state_->node(n).name;
+      if (verdict.fits()) {
+        answer.passed.push_back(name);
+      } else if (verdict.code == Code::kUnschedulableAndUnresolvable) {
+        answer.unresolvable[name] = verdict.text();
+      } else {
+        answer.failed[name] = verdict.text();
+      }
+    }
+    return answer;
+  }
+
+  Result<std::vector<HostScore>> prioritize(const json& object, const std::vector<std::string>& nodes) override {
+    auto pod = decode(object);
+    if (!pod) return pod.status();
+    remember(*pod, object);
+    std::shared_lock lock(mu_);
+    std::vector<std::size_t> known;
+    for (const auto& name : nodes) {
+      if (auto n = state_->find_node(name)) known.push_back(*n);
+    }
+    std::vector<HostScore> out;
+    if (known.empty()) return out;
+    for (const auto& r : rank_nodes(*state_, *pod, *policy_, known)) {
+      out.push_back({state_->node(r.node).name, static_cast<std::int64_t>(r.score + 0.5)});
+    }
+    return out;
+  }
+
+  Result<BindAnswer> bind(const std::string& ns, const std::string& name, const std::string& uid,
+                          const std::string& node) override {
+    const std::string key = (ns.empty() ? "default" : ns) + "/" + name;
+    std::optional<PodRequest> pod;
+    {
+      std::lock_guard seen_lock(seen_mu_);
+      auto it = seen_.find(key);
+      if (it != seen_.end() && (uid.empty() || it->second.pod.uid.empty() || it->second.pod.uid == uid)) pod = it->second.pod;
+    }
+    std::unique_lock lock(mu_);
+    if (!pod) {
+      if (const Allocation* held = state_->allocation(key)) {  // already bound: same node is a repeat
+        if (state_->node(held->node).name == node) return answer_for(key, *held);
+        return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
+      }
+      return Status(Code::kNotFound, fmt::format("pod {} was not seen by Filter or Prioritize; fracpack needs its "
+                                                 "requests before it can bind it",
+                                                 key));
+    }
+    auto n = state_->find_node(node);
+    if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, node));
+    if (const Allocation* held = state_->allocation(key)) {
+      if (held->node == *n) return answer_for(key, *held);
+      return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
+    }
+    if (auto refusal = admit(*pod)) return Status(Code::kResourceExhausted, refusal->message);
+    NodeMask only(state_->node_count(), false);
+    only[*n] = true;
+    auto best = select(*state_, *pod, *policy_, &only);
+    if (!best) {
+      auto why = filter_nodes(*state_, *pod, {*n});
+      return Status(Code::kUnschedulable, fmt::format("pod {} no longer fits node {}: {}", key, node, why.front().second.text()));
+    }
+    if (Status st = state_->reserve(*pod, *n, best->choice); !st.is_ok()) return st;
+    const Allocation& a = *state_->allocation(key);
+    api::StoredBinding record{key, pod->uid, node, a.choice.gpus, object_of(key)};
+    if (Status st = store_->put_binding(record); !st.is_ok()) {
+      state_->release(key);  // never acknowledge what is not durable
+      return st;
+    }
+    bindings_.push_back(std::move(record));
+    if (book_) {
+      if (auto q = leaf_queue(*pod)) book_->charge(*q, queues::charge_placed(*pod, *state_, a), pod->preemptible);
+    }
+    forget(key);
+    return answer_for(key, a);
+  }
+
+  Result<std::map<std::string, std::vector<std::string>>> preempt(
+      const json& object, const std::map<std::string, std::vector<std::string>>& candidates) override {
+    auto pod = decode(object);
+    if (!pod) return pod.status();
+    std::unique_lock lock(mu_);  // what-if removals change the ledger for a moment
+    std::map<std::string, std::string> uid_of;
+    for (const auto& b : bindings_) uid_of[b.pod_key] = b.uid;
+    std::map<std::string, std::vector<std::string>> out;
+    const queues::QueueBook& book = book_ ? *book_ : empty_book();
+    const auto queue = leaf_queue(*pod);
+    const Amounts charge = queues::charge_pending(*pod, *state_);
+    for (const auto& [node, offered] : candidates) {
+      auto n = state_->find_node(node);
+      if (!n) continue;
+      NodeMask only(state_->node_count(), false);
+      only[*n] = true;
+      auto victims = queues::find_victims(*state_, book, *pod, queue, charge, *policy_, &only);
+      if (!victims) continue;
+      std::vector<std::string> uids;
+      bool subset = true;
+      for (const auto& key : victims->pods) {
+        const std::string& uid = uid_of[key];
+        if (std::find(offered.begin(), offered.end(), uid) == offered.end()) subset = false;
+        uids.push_back(uid);
+      }
+      if (subset) out[node] = std::move(uids);
+    }
+    return out;
+  }
+
+  Status release(const std::string& pod_key) override {
+    std::unique_lock lock(mu_);
+    const Allocation* a = state_->allocation(pod_key);
+    if (a == nullptr) return Status::ok();
+    if (Status st = store_->remove_binding(pod_key); !st.is_ok()) return st;
+    if (book_) {
+      auto it = std::find_if(bindings_.begin(), bindings_.end(), [&](const auto& b) { return b.pod_key == pod_key; });
+      if (it != bindings_.end()) {
+        if (auto pod = decode_stored(it->pod)) {
+          if (auto q = leaf_queue(*pod)) book_->charge(*q, queues::charge_placed(*pod, *state_, *a), pod->preemptible, -1);
+        }
+      }
+    }
+    state_->release(pod_key);
+    bindings_.erase(std::remove_if(bindings_.begin(), bindings_.end(), [&](const auto& b) { return b.pod_key == pod_key; }),
+                    bindings_.end());
+    return Status::ok();
+  }
+
+  Status sync(const std::vector<json>& bound_pods, std::vector<std::string>* conflicts) override {
+    std::vector<api::StoredBinding> next;
+    for (const auto& object : bound_pods) {
+      auto pod = decode_stored(object);
+      if (!pod) return pod.status();
+      if (!pod->bound) return invalid_argument("pod {}: spec.nodeName is not set; Sync takes bound pods only", pod->key());
+      next.push_back({pod->key(), pod->uid, pod->bound->node, pod->bound->devices, object});
+    }
+    std::unique_lock lock(mu_);
+    if (Status st = store_->replace_bindings(next); !st.is_ok()) return st;
+    bindings_ = std::move(next);
+    return rebuild(conflicts);
+  }
+
+  Result<Explanation> explain(const json& object) override {
+    auto pod = decode(object);
+    if (!pod) return pod.status();
+    std::shared_lock lock(mu_);
+    Explanation e = fracpack::explain(*state_, *pod, nullptr, options_.explain_nodes);
+    if (auto refusal = admit(*pod)) e.summary = refusal->message + "; and " + e.summary;
+    return e;
+  }
+
+  json snapshot() const override {
+    std::shared_lock lock(mu_);
+    json nodes = json::array();
+    for (std::size_t n = 0; n < state_->node_count(); ++n) {
+      json gpus = json::array();
+      for (std::size_t g = 0; g < state_->node(n).gpus.size(); ++g) {
+        const GpuUsage& u = state_->usage(n).gpus[g];
+        gpus.push_back({{"index", g},
+                        {"state", gpu_state_name(u.state)},
+                        {"memoryMiB", state_->node(n).gpus[g].memory.count()},
+                        {"usedMiB", u.used.count()},
+                        {"fenced", u.fenced},
+                        {"holders", u.holders}});
+      }
+      nodes.push_back({{"name", state_->node(n).name}, {"gpus", gpus}});
+    }
+    json bindings = json::array();
+    for (const auto& b : bindings_) bindings.push_back({{"pod", b.pod_key}, {"uid", b.uid}, {"node", b.node}, {"gpus", b.gpus}});
+    json queue_list = json::array();
+    if (book_) {
+      for (std::size_t q : tree_->top_down()) {
+        queue_list.push_back({{"name", tree_->queue(q).name},
+                              {"gpuAllocated", static_cast<double>(book_->allocated(q)[queues::Resource::kGpu]) / 1000.0},
+                              {"gpuAllocatedNonPreemptible",
+                               static_cast<double>(book_->allocated_non_preemptible(q)[queues::Resource::kGpu]) / 1000.0}});
+      }
+    }
+    return {{"nodes", nodes}, {"bindings", bindings}, {"queues", queue_list}};
+  }
+
+  LedgerGauges gauges() const override {
+    std::shared_lock lock(mu_);
+    LedgerGauges g;
+    for (GpuState s : {GpuState::kIdle, GpuState::kWhole, GpuState::kSharedTimeSlicing, GpuState::kSharedSmSharing}) {
+      g.gpus_by_state[std::string(gpu_state_name(s))] = 0;
+    }
+    for (std::size_t n = 0; n < state_->node_count(); ++n) {
+      for (const auto& u : state_->usage(n).gpus) ++g.gpus_by_state[std::string(gpu_state_name(u.state))];
+    }
+    if (book_) {
+      for (std::size_t q : tree_->top_down()) {
+        g.queues.push_back({tree_->queue(q).name, static_cast<double>(book_->allocated(q)[queues::Resource::kGpu]) / 1000.0,
+                            static_cast<double>(book_->fair_share(q)[queues::Resource::kGpu]) / 1000.0});
+      }
+    }
+    g.pods_bound = bindings_.size();
+    return g;
+  }
+
+ private:
+  Result<PodRequest> decode(const json& object) const {
+    if (!object.is_object()) return invalid_argument("Pod: must be an object, not a {}", object.type_name());
+    std::shared_lock lock(mu_);
+    auto pod = k8s::decode_pod(object, options_.decode, classes_);
+    if (pod && pod->gang) apply_group(*pod);
+    return pod;
+  }
+  /// decode() for callers that already hold the lock.
+  Result<PodRequest> decode_stored(const json& object) const {
+    auto pod = k8s::decode_pod(object, options_.decode, classes_);
+    if (pod && pod->gang) apply_group(*pod);
+    return pod;
+  }
+  void apply_group(PodRequest& pod) const {
+    auto g = groups_.find(pod.namespace_name + "/" + *pod.gang);
+    if (g == groups_.end()) return;
+    if (g->second.queue) pod.queue = *g->second.queue;
+    if (g->second.priority_class) {
+      if (auto v = classes_.find(*g->second.priority_class)) {
+        pod.priority = *v;
+        pod.preemptible = *v < kNonPreemptibleThreshold;
+      }
+    }
+    if (g->second.preemptibility) pod.preemptible = *g->second.preemptibility == "preemptible";
+  }
+
+  void remember(const PodRequest& pod, const json& object) {
+    std::lock_guard lock(seen_mu_);
+    auto [it, fresh] = seen_.insert_or_assign(pod.key(), Known{pod, object});
+    if (fresh) seen_order_.push_back(pod.key());
+    while (seen_order_.size() > kPodsRemembered) {
+      seen_.erase(seen_order_.front());
+      seen_order_.pop_front();
+    }
+  }
+  void forget(const std::string& key) {
+    std::lock_guard lock(seen_mu_);
+    seen_.erase(key);
+  }
+  json object_of(const std::string& key) {
+    std::lock_guard lock(seen_mu_);
+    auto it = seen_.find(key);
+    return it == seen_.end() ? json::object() : it->second.object;
+  }
+
+  std::optional<std::size_t> leaf_queue(const PodRequest& pod) const {
+    if (!tree_) return std::nullopt;
+    auto q = tree_->find(pod.queue);
+    if (!q || !tree_->is_leaf(*q)) return std::nullopt;
+    return q;
+  }
+
+  /// Queue admission (none without queues). A pod whose queue is missing or not a leaf is refused.
+  std::optional<queues::Refusal> admit(const PodRequest& pod) const {
+    if (!book_) return std::nullopt;
+    auto q = leaf_queue(pod);
+    if (!q) {
+      return queues::Refusal{"Invalid", pod.queue,
+                             fmt::format("pod {}: queue \"{}\" is not a leaf Queue known to fracpack", pod.key(), pod.queue)};
+    }
+    return book_->admit(*q, queues::charge_pending(pod, *state_), pod.preemptible);
+  }
+
+  const queues::QueueBook& empty_book() {
+    if (!empty_tree_) {
+      empty_tree_ = std::make_unique<queues::QueueTree>(*queues::QueueTree::build({}));
+      empty_book_ = std::make_unique<queues::QueueBook>(*empty_tree_);
+    }
+    return *empty_book_;
+  }
+
+  Status apply_objects(const std::vector<json>& objects, std::vector<std::string>* warnings, bool persist) {
+    struct Pending {
+      std::string kind;
+      std::string name;
+      const json* body;
+    };
+    std::vector<Pending> accepted;
+    // Validate everything first: nothing is applied unless all of it is good.
+    for (const auto& o : objects) {
+      const std::string kind = k8s::kind_of(o);
+      if (kind == "Node") {
+        auto n = k8s::decode_node(o, options_.decode);
+        if (!n) return n.status();
+        accepted.push_back({kind, n->name, &o});
+      } else if (kind == "Queue") {
+        auto q = queues::decode_queue(o);
+        if (!q) return q.status();
+        accepted.push_back({kind, q->name, &o});
+      } else if (kind == "PodGroup") {
+        auto g = queues::decode_pod_group(o);
+        if (!g) return g.status();
+        accepted.push_back({kind, g->key(), &o});
+      } else if (kind == "PriorityClass") {
+        auto v = o.find("value");
+        if (v == o.end() || !v->is_number_integer() || name_of(o).empty()) {
+          return invalid_argument("PriorityClass {}: needs metadata.name and an integer value", name_of(o));
+        }
+        accepted.push_back({kind, name_of(o), &o});
+      } else if (warnings != nullptr) {
+        warnings->push_back(fmt::format("{}: kind \"{}\" is not used by the extender; ignored", k8s::describe(o, 0), kind));
+      }
+    }
+    for (const auto& a : accepted) {
+      if (persist) {
+        if (Status st = store_->put_object(a.kind, a.name, *a.body); !st.is_ok()) return st;
+      }
+      if (a.kind == "Node") node_objects_[a.name] = *a.body;
+      if (a.kind == "Queue") queue_specs_[a.name] = *queues::decode_queue(*a.body);
+      if (a.kind == "PodGroup") groups_[a.name] = *queues::decode_pod_group(*a.body);
+      if (a.kind == "PriorityClass") classes_.add(a.name, (*a.body)["value"].get<std::int32_t>());
+    }
+    return Status::ok();
+  }
+
+  /// Rebuilds the ledger from the node objects and re-adopts every binding in order.
+  Status rebuild(std::vector<std::string>* conflicts) {
+    std::vector<NodeSpec> nodes;
+    for (const auto& [name, object] : node_objects_) nodes.push_back(*k8s::decode_node(object, options_.decode));
+    auto created = ClusterState::create(std::move(nodes), options_.placement);
+    if (!created) return created.status();
+    state_.emplace(std::move(*created));
+    book_.reset();
+    tree_.reset();
+    if (!queue_specs_.empty()) {
+      std::vector<queues::QueueSpec> specs;
+      for (const auto& [name, q] : queue_specs_) specs.push_back(q);
+      auto tree = queues::QueueTree::build(std::move(specs));
+      if (!tree) return tree.status();
+      tree_ = std::make_unique<queues::QueueTree>(std::move(*tree));
+      book_ = std::make_unique<queues::QueueBook>(*tree_);
+    }
+    for (const auto& b : bindings_) {
+      auto pod = decode_stored(b.pod);
+      auto n = state_->find_node(b.node);
+      Status st = !pod ? pod.status()
+                  : !n ? Status(Code::kNotFound, fmt::format("node {} is gone", b.node))
+                       : state_->adopt(*pod, *n, b.gpus.empty() ? std::nullopt : std::optional<std::vector<int>>(b.gpus));
+      if (!st.is_ok()) {
+        if (n) state_->fence(*n, b.gpus);
+        if (conflicts != nullptr) conflicts->push_back(fmt::format("{}: {}", b.pod_key, st.message()));
+        continue;
+      }
+      if (book_) {
+        if (auto q = leaf_queue(*pod)) book_->charge(*q, queues::charge_placed(*pod, *state_, *state_->allocation(b.pod_key)), pod->preemptible);
+      }
+    }
+    if (book_) {
+      std::vector<Amounts> requests(tree_->size());
+      for (std::size_t q = 0; q < tree_->size(); ++q) requests[q] = book_->allocated(q);
+      book_->compute_fair_shares(queues::cluster_total(*state_), requests);
+    }
+    return Status::ok();
+  }
+
+  BindAnswer answer_for(const std::string& key, const Allocation& a) {
+    BindAnswer answer;
+    answer.pod = key;
+    answer.node = state_->node(a.node).name;
+    answer.choice = a.choice;
+    auto it = std::find_if(bindings_.begin(), bindings_.end(), [&](const auto& b) { return b.pod_key == key; });
+    if (it != bindings_.end()) {
+      if (auto pod = decode_stored(it->pod)) answer.annotations = annotations_for(*pod, a.choice);
+    }
+    return answer;
+  }
+
+  ExtenderOptions options_;
+  std::shared_ptr<const Policy> policy_;
+  std::unique_ptr<api::Store> store_;
+  mutable std::shared_mutex mu_;
+  std::map<std::string, json> node_objects_;
+  std::map<std::string, queues::QueueSpec> queue_specs_;
+  std::map<std::string, queues::PodGroupSpec> groups_;
+  PriorityClasses classes_;
+  std::optional<ClusterState> state_;
+  std::unique_ptr<queues::QueueTree> tree_;  // stable address: the book points into it
+  std::unique_ptr<queues::QueueBook> book_;
+  std::unique_ptr<queues::QueueTree> empty_tree_;
+  std::unique_ptr<queues::QueueBook> empty_book_;
+  std::vector<api::StoredBinding> bindings_;  // in bind order
+  struct Known {
+    PodRequest pod;
+    json object;
+  };
+  std::mutex seen_mu_;
+  std::map<std::string, Known> seen_;
+  std::deque<std::string> seen_order_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Extender>> Extender::open(const ExtenderOptions& options) {
+  auto policy = make_policy(options.policy);
+  if (!policy) return policy.status();
+  auto store = api::Store::open(options.state_path, options.fsync_every_bind ? api::Durability::kPowerLoss
+                                                                             : api::Durability::kProcessCrash);
+  if (!store) return store.status();
+  auto core = std::make_unique<ExtenderImpl>(options, *policy, std::move(*store));
+  if (Status st = core->load(); !st.is_ok()) return st;
+  return std::unique_ptr<Extender>(std::move(core));
+}
+
+}  // namespace fracpack

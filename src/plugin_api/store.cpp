@@ -1,0 +1,164 @@
+#include "plugin_api/store.hpp"
+
+#include <sqlite3.h>
+
+#include <fmt/format.h>
+
+namespace fracpack::api {
+namespace {
+
+using nlohmann::json;
+
+Status sqlite_error(sqlite3* db, std::string_view what) {
+  return {Code::kInternal, fmt::format("state store: {}: {}", what, db ? sqlite3_errmsg(db) : "out of memory")};
+}
+
+/// A prepared statement that finalizes itself.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) { ok_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) == SQLITE_OK; }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  [[nodiscard]] bool ok() const { return ok_; }
+  void bind(int i, const std::string& text) { sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT); }
+  int step() { return sqlite3_step(stmt_); }
+  [[nodiscard]] std::string text(int column) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
+  }
+  Status run(std::string_view what) {
+    if (!ok_ || step() != SQLITE_DONE) return sqlite_error(db_, what);
+    return Status::ok();
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  bool ok_ = false;
+};
+
+constexpr const char* kSchema = R"(
+CREATE TABLE IF NOT EXISTS fracpack_objects(kind TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,
+                                            PRIMARY KEY(kind, name));
+CREATE TABLE IF NOT EXISTS fracpack_bindings(pod TEXT PRIMARY KEY, uid TEXT NOT NULL, node TEXT NOT NULL,
+                                             gpus TEXT NOT NULL, body TEXT NOT NULL);
+)";
+
+Status insert_binding(sqlite3* db, const StoredBinding& b) {
+  Statement s(db, "INSERT OR REPLACE INTO fracpack_bindings(pod, uid, node, gpus, body) VALUES(?,?,?,?,?)");
+  s.bind(1, b.pod_key);
+  s.bind(2, b.uid);
+  s.bind(3, b.node);
+  s.bind(4, json(b.gpus).dump());
+  s.bind(5, b.pod.dump());
+  return s.run("recording a binding");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path, Durability durability) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
+      SQLITE_OK) {
+    Status st = sqlite_error(db, fmt::format("opening {}", path));
+    sqlite3_close(db);
+    return st;
+  }
+  std::unique_ptr<Store> store(new Store(db));
+  sqlite3_busy_timeout(db, 5000);
+  if (path != ":memory:") {
+    if (auto st = store->exec("PRAGMA journal_mode=WAL;"); !st.is_ok()) return st;
+  }
+  if (auto st = store->exec(durability == Durability::kPowerLoss ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
+      !st.is_ok()) {
+    return st;
+  }
+  if (auto st = store->exec(kSchema); !st.is_ok()) return st;
+  return store;
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+Status Store::exec(const char* sql) const {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    Status st(Code::kInternal, fmt::format("state store: {}", error ? error : "unknown error"));
+    sqlite3_free(error);
+    return st;
+  }
+  return Status::ok();
+}
+
+Status Store::put_object(const std::string& kind, const std::string& name, const json& body) {
+  Statement s(db_, "INSERT OR REPLACE INTO fracpack_objects(kind, name, body) VALUES(?,?,?)");
+  s.bind(1, kind);
+  s.bind(2, name);
+  s.bind(3, body.dump());
+  return s.run("recording an object");
+}
+
+Status Store::remove_object(const std::string& kind, const std::string& name) {
+  Statement s(db_, "DELETE FROM fracpack_objects WHERE kind = ? AND name = ?");
+  s.bind(1, kind);
+  s.bind(2, name);
+  return s.run("removing an object");
+}
+
+Result<std::vector<json>> Store::objects() const {
+  Statement s(db_, "SELECT body FROM fracpack_objects ORDER BY kind, name");
+  if (!s.ok()) return sqlite_error(db_, "reading objects");
+  std::vector<json> out;
+  int rc = 0;
+  while ((rc = s.step()) == SQLITE_ROW) out.push_back(json::parse(s.text(0), nullptr, false));
+  if (rc != SQLITE_DONE) return sqlite_error(db_, "reading objects");
+  return out;
+}
+
+Status Store::put_binding(const StoredBinding& binding) { return insert_binding(db_, binding); }
+
+Status Store::remove_binding(const std::string& pod_key) {
+  Statement s(db_, "DELETE FROM fracpack_bindings WHERE pod = ?");
+  s.bind(1, pod_key);
+  return s.run("removing a binding");
+}
+
+Status Store::replace_bindings(const std::vector<StoredBinding>& bindings) {
+  if (auto st = exec("BEGIN IMMEDIATE;"); !st.is_ok()) return st;
+  Status st = exec("DELETE FROM fracpack_bindings;");
+  for (const auto& b : bindings) {
+    if (!st.is_ok()) break;
+    st = insert_binding(db_, b);
+  }
+  if (!st.is_ok()) {
+    (void)exec("ROLLBACK;");
+    return st;
+  }
+  return exec("COMMIT;");
+}
+
+Result<std::vector<StoredBinding>> Store::bindings() const {
+  Statement s(db_, "SELECT pod, uid, node, gpus, body FROM fracpack_bindings ORDER BY rowid");
+  if (!s.ok()) return sqlite_error(db_, "reading bindings");
+  std::vector<StoredBinding> out;
+  int rc = 0;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    StoredBinding b;
+    b.pod_key = s.text(0);
+    b.uid = s.text(1);
+    b.node = s.text(2);
+    json gpus = json::parse(s.text(3), nullptr, false);
+    if (gpus.is_array()) {
+      for (const auto& g : gpus) {
+        if (g.is_number_integer()) b.gpus.push_back(g.get<int>());
+      }
+    }
+    b.pod = json::parse(s.text(4), nullptr, false);
+    out.push_back(std::move(b));
+  }
+  if (rc != SQLITE_DONE) return sqlite_error(db_, "reading bindings");
+  return out;
+}
+
+}  // namespace fracpack::api

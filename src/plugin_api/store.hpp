@@ -1,0 +1,58 @@
+// The durable ledger: an embedded SQLite database (--state PATH; ":memory:" for tests).
+//
+// WAL mode, one transaction per bind and per release, committed before the caller acknowledges,
+// so a crash of the process at any moment loses no acknowledged bind. `synchronous=NORMAL` (the
+// default here) survives process crashes; `synchronous=FULL` (durability kFull) also survives
+// power loss, at the cost of an fsync per bind. Internal to src/plugin_api/.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fracpack/status.hpp"
+
+struct sqlite3;
+
+namespace fracpack::api {
+
+/// A recorded binding: the pod as it was bound, and where.
+struct StoredBinding {
+  std::string pod_key;   ///< "namespace/name"
+  std::string uid;
+  std::string node;
+  std::vector<int> gpus;
+  nlohmann::json pod;    ///< the Pod object as received (decoded again on restart)
+};
+
+enum class Durability { kProcessCrash, kPowerLoss };
+
+class Store {
+ public:
+  /// Opens (creating when needed) the database at `path`. kInternal with SQLite's message when it
+  /// cannot be opened or is not a fracpack state file.
+  static Result<std::unique_ptr<Store>> open(const std::string& path, Durability durability);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  /// Cluster objects (Node, Queue, PodGroup, PriorityClass) by kind and name; replaces.
+  Status put_object(const std::string& kind, const std::string& name, const nlohmann::json& body);
+  Status remove_object(const std::string& kind, const std::string& name);
+  [[nodiscard]] Result<std::vector<nlohmann::json>> objects() const;
+
+  Status put_binding(const StoredBinding& binding);
+  Status remove_binding(const std::string& pod_key);
+  /// Replaces every binding at once (Sync), in one transaction.
+  Status replace_bindings(const std::vector<StoredBinding>& bindings);
+  [[nodiscard]] Result<std::vector<StoredBinding>> bindings() const;
+
+ private:
+  explicit Store(sqlite3* db) : db_(db) {}
+  Status exec(const char* sql) const;
+  sqlite3* db_;
+};
+
+}  // namespace fracpack::api

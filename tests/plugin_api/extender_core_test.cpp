@@ -1,0 +1,203 @@
+// The extender core: Filter → Prioritize → Bind, durability across restarts, races, queues, Sync.
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "fracpack/extender.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+std::unique_ptr<Extender> open_core(const std::string& path = ":memory:") {
+  ExtenderOptions options;
+  options.state_path = path;
+  auto core = Extender::open(options);
+  REQUIRE_MESSAGE(core.is_ok(), core.status().message());
+  return std::move(*core);
+}
+
+struct TempState {
+  std::string path;
+  TempState() {
+    path = (std::filesystem::temp_directory_path() / fmt::format("fracpack-test-{}.db", std::rand())).string();
+  }
+  ~TempState() {
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  }
+};
+
+TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotations to write") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 2, 80000).obj, nvf("b", 2, 80000).obj}, nullptr).is_ok());
+  json pod = PodBuilder("p", "ns").gpu_memory("20Gi").obj;
+  auto f = core->filter(pod, {"a", "b", "ghost"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"a", "b"});
+  CHECK(f->unresolvable.count("ghost") == 1);
+  auto scores = core->prioritize(pod, {"a", "b"});
+  REQUIRE(scores.is_ok());
+  REQUIRE(scores->size() == 2);
+  for (const auto& s : *scores) {
+    CHECK(s.score >= 0);
+    CHECK(s.score <= 10);
+  }
+  auto b = core->bind("ns", "p", "uid-p", "b");
+  REQUIRE_MESSAGE(b.is_ok(), b.status().message());
+  CHECK(b->node == "b");
+  CHECK(b->annotations.at("nvidia.com/container.main.gpus.devices") == "0");
+  CHECK(b->annotations.at("nvidia.com/container.main.gpu-compute.portion") == "0.26");  // ⌈20480 ÷ 81900 × 100⌉
+  auto again = core->bind("ns", "p", "uid-p", "b");  // idempotent
+  REQUIRE(again.is_ok());
+  CHECK(again->choice.gpus == b->choice.gpus);
+  CHECK(core->bind("ns", "p", "uid-p", "a").status().code() == Code::kAlreadyExists);
+  CHECK(core->bind("ns", "never", "", "a").status().code() == Code::kNotFound);
+  CHECK(core->bind("ns", "p2", "", "ghost").status().code() == Code::kNotFound);
+}
+
+TEST_CASE("an infeasible pod is an answer with reasons, never an error") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 1, 16000).obj, NodeBuilder("cpu").obj}, nullptr).is_ok());
+  auto f = core->filter(PodBuilder("big").gpu_memory("40Gi").obj, {"a", "cpu"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->unresolvable.at("a").find("GPUs smaller than the memory request") != std::string::npos);
+  CHECK(f->unresolvable.at("cpu") == "node(s) had no GPUs");
+  auto bad = core->filter(PodBuilder("bad").fraction("2").obj, {"a"});
+  CHECK(bad.status().code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("a lost Filter → Bind race is a clean refusal, never an overcommit") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 1, 24600).obj}, nullptr).is_ok());
+  json p1 = PodBuilder("p1").gpu_memory("12Gi").obj;
+  json p2 = PodBuilder("p2").gpu_memory("12Gi").obj;
+  json p3 = PodBuilder("p3").gpu_memory("12Gi").obj;
+  for (const auto& p : {p1, p2, p3}) CHECK(core->filter(p, {"a"})->passed.size() == 1);  // all "fit" now
+  CHECK(core->bind("default", "p1", "", "a").is_ok());
+  CHECK(core->bind("default", "p2", "", "a").is_ok());
+  auto lost = core->bind("default", "p3", "", "a");
+  CHECK(lost.status().code() == Code::kUnschedulable);
+  CHECK(lost.status().message().find("no longer fits node a") != std::string::npos);
+}
+
+TEST_CASE("acknowledged binds survive a restart exactly; releases too") {
+  TempState tmp;
+  std::vector<std::pair<std::string, std::vector<int>>> acknowledged;
+  {
+    auto core = open_core(tmp.path);
+    REQUIRE(core->apply({nvf("a", 2, 80000).obj, nvf("b", 2, 80000).obj}, nullptr).is_ok());
+    for (int i = 0; i < 6; ++i) {
+      const std::string name = "p" + std::to_string(i);
+      json pod = PodBuilder(name).gpu_memory("30Gi").obj;
+      auto f = core->filter(pod, {"a", "b"});
+      REQUIRE(f.is_ok());
+      if (f->passed.empty()) continue;
+      auto b = core->bind("default", name, "", f->passed.front());
+      REQUIRE(b.is_ok());
+      acknowledged.emplace_back(b->pod + "@" + b->node, b->choice.gpus);
+    }
+    CHECK(core->release("default/p0").is_ok());
+    acknowledged.erase(acknowledged.begin());
+  }
+  auto reopened = open_core(tmp.path);
+  json snap = reopened->snapshot();
+  REQUIRE(snap["bindings"].size() == acknowledged.size());
+  for (std::size_t i = 0; i < acknowledged.size(); ++i) {
+    const auto& b = snap["bindings"][i];
+    CHECK(b["pod"].get<std::string>() + "@" + b["node"].get<std::string>() == acknowledged[i].first);
+    CHECK(b["gpus"].get<std::vector<int>>() == acknowledged[i].second);
+  }
+}
+
+TEST_CASE("many threads Filter and Bind one small cluster: nothing overcommits, refusals are clean") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 2, 40000).obj, nvf("b", 2, 40000).obj}, nullptr).is_ok());
+  std::atomic<int> bound{0};
+  std::atomic<int> refused{0};
+  std::atomic<int> unexpected{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const std::string name = fmt::format("t{}-{}", t, i);
+        PodBuilder builder(name);
+        builder.gpu_memory(i % 2 ? "7Gi" : "13Gi");
+        if (i % 3 == 0) builder.sm_sharing();
+        auto f = core->filter(builder.obj, {"a", "b"});
+        if (!f.is_ok() || f->passed.empty()) continue;
+        auto b = core->bind("default", name, "", f->passed.front());
+        if (b.is_ok()) {
+          ++bound;
+        } else if (b.status().code() == Code::kUnschedulable) {
+          ++refused;
+        } else {
+          ++unexpected;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(unexpected == 0);
+  CHECK(bound > 0);
+  json snap = core->snapshot();
+  for (const auto& node : snap["nodes"]) {
+    for (const auto& gpu : node["gpus"]) CHECK(gpu["usedMiB"].get<std::int64_t>() <= gpu["memoryMiB"].get<std::int64_t>());
+  }
+  MESSAGE("bound ", bound.load(), ", lost races ", refused.load());
+}
+
+TEST_CASE("queues: Filter fails every node with the queue's reason; Bind answers ResourceExhausted") {
+  auto core = open_core();
+  json queue = {{"kind", "Queue"},
+                {"metadata", {{"name", "team"}}},
+                {"spec",
+                 {{"resources",
+                   {{"gpu", {{"quota", 1}, {"limit", 1}}}, {"cpu", {{"quota", -1}, {"limit", -1}}}, {"memory", {{"quota", -1}, {"limit", -1}}}}}}}};
+  REQUIRE(core->apply({nvf("a", 4, 80000).obj, queue}, nullptr).is_ok());
+  json two = PodBuilder("two").whole(2).label("kai.scheduler/queue", "team").obj;
+  auto f = core->filter(two, {"a"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->failed.at("a").find("queue team: gpu would reach 2 GPUs") == 0);
+  CHECK(core->bind("default", "two", "", "a").status().code() == Code::kResourceExhausted);
+  json one = PodBuilder("one").whole(1).label("kai.scheduler/queue", "team").obj;
+  REQUIRE(core->filter(one, {"a"})->passed.size() == 1);
+  REQUIRE(core->bind("default", "one", "", "a").is_ok());
+  CHECK(core->gauges().queues.front().gpu_allocated == doctest::Approx(1.0));
+}
+
+TEST_CASE("Sync replaces the ledger with the bound pods given, reporting what cannot be held") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 1, 40000).obj}, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  auto st = core->sync({PodBuilder("x").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("a").obj,
+                        PodBuilder("y").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("a").obj},
+                       &conflicts);
+  REQUIRE(st.is_ok());
+  CHECK(core->snapshot()["bindings"].size() == 2);  // both recorded: they are facts
+  REQUIRE(conflicts.size() == 1);
+  CHECK(conflicts[0].find("default/y") == 0);
+  CHECK(core->snapshot()["nodes"][0]["gpus"][0]["fenced"] == true);
+}
+
+TEST_CASE("Preempt answers only nodes where fracpack's victims are among those offered") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 1, 80000).obj, nvf("b", 1, 80000).obj}, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  PodBuilder low_a("low-a");
+  low_a.whole(1).priority_class("train").bound_to("a").obj["metadata"]["uid"] = "u-a";
+  PodBuilder low_b("low-b");
+  low_b.whole(1).priority_class("train").bound_to("b").obj["metadata"]["uid"] = "u-b";
+  REQUIRE(core->sync({low_a.obj, low_b.obj}, &conflicts).is_ok());
+  json high = PodBuilder("high").whole(1).priority_class("build").obj;
+  auto answer = core->preempt(high, {{"a", {"u-a"}}, {"b", {"someone-else"}}});
+  REQUIRE(answer.is_ok());
+  REQUIRE(answer->size() == 1);
+  CHECK(answer->at("a") == std::vector<std::string>{"u-a"});
+}
+
+}  // namespace
+}  // namespace fracpack::test
