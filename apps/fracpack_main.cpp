@@ -9,6 +9,7 @@
 #include "fracpack/place_job.hpp"
 #include "fracpack/policy.hpp"
 #include "fracpack/quantity.hpp"
+#include "fracpack/serve.hpp"
 
 namespace {
 
@@ -94,6 +95,27 @@ int run(int argc, char** argv) {
 
   auto* policies = app.add_subcommand("policies", "List the placement policies");
 
+  auto* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender (kube-scheduler HTTP/JSON front)");
+  fracpack::ServeOptions serve;
+  std::string serve_http;
+  std::string serve_grpc;
+  std::string serve_cluster;
+  std::string serve_policy = "pack";
+  serve_cmd->add_option("--http", serve_http, "host:port for kube-scheduler's HTTP extender calls");
+  serve_cmd->add_option("--grpc", serve_grpc, "host:port for the gRPC API (next release)");
+  serve_cmd->add_option("--state", serve.core.state_path, "SQLite state file (:memory: for none)")->capture_default_str();
+  serve_cmd->add_option("--cluster", serve_cluster, "Nodes, Queues, PodGroups (and running pods) to load")
+      ->check(CLI::ExistingFile);
+  serve_cmd->add_option("--policy", serve_policy, "Placement policy")->check(CLI::IsMember(names))->capture_default_str();
+  serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
+  serve_cmd->add_option("--max-body", serve.max_body, "Largest HTTP request body in bytes")->capture_default_str();
+
+  auto* replay_cmd = app.add_subcommand("replay", "Drive a running server through Filter → Prioritize → Bind");
+  fracpack::ReplayOptions replay;
+  replay_cmd->add_option("--server", replay.server, "http://host:port of `fracpack serve --http`")->required();
+  replay_cmd->add_option("--pods", replay.pods_file, "Pods to replay, YAML or JSON")->required()->check(CLI::ExistingFile);
+  replay_cmd->add_flag("!--no-progress", replay.progress, "No progress bar");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -101,6 +123,14 @@ int run(int argc, char** argv) {
     return code == 0 ? 0 : kInputError;
   }
 
+  if (serve_cmd->parsed()) {
+    if (!serve_http.empty()) serve.http = serve_http;
+    if (!serve_grpc.empty()) serve.grpc = serve_grpc;
+    if (!serve_cluster.empty()) serve.cluster_file = serve_cluster;
+    serve.core.policy = serve_policy;
+    return fracpack::serve(serve);
+  }
+  if (replay_cmd->parsed()) return fracpack::replay(replay);
   if (policies->parsed()) {
     for (auto n : fracpack::policy_names()) fmt::print("{:<10} {}\n", n, (*fracpack::make_policy(n))->summary());
     return 0;

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libboost-graph-dev libfmt-dev librange-v3-dev doctest-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev

@@ -71,6 +71,8 @@ class Extender {
   /// Adds or replaces Node, Queue, PodGroup and PriorityClass objects (other kinds: a warning).
   /// Bad objects are kInvalidArgument naming the object and field; nothing is applied then.
   virtual Status apply(const std::vector<nlohmann::json>& objects, std::vector<std::string>* warnings) = 0;
+  /// The names among `nodes` the extender does not know yet.
+  [[nodiscard]] virtual std::vector<std::string> unknown_nodes(const std::vector<std::string>& nodes) const = 0;
   /// Removes a Node (its bindings with it), Queue or PodGroup. kNotFound when absent.
   virtual Status remove(const std::string& kind, const std::string& name) = 0;
 

@@ -70,6 +70,15 @@ class ExtenderImpl final : public Extender {
     return st;
   }
 
+  std::vector<std::string> unknown_nodes(const std::vector<std::string>& nodes) const override {
+    std::shared_lock lock(mu_);
+    std::vector<std::string> out;
+    for (const auto& n : nodes) {
+      if (!state_->find_node(n)) out.push_back(n);
+    }
+    return out;
+  }
+
   Status remove(const std::string& kind, const std::string& name) override {
     std::unique_lock lock(mu_);
     if (kind == "Node") {
@@ -111,6 +120,7 @@ class ExtenderImpl final : public Extender {
       for (std::size_t n : known) answer.failed[state_->node(n).name] = refusal->message;
       return answer;
     }
+    if (known.empty()) return answer;  // (filter_nodes() reads an empty list as "every node")
     for (const auto& [n, verdict] : filter_nodes(*state_, *pod, known)) {
       const std::string& name = state_->node(n).name;
       if (verdict.fits()) {

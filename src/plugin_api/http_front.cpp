@@ -1,0 +1,267 @@
+#include "plugin_api/http_front.hpp"
+
+#include <thread>
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+
+namespace fracpack::api {
+namespace {
+
+using nlohmann::json;
+
+/// A request that is not the verb's ExtenderArgs: 400 with the reason.
+struct BadRequest {
+  std::string message;
+};
+
+json parse_body(const httplib::Request& req) {
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) throw BadRequest{"the body is not valid JSON"};
+  if (!body.is_object()) throw BadRequest{fmt::format("the body must be a JSON object, not a {}", body.type_name())};
+  return body;
+}
+
+const json& required_object(const json& body, const char* field, const char* type) {
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_object()) throw BadRequest{fmt::format("{}.{} must be an object", type, field)};
+  return *it;
+}
+
+std::string string_field(const json& body, const char* field, const char* type, bool required = true) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) {
+    if (required) throw BadRequest{fmt::format("{}.{} is missing", type, field)};
+    return "";
+  }
+  if (!it->is_string()) throw BadRequest{fmt::format("{}.{} must be a string", type, field)};
+  return it->get<std::string>();
+}
+
+/// ExtenderArgs' nodes: NodeNames (nodeCacheCapable) or Nodes (a full NodeList).
+struct NodesArg {
+  std::vector<std::string> names;
+  std::vector<const json*> objects;  ///< only without nodeCacheCapable
+  bool cache_capable = true;
+};
+
+NodesArg read_nodes(const json& args) {
+  NodesArg out;
+  auto names = args.find("NodeNames");
+  auto nodes = args.find("Nodes");
+  if (names != args.end() && !names->is_null()) {
+    if (!names->is_array()) throw BadRequest{"ExtenderArgs.NodeNames must be a list of strings"};
+    for (const auto& n : *names) {
+      if (!n.is_string()) throw BadRequest{"ExtenderArgs.NodeNames must be a list of strings"};
+      out.names.push_back(n.get<std::string>());
+    }
+    return out;
+  }
+  if (nodes == args.end() || nodes->is_null()) throw BadRequest{"ExtenderArgs has neither NodeNames nor Nodes"};
+  auto items = nodes->is_object() ? nodes->find("items") : nodes->end();
+  if (!nodes->is_object() || items == nodes->end() || !(items->is_array() || items->is_null())) {
+    throw BadRequest{"ExtenderArgs.Nodes must be a NodeList with items"};
+  }
+  out.cache_capable = false;
+  if (items->is_array()) {
+    for (const auto& n : *items) {
+      const json* md = n.is_object() && n.contains("metadata") ? &n["metadata"] : nullptr;
+      const json* name = md != nullptr && md->is_object() && md->contains("name") ? &(*md)["name"] : nullptr;
+      if (name == nullptr || !name->is_string()) throw BadRequest{"ExtenderArgs.Nodes.items[] needs metadata.name"};
+      out.names.push_back(name->get<std::string>());
+      out.objects.push_back(&n);
+    }
+  }
+  return out;
+}
+
+json failed_map(const std::map<std::string, std::string>& m) {
+  json out = json::object();
+  for (const auto& [k, v] : m) out[k] = v;
+  return out;
+}
+
+}  // namespace
+
+struct HttpFront::Impl {
+  Extender& core;
+  Metrics& metrics;
+  HttpOptions options;
+  httplib::Server server;
+  std::thread thread;
+
+  Impl(Extender& c, Metrics& m, HttpOptions o) : core(c), metrics(m), options(std::move(o)) {}
+
+  /// Learns the full Nodes of a non-nodeCacheCapable call that it does not know yet.
+  void learn(const NodesArg& nodes) {
+    if (nodes.cache_capable) return;
+    const auto unknown = core.unknown_nodes(nodes.names);
+    if (unknown.empty()) return;
+    std::vector<json> objects;
+    for (std::size_t i = 0; i < nodes.names.size(); ++i) {
+      if (std::find(unknown.begin(), unknown.end(), nodes.names[i]) == unknown.end()) continue;
+      json node = *nodes.objects[i];
+      if (!node.contains("kind")) node["kind"] = "Node";
+      objects.push_back(std::move(node));
+    }
+    std::vector<std::string> warnings;
+    if (Status st = core.apply(objects, &warnings); !st.is_ok()) spdlog::warn("nodes sent by kube-scheduler: {}", st.message());
+  }
+
+  json filter(const json& args) {
+    const json& pod = required_object(args, "Pod", "ExtenderArgs");
+    NodesArg nodes = read_nodes(args);
+    learn(nodes);
+    json out{{"FailedNodes", json::object()}, {"FailedAndUnresolvableNodes", json::object()}, {"Error", ""}};
+    auto answer = core.filter(pod, nodes.names);
+    if (!answer) {
+      // A pod fracpack cannot read fits nowhere until it is fixed: say so on every node.
+      json unresolvable = json::object();
+      for (const auto& n : nodes.names) unresolvable[n] = answer.status().message();
+      out["FailedAndUnresolvableNodes"] = unresolvable;
+      answer = FilterAnswer{};
+    } else {
+      out["FailedNodes"] = failed_map(answer->failed);
+      out["FailedAndUnresolvableNodes"] = failed_map(answer->unresolvable);
+    }
+    if (nodes.cache_capable) {
+      out["NodeNames"] = answer->passed;
+    } else {
+      json items = json::array();
+      for (std::size_t i = 0; i < nodes.names.size(); ++i) {
+        if (std::find(answer->passed.begin(), answer->passed.end(), nodes.names[i]) != answer->passed.end()) {
+          items.push_back(*nodes.objects[i]);
+        }
+      }
+      out["Nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}};
+    }
+    spdlog::info("filter {}: {} of {} nodes fit", pod_name(pod), answer->passed.size(), nodes.names.size());
+    return out;
+  }
+
+  json prioritize(const json& args) {
+    const json& pod = required_object(args, "Pod", "ExtenderArgs");
+    NodesArg nodes = read_nodes(args);
+    learn(nodes);
+    std::map<std::string, std::int64_t> score;
+    if (auto scores = core.prioritize(pod, nodes.names)) {
+      for (const auto& s : *scores) score[s.host] = s.score;
+    }
+    json out = json::array();
+    for (const auto& n : nodes.names) out.push_back({{"Host", n}, {"Score", score.count(n) ? score[n] : 0}});
+    return out;
+  }
+
+  json bind(const json& args) {
+    const std::string name = string_field(args, "PodName", "ExtenderBindingArgs");
+    const std::string ns = string_field(args, "PodNamespace", "ExtenderBindingArgs");
+    const std::string uid = string_field(args, "PodUID", "ExtenderBindingArgs", false);
+    const std::string node = string_field(args, "Node", "ExtenderBindingArgs");
+    auto bound = core.bind(ns, name, uid, node);
+    if (!bound) {
+      spdlog::info("bind {}/{} to {}: refused: {}", ns, name, node, bound.status().message());
+      return {{"Error", bound.status().message()}};
+    }
+    spdlog::info("bind {} to {} GPUs [{}]", bound->pod, bound->node, fmt::join(bound->choice.gpus, ","));
+    return {{"Error", ""}};
+  }
+
+  json preempt(const json& args) {
+    const json& pod = required_object(args, "Pod", "ExtenderPreemptionArgs");
+    std::map<std::string, std::vector<std::string>> offered;
+    auto read = [&](const char* field, bool meta) {
+      auto it = args.find(field);
+      if (it == args.end() || it->is_null()) return;
+      if (!it->is_object()) throw BadRequest{fmt::format("ExtenderPreemptionArgs.{} must be a map", field)};
+      for (const auto& [node, victims] : it->items()) {
+        auto& uids = offered[node];
+        const json* pods = victims.is_object() && victims.contains("Pods") ? &victims["Pods"] : nullptr;
+        if (pods == nullptr || pods->is_null()) continue;
+        if (!pods->is_array()) throw BadRequest{fmt::format("ExtenderPreemptionArgs.{}.{}.Pods must be a list", field, node)};
+        for (const auto& p : *pods) {
+          const json* uid = nullptr;
+          if (meta && p.is_object() && p.contains("UID")) uid = &p["UID"];
+          if (!meta && p.is_object() && p.contains("metadata") && p["metadata"].is_object() && p["metadata"].contains("uid")) {
+            uid = &p["metadata"]["uid"];
+          }
+          if (uid != nullptr && uid->is_string()) uids.push_back(uid->get<std::string>());
+        }
+      }
+    };
+    read("NodeNameToVictims", false);
+    read("NodeNameToMetaVictims", true);
+    json out{{"NodeNameToMetaVictims", json::object()}};
+    auto answer = core.preempt(pod, offered);
+    if (!answer) return out;
+    for (const auto& [node, uids] : *answer) {
+      json pods = json::array();
+      for (const auto& u : uids) pods.push_back({{"UID", u}});
+      out["NodeNameToMetaVictims"][node] = {{"Pods", pods}, {"NumPDBViolations", 0}};
+    }
+    return out;
+  }
+
+  static std::string pod_name(const json& pod) {
+    const auto md = pod.find("metadata");
+    if (md == pod.end() || !md->is_object()) return "?";
+    return fmt::format("{}/{}", md->value("namespace", std::string("default")), md->value("name", std::string("?")));
+  }
+
+  template <class Handler>
+  void route(const char* path, const char* verb, Handler handler) {
+    server.Post(path, [this, verb, handler](const httplib::Request& req, httplib::Response& res) {
+      Timer timer;
+      try {
+        const json body = parse_body(req);
+        res.set_content((this->*handler)(body).dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+        res.status = 200;
+      } catch (const BadRequest& e) {
+        res.status = 400;
+        res.set_content(json{{"Error", e.message}}.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+      } catch (const std::exception& e) {  // a value of the wrong type deep inside: still the caller's input
+        res.status = 400;
+        res.set_content(json{{"Error", fmt::format("malformed {} arguments: {}", verb, e.what())}}.dump(), "application/json");
+      }
+      metrics.observe("http", verb, res.status, timer.seconds());
+    });
+  }
+};
+
+HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
+    : impl_(std::make_unique<Impl>(core, metrics, std::move(options))) {
+  Impl& i = *impl_;
+  i.server.set_payload_max_length(i.options.max_body);
+  i.server.new_task_queue = [threads = i.options.threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  i.route("/filter", "filter", &Impl::filter);
+  i.route("/prioritize", "prioritize", &Impl::prioritize);
+  i.route("/bind", "bind", &Impl::bind);
+  i.route("/preempt", "preempt", &Impl::preempt);
+  i.server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  i.server.Get("/snapshot", [&i](const httplib::Request&, httplib::Response& res) {
+    res.set_content(i.core.snapshot().dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+  });
+  i.server.Get("/metrics", [&i](const httplib::Request&, httplib::Response& res) {
+    res.set_content(i.metrics.render(i.core.gauges()), "text/plain; version=0.0.4");
+  });
+}
+
+HttpFront::~HttpFront() { stop(); }
+
+Result<int> HttpFront::start() {
+  Impl& i = *impl_;
+  const int port = i.options.port == 0 ? i.server.bind_to_any_port(i.options.host)
+                                       : (i.server.bind_to_port(i.options.host, i.options.port) ? i.options.port : -1);
+  if (port < 0) return Status(Code::kInternal, fmt::format("cannot listen on {}:{}", i.options.host, i.options.port));
+  i.thread = std::thread([&i] { i.server.listen_after_bind(); });
+  return port;
+}
+
+void HttpFront::stop() {
+  if (!impl_ || !impl_->thread.joinable()) return;
+  impl_->server.stop();
+  impl_->thread.join();
+}
+
+}  // namespace fracpack::api

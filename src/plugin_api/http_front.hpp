@@ -1,0 +1,44 @@
+// kube-scheduler's HTTP extender front (k8s.io/kube-scheduler/extender/v1, domain.md §5):
+// POST /filter, /prioritize, /bind, /preempt with Go's capitalised field names, both
+// nodeCacheCapable modes, plus GET /healthz, /metrics (Prometheus text) and /snapshot (the ledger
+// as JSON). Thin: JSON in, the core, JSON out.
+//
+// Status codes: 200 for every answer, infeasible pods included (their nodes go to FailedNodes or
+// FailedAndUnresolvableNodes, never Error); 400 for a body that is not the verb's ExtenderArgs
+// (bad JSON, wrong types, a missing Pod); 413 for a body above the size limit; 404 for an unknown
+// path. A Bind or Preempt the core refuses is 200 with Error set, as kube-scheduler expects.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fracpack/extender.hpp"
+#include "plugin_api/metrics.hpp"
+
+namespace fracpack::api {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                        ///< 0: any free port (tests)
+  std::size_t max_body = 8u << 20;     ///< bytes; larger bodies get 413
+  int threads = 8;
+};
+
+class HttpFront {
+ public:
+  HttpFront(Extender& core, Metrics& metrics, HttpOptions options);
+  ~HttpFront();
+  HttpFront(const HttpFront&) = delete;
+  HttpFront& operator=(const HttpFront&) = delete;
+
+  /// Binds and starts serving in the background. Returns the bound port, or kInternal.
+  Result<int> start();
+  /// Stops accepting and waits for the serving thread.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fracpack::api

@@ -1,0 +1,56 @@
+#include "plugin_api/metrics.hpp"
+
+#include <fmt/format.h>
+
+namespace fracpack::api {
+
+void Metrics::observe(const std::string& front, const std::string& verb, int code, double seconds) {
+  std::lock_guard lock(mu_);
+  Series& s = series_[{front, verb}];
+  ++s.by_code[code];
+  std::size_t i = 0;
+  while (i < kBuckets.size() && seconds > kBuckets[i]) ++i;
+  ++s.buckets[i];
+  s.sum += seconds;
+  ++s.count;
+}
+
+std::string Metrics::render(const LedgerGauges& gauges) const {
+  std::string out;
+  out += "# HELP fracpack_requests_total Extender requests by front, verb and result code.\n";
+  out += "# TYPE fracpack_requests_total counter\n";
+  std::lock_guard lock(mu_);
+  for (const auto& [key, s] : series_) {
+    for (const auto& [code, n] : s.by_code) {
+      out += fmt::format("fracpack_requests_total{{front=\"{}\",verb=\"{}\",code=\"{}\"}} {}\n", key.first, key.second, code, n);
+    }
+  }
+  out += "# HELP fracpack_request_seconds Extender request latency.\n";
+  out += "# TYPE fracpack_request_seconds histogram\n";
+  for (const auto& [key, s] : series_) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      cumulative += s.buckets[i];
+      out += fmt::format("fracpack_request_seconds_bucket{{front=\"{}\",verb=\"{}\",le=\"{}\"}} {}\n", key.first, key.second,
+                         kBuckets[i], cumulative);
+    }
+    cumulative += s.buckets.back();
+    out += fmt::format("fracpack_request_seconds_bucket{{front=\"{}\",verb=\"{}\",le=\"+Inf\"}} {}\n", key.first, key.second,
+                       cumulative);
+    out += fmt::format("fracpack_request_seconds_sum{{front=\"{}\",verb=\"{}\"}} {}\n", key.first, key.second, s.sum);
+    out += fmt::format("fracpack_request_seconds_count{{front=\"{}\",verb=\"{}\"}} {}\n", key.first, key.second, s.count);
+  }
+  out += "# HELP fracpack_gpus GPUs by state.\n# TYPE fracpack_gpus gauge\n";
+  for (const auto& [state, n] : gauges.gpus_by_state) out += fmt::format("fracpack_gpus{{state=\"{}\"}} {}\n", state, n);
+  out += "# HELP fracpack_pods_bound Pods bound through the extender.\n# TYPE fracpack_pods_bound gauge\n";
+  out += fmt::format("fracpack_pods_bound {}\n", gauges.pods_bound);
+  out += "# HELP fracpack_queue_gpus GPUs allocated to, and the fair share of, each queue.\n";
+  out += "# TYPE fracpack_queue_gpus gauge\n";
+  for (const auto& q : gauges.queues) {
+    out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"allocated\"}} {}\n", q.name, q.gpu_allocated);
+    out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"fair_share\"}} {}\n", q.name, q.gpu_fair_share);
+  }
+  return out;
+}
+
+}  // namespace fracpack::api

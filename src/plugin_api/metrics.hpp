@@ -1,0 +1,51 @@
+// Prometheus text metrics for the fronts: request counts and latency histograms per verb, plus
+// ledger gauges (GPUs by state, queue usage). Internal to src/plugin_api/.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "fracpack/extender.hpp"
+
+namespace fracpack::api {
+
+class Metrics {
+ public:
+  /// Seconds; the last bucket is +Inf.
+  static constexpr std::array<double, 12> kBuckets{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                  0.01,   0.025,   0.05,   0.1,   0.5,    1.0};
+
+  /// Records one request of `verb` ("filter", "bind", ...) on `front` ("http", "grpc").
+  void observe(const std::string& front, const std::string& verb, int code, double seconds);
+
+  /// The exposition text, with `gauges` of the ledger.
+  [[nodiscard]] std::string render(const LedgerGauges& gauges) const;
+
+ private:
+  struct Series {
+    std::map<int, std::uint64_t> by_code;
+    std::array<std::uint64_t, kBuckets.size() + 1> buckets{};
+    double sum = 0;
+    std::uint64_t count = 0;
+  };
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, Series> series_;
+};
+
+/// Times a scope and records it.
+class Timer {
+ public:
+  Timer() : start_(std::chrono::steady_clock::now()) {}
+  [[nodiscard]] double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace fracpack::api

@@ -1,0 +1,116 @@
+#include "fracpack/serve.hpp"
+
+#include <csignal>
+#include <pthread.h>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+#include "plugin_api/http_front.hpp"
+
+namespace fracpack {
+namespace {
+
+/// "host:port" → (host, port); a bare ":port" or "port" listens on 0.0.0.0.
+std::optional<std::pair<std::string, int>> split_address(const std::string& address) {
+  const auto colon = address.rfind(':');
+  std::string host = colon == std::string::npos ? "0.0.0.0" : address.substr(0, colon);
+  const std::string port_text = colon == std::string::npos ? address : address.substr(colon + 1);
+  if (host.empty()) host = "0.0.0.0";
+  int port = -1;
+  try {
+    std::size_t used = 0;
+    port = std::stoi(port_text, &used);
+    if (used != port_text.size()) port = -1;
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) return std::nullopt;
+  return std::pair{host, port};
+}
+
+/// Applies the cluster file: objects always, running pods only into an empty ledger.
+bool load_cluster(Extender& core, const std::string& path) {
+  auto objects = k8s::read_objects_file(path);
+  if (!objects) {
+    spdlog::error("{}", objects.status().message());
+    return false;
+  }
+  std::vector<nlohmann::json> cluster;
+  std::vector<nlohmann::json> running;
+  for (auto& o : *objects) {
+    if (k8s::kind_of(o) != "Pod") {
+      cluster.push_back(std::move(o));
+    } else if (o.contains("spec") && o["spec"].is_object() && o["spec"].contains("nodeName")) {
+      running.push_back(std::move(o));
+    }
+  }
+  std::vector<std::string> warnings;
+  if (Status st = core.apply(cluster, &warnings); !st.is_ok()) {
+    spdlog::error("{}: {}", path, st.message());
+    return false;
+  }
+  for (const auto& w : warnings) spdlog::warn("{}", w);
+  if (!running.empty() && core.snapshot()["bindings"].empty()) {
+    std::vector<std::string> conflicts;
+    if (Status st = core.sync(running, &conflicts); !st.is_ok()) {
+      spdlog::error("{}: {}", path, st.message());
+      return false;
+    }
+    for (const auto& c : conflicts) spdlog::warn("running pod not held: {}", c);
+    spdlog::info("loaded {} running pods from {}", running.size(), path);
+  }
+  return true;
+}
+
+}  // namespace
+
+int serve(const ServeOptions& options) {
+  spdlog::set_default_logger(spdlog::stderr_color_mt("fracpack"));  // stdout stays free for answers
+  // Block the stop signals before any thread starts, then wait for them here.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto core = Extender::open(options.core);
+  if (!core) {
+    spdlog::error("{}", core.status().message());
+    return 2;
+  }
+  if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
+  if (options.grpc) {
+    spdlog::error("--grpc: the gRPC front is not built yet; use --http");
+    return 2;
+  }
+  if (!options.http) {
+    spdlog::error("nothing to serve: give --http host:port");
+    return 2;
+  }
+  auto address = split_address(*options.http);
+  if (!address) {
+    spdlog::error("--http {}: expected host:port", *options.http);
+    return 2;
+  }
+  api::Metrics metrics;
+  api::HttpOptions http;
+  http.host = address->first;
+  http.port = address->second;
+  http.max_body = options.max_body;
+  api::HttpFront front(**core, metrics, http);
+  auto port = front.start();
+  if (!port) {
+    spdlog::error("{}", port.status().message());
+    return 2;
+  }
+  spdlog::info("serving kube-scheduler extender on http://{}:{} (state {})", http.host, *port, options.core.state_path);
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  spdlog::info("signal {}: stopping", signal);
+  front.stop();
+  return 0;
+}
+
+}  // namespace fracpack

@@ -1,0 +1,130 @@
+// The kube-scheduler HTTP extender front, driven over loopback like kube-scheduler drives it.
+#include <httplib.h>
+
+#include <doctest/doctest.h>
+
+#include "plugin_api/http_front.hpp"
+#include "support/builders.hpp"
+#include "support/kube_payloads.hpp"
+
+namespace fracpack::test {
+namespace {
+
+struct Server {
+  std::unique_ptr<Extender> core;
+  api::Metrics metrics;
+  std::unique_ptr<api::HttpFront> front;
+  int port = 0;
+
+  Server() {
+    auto opened = Extender::open(ExtenderOptions{});
+    REQUIRE(opened.is_ok());
+    core = std::move(*opened);
+    api::HttpOptions options;
+    options.max_body = 1u << 20;
+    front = std::make_unique<api::HttpFront>(*core, metrics, options);
+    auto started = front->start();
+    REQUIRE_MESSAGE(started.is_ok(), started.status().message());
+    port = *started;
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(10, 0);
+    return c;
+  }
+  json post(const std::string& path, const json& body, int expect = 200) const {
+    auto res = client().Post(path.c_str(), body.dump(), "application/json");
+    REQUIRE(res);
+    CHECK_MESSAGE(res->status == expect, res->body);
+    return json::parse(res->body, nullptr, false);
+  }
+};
+
+json node_list(std::initializer_list<json> nodes) {
+  return {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", {{"resourceVersion", "1"}}}, {"items", json::array_t(nodes)}};
+}
+
+TEST_CASE("nodeCacheCapable: false — full NodeList in, passing Nodes out; then Prioritize and Bind") {
+  Server s;
+  json pod = kube_pod("chat-0", R"({"nvidia.com/container.server.gpu-memory.request": "40Gi"})");
+  json nodes = node_list({kube_node("h200-a", 8, "143771"), kube_node("h200-b", 8, "143771")});
+  json f = s.post("/filter", {{"Pod", pod}, {"Nodes", nodes}});
+  REQUIRE(f["Nodes"]["items"].size() == 2);
+  CHECK(f["Nodes"]["items"][0]["metadata"]["name"] == "h200-a");
+  CHECK(f["Error"] == "");
+  CHECK(f["FailedNodes"].empty());
+  json p = s.post("/prioritize", {{"Pod", pod}, {"Nodes", nodes}});
+  REQUIRE(p.is_array());
+  REQUIRE(p.size() == 2);
+  for (const auto& hs : p) {
+    CHECK(hs["Score"].get<int>() >= 0);
+    CHECK(hs["Score"].get<int>() <= 10);
+  }
+  json b = s.post("/bind", {{"PodName", "chat-0"}, {"PodNamespace", "team-a"}, {"PodUID", "6b1f0f7e-chat-0"}, {"Node", "h200-b"}});
+  CHECK(b["Error"] == "");
+  CHECK(s.core->snapshot()["bindings"][0]["node"] == "h200-b");
+}
+
+TEST_CASE("nodeCacheCapable: true — NodeNames in and out; infeasible pods are answers, not errors") {
+  Server s;
+  REQUIRE(s.core->apply({kube_node("small", 1, "16000"), nvf("big", 1, 81920).obj}, nullptr).is_ok());
+  json pod = kube_pod("big-model", R"({"nvidia.com/container.server.gpu-memory.request": "40Gi"})");
+  json f = s.post("/filter", {{"Pod", pod}, {"NodeNames", {"small", "big", "stranger"}}});
+  CHECK(f["NodeNames"] == json::array({"big"}));
+  CHECK(f["FailedAndUnresolvableNodes"]["small"].get<std::string>().find("GPUs smaller than the memory request") != std::string::npos);
+  CHECK(f["FailedAndUnresolvableNodes"].contains("stranger"));
+  CHECK(f["Error"] == "");
+  // Every returned name is one that was sent.
+  for (const auto& [name, _] : f["FailedNodes"].items()) CHECK((name == "small" || name == "big" || name == "stranger"));
+  json none = s.post("/filter", {{"Pod", pod}, {"NodeNames", json::array()}});
+  CHECK(none["NodeNames"].empty());  // never a name that was not sent
+  CHECK(s.post("/prioritize", {{"Pod", pod}, {"NodeNames", json::array()}}).empty());
+  json bad = s.post("/filter", {{"Pod", kube_pod("bad", R"({"gpu-fraction": "2"})")}, {"NodeNames", {"big"}}});
+  CHECK(bad["FailedAndUnresolvableNodes"]["big"].get<std::string>().find("gpu-fraction") != std::string::npos);
+}
+
+TEST_CASE("Bind refusals are answers with Error set; Preempt answers meta victims") {
+  Server s;
+  REQUIRE(s.core->apply({nvf("a", 1, 81920).obj}, nullptr).is_ok());
+  json unknown = s.post("/bind", {{"PodName", "ghost"}, {"PodNamespace", "x"}, {"PodUID", "u"}, {"Node", "a"}});
+  CHECK(unknown["Error"].get<std::string>().find("was not seen by Filter") != std::string::npos);
+  std::vector<std::string> conflicts;
+  PodBuilder low("low");
+  low.whole(1).priority_class("train").bound_to("a").obj["metadata"]["uid"] = "u-low";
+  REQUIRE(s.core->sync({low.obj}, &conflicts).is_ok());
+  json high = PodBuilder("high").whole(1).priority_class("build").obj;
+  json pre = s.post("/preempt", {{"Pod", high}, {"NodeNameToMetaVictims", {{"a", {{"Pods", {{{"UID", "u-low"}}}}, {"NumPDBViolations", 0}}}}}});
+  CHECK(pre["NodeNameToMetaVictims"]["a"]["Pods"][0]["UID"] == "u-low");
+}
+
+TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
+  Server s;
+  auto c = s.client();
+  auto truncated = c.Post("/filter", R"({"Pod": {"metadata": {"name": "x")", "application/json");
+  REQUIRE(truncated);
+  CHECK(truncated->status == 400);
+  CHECK(s.post("/filter", {{"Pod", "not a pod"}, {"NodeNames", {"a"}}}, 400)["Error"] == "ExtenderArgs.Pod must be an object");
+  CHECK(s.post("/filter", {{"Pod", json::object()}, {"NodeNames", "a"}}, 400)["Error"] == "ExtenderArgs.NodeNames must be a list of strings");
+  CHECK(s.post("/bind", {{"PodName", 7}}, 400)["Error"] == "ExtenderBindingArgs.PodName must be a string");
+  CHECK(s.post("/filter", json::array({1, 2}), 400)["Error"] == "the body must be a JSON object, not a array");
+  auto huge = c.Post("/filter", std::string(10u << 20, '{'), "application/json");
+  REQUIRE(huge);
+  CHECK(huge->status == 413);
+  auto verb = c.Post("/schedule", "{}", "application/json");
+  REQUIRE(verb);
+  CHECK(verb->status == 404);
+  auto garbage = c.Post("/prioritize", std::string("\x08\x96\x01\xff\x00garbage", 12), "application/x-protobuf");
+  REQUIRE(garbage);
+  CHECK(garbage->status == 400);
+  auto health = c.Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  auto metrics = c.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->body.find("fracpack_requests_total{front=\"http\",verb=\"filter\",code=\"400\"}") != std::string::npos);
+  CHECK(metrics->body.find("fracpack_request_seconds_bucket{front=\"http\",verb=\"filter\",le=\"+Inf\"}") != std::string::npos);
+  CHECK(metrics->body.find("fracpack_gpus{state=\"idle\"}") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace fracpack::test
