@@ -1,5 +1,7 @@
 #include "plugin_api/http_front.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <thread>
 
 #include <httplib.h>
@@ -233,6 +235,13 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
     : impl_(std::make_unique<Impl>(core, metrics, std::move(options))) {
   Impl& i = *impl_;
   i.server.set_payload_max_length(i.options.max_body);
+  // SO_REUSEADDR alone: a restart may rebind while old connections sit in TIME_WAIT, but a second
+  // server on a port already served fails to start. (cpp-httplib's default, SO_REUSEPORT, lets two
+  // live processes share the port and split kube-scheduler's requests between them.)
+  i.server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   i.server.new_task_queue = [threads = i.options.threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   i.route("/filter", "filter", &Impl::filter);
   i.route("/prioritize", "prioritize", &Impl::prioritize);
@@ -251,9 +260,14 @@ HttpFront::~HttpFront() { stop(); }
 
 Result<int> HttpFront::start() {
   Impl& i = *impl_;
+  errno = 0;
   const int port = i.options.port == 0 ? i.server.bind_to_any_port(i.options.host)
                                        : (i.server.bind_to_port(i.options.host, i.options.port) ? i.options.port : -1);
-  if (port < 0) return Status(Code::kInternal, fmt::format("cannot listen on {}:{}", i.options.host, i.options.port));
+  if (port < 0) {
+    const int why = errno;
+    return Status(Code::kInternal, fmt::format("cannot listen on {}:{}: {}", i.options.host, i.options.port,
+                                                  why != 0 ? std::strerror(why) : "bind failed"));
+  }
   i.thread = std::thread([&i] { i.server.listen_after_bind(); });
   return port;
 }

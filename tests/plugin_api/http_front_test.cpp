@@ -97,6 +97,21 @@ TEST_CASE("Bind refusals are answers with Error set; Preempt answers meta victim
   CHECK(pre["NodeNameToMetaVictims"]["a"]["Pods"][0]["UID"] == "u-low");
 }
 
+TEST_CASE("a second server on a port already served fails to start instead of sharing it") {
+  Server first;
+  auto opened = Extender::open(ExtenderOptions{});
+  REQUIRE(opened.is_ok());
+  api::Metrics metrics;
+  api::HttpOptions options;
+  options.port = first.port;
+  api::HttpFront second(**opened, metrics, options);
+  auto started = second.start();
+  REQUIRE_FALSE(started.is_ok());
+  CHECK(started.status().message().find(fmt::format("127.0.0.1:{}", first.port)) != std::string::npos);
+  CHECK(started.status().message().find("in use") != std::string::npos);
+  CHECK(first.client().Get("/healthz")->status == 200);
+}
+
 TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   Server s;
   auto c = s.client();
