@@ -95,24 +95,32 @@ int run(int argc, char** argv) {
 
   auto* policies = app.add_subcommand("policies", "List the placement policies");
 
-  auto* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender (kube-scheduler HTTP/JSON front)");
+  auto* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender: gRPC API and kube-scheduler HTTP/JSON front");
   fracpack::ServeOptions serve;
   std::string serve_http;
   std::string serve_grpc;
   std::string serve_cluster;
   std::string serve_policy = "pack";
   serve_cmd->add_option("--http", serve_http, "host:port for kube-scheduler's HTTP extender calls");
-  serve_cmd->add_option("--grpc", serve_grpc, "host:port for the gRPC API (next release)");
+  serve_cmd->add_option("--grpc", serve_grpc, "host:port for the gRPC API (fracpack.v1.Extender, .Cluster)");
+  serve_cmd->add_option("--tls-cert", serve.tls_cert, "gRPC: PEM certificate chain (TLS)")->check(CLI::ExistingFile);
+  serve_cmd->add_option("--tls-key", serve.tls_key, "gRPC: PEM private key (TLS)")->check(CLI::ExistingFile);
+  serve_cmd->add_option("--tls-client-ca", serve.tls_client_ca, "gRPC: PEM CA of client certificates (mutual TLS)")
+      ->check(CLI::ExistingFile);
   serve_cmd->add_option("--state", serve.core.state_path, "SQLite state file (:memory: for none)")->capture_default_str();
   serve_cmd->add_option("--cluster", serve_cluster, "Nodes, Queues, PodGroups (and running pods) to load")
       ->check(CLI::ExistingFile);
   serve_cmd->add_option("--policy", serve_policy, "Placement policy")->check(CLI::IsMember(names))->capture_default_str();
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
-  serve_cmd->add_option("--max-body", serve.max_body, "Largest HTTP request body in bytes")->capture_default_str();
+  serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")->capture_default_str();
 
   auto* replay_cmd = app.add_subcommand("replay", "Drive a running server through Filter → Prioritize → Bind");
   fracpack::ReplayOptions replay;
-  replay_cmd->add_option("--server", replay.server, "http://host:port of `fracpack serve --http`")->required();
+  replay_cmd->add_option("--server", replay.server, "grpc://host:port (or host:port) of --grpc, http://host:port of --http")
+      ->required();
+  replay_cmd->add_option("--tls-ca", replay.tls_ca, "gRPC: PEM CA that signed the server certificate")->check(CLI::ExistingFile);
+  replay_cmd->add_option("--tls-cert", replay.tls_cert, "gRPC: client certificate (mutual TLS)")->check(CLI::ExistingFile);
+  replay_cmd->add_option("--tls-key", replay.tls_key, "gRPC: client key (mutual TLS)")->check(CLI::ExistingFile);
   replay_cmd->add_option("--pods", replay.pods_file, "Pods to replay, YAML or JSON")->required()->check(CLI::ExistingFile);
   replay_cmd->add_flag("!--no-progress", replay.progress, "No progress bar");
 

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fracpack/cluster_state.hpp"
 #include "fracpack/config.hpp"
 #include "fracpack/placement.hpp"
 #include "fracpack/scheduler.hpp"
@@ -50,6 +51,42 @@ struct BindAnswer {
   std::map<std::string, std::string> annotations;  ///< nvidia.com/container.<ctr>.gpus.devices, .gpu-compute.portion
 };
 
+/// The ledger as it stands: every node's GPUs, every binding, every queue's usage.
+struct LedgerSnapshot {
+  struct Gpu {
+    int index = 0;
+    GpuState state = GpuState::kIdle;
+    MiB memory{0};                     ///< the device's usable memory
+    MiB used{0};                       ///< held by fractions, or all of it when whole
+    bool fenced = false;               ///< claimed by a running pod the ledger could not adopt
+    std::vector<std::string> holders;  ///< pod keys ("namespace/name") in arrival order
+  };
+  struct Node {
+    std::string name;
+    std::vector<Gpu> gpus;
+  };
+  struct Binding {
+    std::string pod;  ///< "namespace/name"
+    std::string uid;
+    std::string node;
+    std::vector<int> gpus;  ///< device indices
+  };
+  struct Queue {
+    std::string name;
+    double gpu_allocated = 0;                 ///< GPUs
+    double gpu_allocated_non_preemptible = 0; ///< GPUs
+    double gpu_fair_share = 0;                ///< GPUs
+  };
+  std::vector<Node> nodes;        ///< in the ledger's node order
+  std::vector<Binding> bindings;  ///< in bind order
+  std::vector<Queue> queues;      ///< top-down
+};
+
+/// The snapshot as the HTTP front's GET /snapshot serves it: {"nodes": [{"name", "gpus": [{"index",
+/// "state", "memoryMiB", "usedMiB", "fenced", "holders"}]}], "bindings": [{"pod", "uid", "node",
+/// "gpus"}], "queues": [{"name", "gpuAllocated", "gpuAllocatedNonPreemptible", "gpuFairShare"}]}.
+nlohmann::json to_json(const LedgerSnapshot& snapshot);
+
 /// Counts for /metrics.
 struct LedgerGauges {
   std::map<std::string, std::int64_t> gpus_by_state;  ///< "idle", "whole", ... → GPUs
@@ -79,7 +116,8 @@ class Extender {
   /// Filter: which of `nodes` (names) the pod fits. Unknown names are unresolvable. A pod its
   /// queue refuses fails on every node with the queue's reason. An infeasible pod is an answer.
   virtual Result<FilterAnswer> filter(const nlohmann::json& pod, const std::vector<std::string>& nodes) = 0;
-  /// Prioritize: scores 0..10 for the nodes among `nodes` the pod fits; others are left out.
+  /// Prioritize: one score 0..10 per entry of `nodes`, in the order sent; 0 where the pod does
+  /// not fit or the node is unknown (kube-scheduler's HostPriorityList).
   virtual Result<std::vector<HostScore>> prioritize(const nlohmann::json& pod, const std::vector<std::string>& nodes) = 0;
   /// Bind a pod seen by Filter or Prioritize to `node`. kNotFound for an unknown pod or node,
   /// kUnschedulable when it no longer fits (a lost race), kResourceExhausted when its queue
@@ -97,8 +135,8 @@ class Extender {
   virtual Status sync(const std::vector<nlohmann::json>& bound_pods, std::vector<std::string>* conflicts) = 0;
   /// Why the pod fits no node, node by node.
   virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;
-  /// The ledger and queue usage as JSON (nodes, GPUs, bindings, queues).
-  [[nodiscard]] virtual nlohmann::json snapshot() const = 0;
+  /// The ledger and queue usage.
+  [[nodiscard]] virtual LedgerSnapshot snapshot() const = 0;
   [[nodiscard]] virtual LedgerGauges gauges() const = 0;
 };
 

@@ -13,7 +13,10 @@ struct ServeOptions {
   std::optional<std::string> http;          ///< "host:port" of the kube-scheduler JSON front
   std::optional<std::string> grpc;          ///< "host:port" of the gRPC front
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
-  std::size_t max_body = 8u << 20;          ///< bytes per HTTP request
+  std::size_t max_body = 8u << 20;          ///< bytes per request, both fronts
+  std::string tls_cert;                     ///< gRPC: PEM certificate chain ("" = plaintext)
+  std::string tls_key;                      ///< gRPC: PEM private key
+  std::string tls_client_ca;                ///< gRPC: PEM CA; set = mutual TLS
 };
 
 /// Opens the state, applies the cluster file (its running pods only when the state holds no
@@ -22,9 +25,11 @@ struct ServeOptions {
 int serve(const ServeOptions& options);
 
 struct ReplayOptions {
-  std::string server;      ///< "http://host:port"
+  std::string server;      ///< "http://host:port" (JSON front), "grpc://host:port" or "host:port" (gRPC)
+  std::string tls_ca;      ///< gRPC: PEM CA that signed the server's certificate (TLS on when set)
+  std::string tls_cert;    ///< gRPC: client certificate for mutual TLS
+  std::string tls_key;     ///< gRPC: client key for mutual TLS
   std::string pods_file;   ///< Pods to drive through Filter → Prioritize → Bind, in file order
-  bool node_names = true;  ///< nodeCacheCapable (NodeNames) or not
   bool progress = true;    ///< a progress bar on stderr
 };
 

@@ -40,18 +40,25 @@ class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  /// `subject` names what the error is about, for callers that answer with structured details:
+  /// the quota holder of a kResourceExhausted ("queue:team-a", google.rpc.QuotaFailure's subject),
+  /// or the request field of a kInvalidArgument ("pod", google.rpc.BadRequest's field).
+  Status(Code code, std::string message, std::string subject)
+      : code_(code), message_(std::move(message)), subject_(std::move(subject)) {}
 
   static Status ok() { return {}; }
 
   [[nodiscard]] bool is_ok() const { return code_ == Code::kOk; }
   [[nodiscard]] Code code() const { return code_; }
   [[nodiscard]] const std::string& message() const { return message_; }
+  [[nodiscard]] const std::string& subject() const { return subject_; }
 
   bool operator==(const Status&) const = default;
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
+  std::string subject_;
 };
 
 template <class... Args>

@@ -143,10 +143,17 @@ class ExtenderImpl final : public Extender {
     for (const auto& name : nodes) {
       if (auto n = state_->find_node(name)) known.push_back(*n);
     }
+    std::map<std::string_view, std::int64_t> score;
+    if (!known.empty()) {
+      for (const auto& r : rank_nodes(*state_, *pod, *policy_, known)) {
+        score[state_->node(r.node).name] = static_cast<std::int64_t>(r.score + 0.5);
+      }
+    }
     std::vector<HostScore> out;
-    if (known.empty()) return out;
-    for (const auto& r : rank_nodes(*state_, *pod, *policy_, known)) {
-      out.push_back({state_->node(r.node).name, static_cast<std::int64_t>(r.score + 0.5)});
+    out.reserve(nodes.size());
+    for (const auto& name : nodes) {
+      auto it = score.find(name);
+      out.push_back({name, it == score.end() ? 0 : it->second});
     }
     return out;
   }
@@ -176,7 +183,7 @@ class ExtenderImpl final : public Extender {
       if (held->node == *n) return answer_for(key, *held);
       return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
     }
-    if (auto refusal = admit(*pod)) return Status(Code::kResourceExhausted, refusal->message);
+    if (auto refusal = admit(*pod)) return Status(Code::kResourceExhausted, refusal->message, "queue:" + refusal->queue);
     NodeMask only(state_->node_count(), false);
     only[*n] = true;
     auto best = select(*state_, *pod, *policy_, &only);
@@ -271,34 +278,26 @@ class ExtenderImpl final : public Extender {
     return e;
   }
 
-  json snapshot() const override {
+  LedgerSnapshot snapshot() const override {
     std::shared_lock lock(mu_);
-    json nodes = json::array();
+    LedgerSnapshot out;
+    out.nodes.reserve(state_->node_count());
     for (std::size_t n = 0; n < state_->node_count(); ++n) {
-      json gpus = json::array();
+      LedgerSnapshot::Node& node = out.nodes.emplace_back();
+      node.name = state_->node(n).name;
       for (std::size_t g = 0; g < state_->node(n).gpus.size(); ++g) {
         const GpuUsage& u = state_->usage(n).gpus[g];
-        gpus.push_back({{"index", g},
-                        {"state", gpu_state_name(u.state)},
-                        {"memoryMiB", state_->node(n).gpus[g].memory.count()},
-                        {"usedMiB", u.used.count()},
-                        {"fenced", u.fenced},
-                        {"holders", u.holders}});
+        node.gpus.push_back({static_cast<int>(g), u.state, state_->node(n).gpus[g].memory, u.used, u.fenced, u.holders});
       }
-      nodes.push_back({{"name", state_->node(n).name}, {"gpus", gpus}});
     }
-    json bindings = json::array();
-    for (const auto& b : bindings_) bindings.push_back({{"pod", b.pod_key}, {"uid", b.uid}, {"node", b.node}, {"gpus", b.gpus}});
-    json queue_list = json::array();
+    for (const auto& b : bindings_) out.bindings.push_back({b.pod_key, b.uid, b.node, b.gpus});
     if (book_) {
       for (std::size_t q : tree_->top_down()) {
-        queue_list.push_back({{"name", tree_->queue(q).name},
-                              {"gpuAllocated", static_cast<double>(book_->allocated(q)[queues::Resource::kGpu]) / 1000.0},
-                              {"gpuAllocatedNonPreemptible",
-                               static_cast<double>(book_->allocated_non_preemptible(q)[queues::Resource::kGpu]) / 1000.0}});
+        out.queues.push_back({tree_->queue(q).name, gpus(book_->allocated(q)), gpus(book_->allocated_non_preemptible(q)),
+                              gpus(book_->fair_share(q))});
       }
     }
-    return {{"nodes", nodes}, {"bindings", bindings}, {"queues", queue_list}};
+    return out;
   }
 
   LedgerGauges gauges() const override {
@@ -312,8 +311,7 @@ class ExtenderImpl final : public Extender {
     }
     if (book_) {
       for (std::size_t q : tree_->top_down()) {
-        g.queues.push_back({tree_->queue(q).name, static_cast<double>(book_->allocated(q)[queues::Resource::kGpu]) / 1000.0,
-                            static_cast<double>(book_->fair_share(q)[queues::Resource::kGpu]) / 1000.0});
+        g.queues.push_back({tree_->queue(q).name, gpus(book_->allocated(q)), gpus(book_->fair_share(q))});
       }
     }
     g.pods_bound = bindings_.size();
@@ -321,6 +319,12 @@ class ExtenderImpl final : public Extender {
   }
 
  private:
+  /// A queue amount's GPUs (the book counts thousandths).
+  template <class Amounts>
+  static double gpus(const Amounts& amounts) {
+    return static_cast<double>(amounts[queues::Resource::kGpu]) / 1000.0;
+  }
+
   Result<PodRequest> decode(const json& object) const {
     if (!object.is_object()) return invalid_argument("Pod: must be an object, not a {}", object.type_name());
     std::shared_lock lock(mu_);

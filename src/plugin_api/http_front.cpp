@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "plugin_api/decision_log.hpp"
+#include "plugin_api/node_learning.hpp"
 
 namespace fracpack::api {
 namespace {
@@ -96,20 +98,8 @@ struct HttpFront::Impl {
 
   Impl(Extender& c, Metrics& m, HttpOptions o) : core(c), metrics(m), options(std::move(o)) {}
 
-  /// Learns the full Nodes of a non-nodeCacheCapable call that it does not know yet.
   void learn(const NodesArg& nodes) {
-    if (nodes.cache_capable) return;
-    const auto unknown = core.unknown_nodes(nodes.names);
-    if (unknown.empty()) return;
-    std::vector<json> objects;
-    for (std::size_t i = 0; i < nodes.names.size(); ++i) {
-      if (std::find(unknown.begin(), unknown.end(), nodes.names[i]) == unknown.end()) continue;
-      json node = *nodes.objects[i];
-      if (!node.contains("kind")) node["kind"] = "Node";
-      objects.push_back(std::move(node));
-    }
-    std::vector<std::string> warnings;
-    if (Status st = core.apply(objects, &warnings); !st.is_ok()) spdlog::warn("nodes sent by kube-scheduler: {}", st.message());
+    if (!nodes.cache_capable) learn_unknown_nodes(core, nodes.names, nodes.objects);
   }
 
   json filter(const json& args) {
@@ -118,6 +108,7 @@ struct HttpFront::Impl {
     learn(nodes);
     json out{{"FailedNodes", json::object()}, {"FailedAndUnresolvableNodes", json::object()}, {"Error", ""}};
     auto answer = core.filter(pod, nodes.names);
+    log_filter(pod, answer, nodes.names.size());
     if (!answer) {
       // A pod fracpack cannot read fits nowhere until it is fixed: say so on every node.
       json unresolvable = json::object();
@@ -139,7 +130,6 @@ struct HttpFront::Impl {
       }
       out["Nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}};
     }
-    spdlog::info("filter {}: {} of {} nodes fit", pod_name(pod), answer->passed.size(), nodes.names.size());
     return out;
   }
 
@@ -147,12 +137,12 @@ struct HttpFront::Impl {
     const json& pod = required_object(args, "Pod", "ExtenderArgs");
     NodesArg nodes = read_nodes(args);
     learn(nodes);
-    std::map<std::string, std::int64_t> score;
-    if (auto scores = core.prioritize(pod, nodes.names)) {
-      for (const auto& s : *scores) score[s.host] = s.score;
-    }
     json out = json::array();
-    for (const auto& n : nodes.names) out.push_back({{"Host", n}, {"Score", score.count(n) ? score[n] : 0}});
+    if (auto scores = core.prioritize(pod, nodes.names)) {
+      for (const auto& s : *scores) out.push_back({{"Host", s.host}, {"Score", s.score}});
+    } else {  // a pod fracpack cannot read: Filter already said why; every node scores 0
+      for (const auto& n : nodes.names) out.push_back({{"Host", n}, {"Score", 0}});
+    }
     return out;
   }
 
@@ -162,12 +152,8 @@ struct HttpFront::Impl {
     const std::string uid = string_field(args, "PodUID", "ExtenderBindingArgs", false);
     const std::string node = string_field(args, "Node", "ExtenderBindingArgs");
     auto bound = core.bind(ns, name, uid, node);
-    if (!bound) {
-      spdlog::info("bind {}/{} to {}: refused: {}", ns, name, node, bound.status().message());
-      return {{"Error", bound.status().message()}};
-    }
-    spdlog::info("bind {} to {} GPUs [{}]", bound->pod, bound->node, fmt::join(bound->choice.gpus, ","));
-    return {{"Error", ""}};
+    log_bind(ns + "/" + name, node, bound);
+    return {{"Error", bound ? "" : bound.status().message()}};
   }
 
   json preempt(const json& args) {
@@ -205,12 +191,6 @@ struct HttpFront::Impl {
     return out;
   }
 
-  static std::string pod_name(const json& pod) {
-    const auto md = pod.find("metadata");
-    if (md == pod.end() || !md->is_object()) return "?";
-    return fmt::format("{}/{}", md->value("namespace", std::string("default")), md->value("name", std::string("?")));
-  }
-
   template <class Handler>
   void route(const char* path, const char* verb, Handler handler) {
     server.Post(path, [this, verb, handler](const httplib::Request& req, httplib::Response& res) {
@@ -242,6 +222,9 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  // Keep-alive clients (kube-scheduler, replay) send and receive small messages in two writes;
+  // with Nagle's algorithm each would wait out the peer's delayed ACK (~40 ms).
+  i.server.set_tcp_nodelay(true);
   i.server.new_task_queue = [threads = i.options.threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   i.route("/filter", "filter", &Impl::filter);
   i.route("/prioritize", "prioritize", &Impl::prioritize);
@@ -249,7 +232,7 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
   i.route("/preempt", "preempt", &Impl::preempt);
   i.server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   i.server.Get("/snapshot", [&i](const httplib::Request&, httplib::Response& res) {
-    res.set_content(i.core.snapshot().dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+    res.set_content(to_json(i.core.snapshot()).dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
   });
   i.server.Get("/metrics", [&i](const httplib::Request&, httplib::Response& res) {
     res.set_content(i.metrics.render(i.core.gauges()), "text/plain; version=0.0.4");

@@ -1,13 +1,14 @@
-#include <chrono>
+// `fracpack replay`: drives a running server like kube-scheduler does, one pod at a time.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 
-#include <httplib.h>
 #include <fmt/format.h>
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/serve.hpp"
+#include "plugin_api/client.hpp"
 
 namespace fracpack {
 namespace {
@@ -22,6 +23,43 @@ void draw_progress(std::size_t done, std::size_t total) {
   if (done == total) fmt::print(stderr, "\n");
 }
 
+/// The reason most nodes gave (ties: the first in reason order).
+std::string top_reason(const api::FilterReply& reply) {
+  std::map<std::string, int> reasons;
+  for (const auto* failed : {&reply.failed_nodes, &reply.failed_and_unresolvable_nodes}) {
+    for (const auto& [node, why] : *failed) ++reasons[why];
+  }
+  auto top = std::max_element(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  return top == reasons.end() ? "not placed: no nodes" : fmt::format("not placed ({} nodes): {}", top->second, top->first);
+}
+
+/// The best-scored host; ties go to the first in name order, so a replay is deterministic.
+std::string best_host(const std::vector<api::HostScore>& scores) {
+  const api::HostScore* best = nullptr;
+  for (const auto& s : scores) {
+    if (best == nullptr || s.score > best->score || (s.score == best->score && s.host < best->host)) best = &s;
+  }
+  return best == nullptr ? std::string() : best->host;
+}
+
+/// One pod through Filter → Prioritize → Bind; the line to print, and whether it was bound.
+std::pair<std::string, bool> schedule(api::ExtenderClient& client, const json& pod, const std::vector<std::string>& nodes) {
+  const json& meta = pod["metadata"];
+  const std::string ns = meta.value("namespace", std::string("default"));
+  const std::string name = meta.value("name", std::string());
+  const std::string pod_json = pod.dump();
+  auto filtered = client.filter(pod_json, nodes);
+  if (!filtered) return {fmt::format("error: filter: {}", filtered.status().message()), false};
+  if (filtered->node_names.empty()) return {top_reason(*filtered), false};
+  auto scores = client.prioritize(pod_json, filtered->node_names);
+  if (!scores) return {fmt::format("error: prioritize: {}", scores.status().message()), false};
+  const std::string best = best_host(*scores);
+  if (Status st = client.bind(ns, name, meta.value("uid", std::string()), best); !st.is_ok()) {
+    return {fmt::format("not bound: {}", st.message()), false};
+  }
+  return {"→ " + best, true};
+}
+
 }  // namespace
 
 int replay(const ReplayOptions& options) {
@@ -32,68 +70,28 @@ int replay(const ReplayOptions& options) {
   }
   std::vector<json> pods;
   for (auto& o : *objects) {
-    if (k8s::kind_of(o) == "Pod" && !(o.contains("spec") && o["spec"].is_object() && o["spec"].contains("nodeName"))) {
-      pods.push_back(std::move(o));
-    }
+    const bool bound = o.contains("spec") && o["spec"].is_object() && o["spec"].contains("nodeName");
+    if (k8s::kind_of(o) == "Pod" && !bound && o.contains("metadata") && o["metadata"].is_object()) pods.push_back(std::move(o));
   }
-  httplib::Client client(options.server);
-  client.set_read_timeout(30, 0);
-  auto snapshot = client.Get("/snapshot");
-  if (!snapshot || snapshot->status != 200) {
-    fmt::print(stderr, "fracpack replay: cannot reach {} ({})\n", options.server,
-               snapshot ? fmt::format("HTTP {}", snapshot->status) : httplib::to_string(snapshot.error()));
+  auto client = api::connect(options.server, {options.tls_ca, options.tls_cert, options.tls_key});
+  if (!client) {
+    fmt::print(stderr, "fracpack replay: {}\n", client.status().message());
     return 2;
   }
-  const json state = json::parse(snapshot->body, nullptr, false);
-  std::vector<std::string> nodes;
-  if (state.is_object() && state.contains("nodes")) {
-    for (const auto& n : state["nodes"]) nodes.push_back(n["name"].get<std::string>());
+  auto nodes = (*client)->node_names();
+  if (!nodes) {
+    fmt::print(stderr, "fracpack replay: cannot reach {}: {}\n", options.server, nodes.status().message());
+    return 2;
   }
 
   std::size_t placed = 0;
   std::vector<std::string> lines;
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < pods.size(); ++i) {
-    const json& pod = pods[i];
-    const std::string ns = pod["metadata"].value("namespace", std::string("default"));
-    const std::string name = pod["metadata"].value("name", std::string());
-    auto post = [&](const char* path, const json& body) -> std::optional<json> {
-      auto res = client.Post(path, body.dump(), "application/json");
-      if (!res || res->status != 200) return std::nullopt;
-      return json::parse(res->body, nullptr, false);
-    };
-    std::string outcome;
-    auto filtered = post("/filter", {{"Pod", pod}, {"NodeNames", nodes}});
-    if (!filtered) {
-      outcome = "error: /filter failed";
-    } else if ((*filtered)["NodeNames"].empty()) {
-      // The reason most nodes gave (ties: the first in name order).
-      std::map<std::string, int> reasons;
-      for (const char* field : {"FailedNodes", "FailedAndUnresolvableNodes"}) {
-        for (const auto& [node, why] : (*filtered)[field].items()) ++reasons[why.get<std::string>()];
-      }
-      auto top = std::max_element(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-      outcome = top == reasons.end() ? "not placed: no nodes" : fmt::format("not placed ({} nodes): {}", top->second, top->first);
-    } else {
-      auto scores = post("/prioritize", {{"Pod", pod}, {"NodeNames", (*filtered)["NodeNames"]}});
-      std::string best;
-      std::int64_t best_score = -1;
-      for (const auto& hs : scores ? *scores : json::array()) {
-        const std::int64_t s = hs["Score"].get<std::int64_t>();
-        if (s > best_score || (s == best_score && hs["Host"].get<std::string>() < best)) {
-          best = hs["Host"].get<std::string>();
-          best_score = s;
-        }
-      }
-      auto bound = post("/bind", {{"PodName", name}, {"PodNamespace", ns}, {"PodUID", pod["metadata"].value("uid", std::string())}, {"Node", best}});
-      if (bound && (*bound)["Error"] == "") {
-        ++placed;
-        outcome = "→ " + best;
-      } else {
-        outcome = fmt::format("not bound: {}", bound ? (*bound)["Error"].get<std::string>() : std::string("/bind failed"));
-      }
-    }
-    lines.push_back(fmt::format("{}/{} {}", ns, name, outcome));
+    const json& meta = pods[i]["metadata"];
+    auto [outcome, bound] = schedule(**client, pods[i], *nodes);
+    placed += bound ? 1 : 0;
+    lines.push_back(fmt::format("{}/{} {}", meta.value("namespace", std::string("default")), meta.value("name", std::string()), outcome));
     if (options.progress) draw_progress(i + 1, pods.size());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

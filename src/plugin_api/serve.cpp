@@ -1,12 +1,15 @@
 #include "fracpack/serve.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <memory>
 #include <pthread.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "plugin_api/grpc_front.hpp"
 #include "plugin_api/http_front.hpp"
 
 namespace fracpack {
@@ -52,7 +55,7 @@ bool load_cluster(Extender& core, const std::string& path) {
     return false;
   }
   for (const auto& w : warnings) spdlog::warn("{}", w);
-  if (!running.empty() && core.snapshot()["bindings"].empty()) {
+  if (!running.empty() && core.snapshot().bindings.empty()) {
     std::vector<std::string> conflicts;
     if (Status st = core.sync(running, &conflicts); !st.is_ok()) {
       spdlog::error("{}: {}", path, st.message());
@@ -81,35 +84,55 @@ int serve(const ServeOptions& options) {
     return 2;
   }
   if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
-  if (options.grpc) {
-    spdlog::error("--grpc: the gRPC front is not built yet; use --http");
-    return 2;
-  }
-  if (!options.http) {
-    spdlog::error("nothing to serve: give --http host:port");
-    return 2;
-  }
-  auto address = split_address(*options.http);
-  if (!address) {
-    spdlog::error("--http {}: expected host:port", *options.http);
+  if (!options.http && !options.grpc) {
+    spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
     return 2;
   }
   api::Metrics metrics;
-  api::HttpOptions http;
-  http.host = address->first;
-  http.port = address->second;
-  http.max_body = options.max_body;
-  api::HttpFront front(**core, metrics, http);
-  auto port = front.start();
-  if (!port) {
-    spdlog::error("{}", port.status().message());
-    return 2;
+  std::unique_ptr<api::HttpFront> http_front;
+  std::unique_ptr<api::GrpcFront> grpc_front;
+  if (options.http) {
+    auto address = split_address(*options.http);
+    if (!address) {
+      spdlog::error("--http {}: expected host:port", *options.http);
+      return 2;
+    }
+    api::HttpOptions http;
+    http.host = address->first;
+    http.port = address->second;
+    http.max_body = options.max_body;
+    http_front = std::make_unique<api::HttpFront>(**core, metrics, http);
+    auto port = http_front->start();
+    if (!port) {
+      spdlog::error("{}", port.status().message());
+      return 2;
+    }
+    spdlog::info("serving kube-scheduler extender on http://{}:{} (state {})", http.host, *port, options.core.state_path);
   }
-  spdlog::info("serving kube-scheduler extender on http://{}:{} (state {})", http.host, *port, options.core.state_path);
+  if (options.grpc) {
+    if (!split_address(*options.grpc)) {
+      spdlog::error("--grpc {}: expected host:port", *options.grpc);
+      return 2;
+    }
+    api::GrpcOptions grpc;
+    grpc.address = *options.grpc;
+    grpc.tls = {options.tls_cert, options.tls_key, options.tls_client_ca};
+    grpc.max_message_bytes = static_cast<int>(std::min<std::size_t>(options.max_body, 1u << 30));
+    grpc_front = std::make_unique<api::GrpcFront>(**core, metrics, grpc);
+    auto port = grpc_front->start();
+    if (!port) {
+      spdlog::error("{}", port.status().message());
+      return 2;
+    }
+    spdlog::info("serving gRPC fracpack.v1 on {} port {} ({}; state {})", *options.grpc, *port,
+                 options.tls_cert.empty() ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS",
+                 options.core.state_path);
+  }
   int signal = 0;
   sigwait(&stop_signals, &signal);
   spdlog::info("signal {}: stopping", signal);
-  front.stop();
+  if (grpc_front) grpc_front->stop();
+  if (http_front) http_front->stop();
   return 0;
 }
 

@@ -37,13 +37,18 @@ TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotat
   REQUIRE(f.is_ok());
   CHECK(f->passed == std::vector<std::string>{"a", "b"});
   CHECK(f->unresolvable.count("ghost") == 1);
-  auto scores = core->prioritize(pod, {"a", "b"});
+  auto scores = core->prioritize(pod, {"b", "ghost", "a"});
   REQUIRE(scores.is_ok());
-  REQUIRE(scores->size() == 2);
+  REQUIRE(scores->size() == 3);  // one per node sent, in the order sent
+  CHECK((*scores)[0].host == "b");
+  CHECK((*scores)[1].host == "ghost");
+  CHECK((*scores)[1].score == 0);
+  CHECK((*scores)[2].host == "a");
   for (const auto& s : *scores) {
     CHECK(s.score >= 0);
     CHECK(s.score <= 10);
   }
+  CHECK(std::max((*scores)[0].score, (*scores)[2].score) == 10);  // the best feasible node scores 10
   auto b = core->bind("ns", "p", "uid-p", "b");
   REQUIRE_MESSAGE(b.is_ok(), b.status().message());
   CHECK(b->node == "b");
@@ -103,7 +108,7 @@ TEST_CASE("acknowledged binds survive a restart exactly; releases too") {
     acknowledged.erase(acknowledged.begin());
   }
   auto reopened = open_core(tmp.path);
-  json snap = reopened->snapshot();
+  json snap = to_json(reopened->snapshot());
   REQUIRE(snap["bindings"].size() == acknowledged.size());
   for (std::size_t i = 0; i < acknowledged.size(); ++i) {
     const auto& b = snap["bindings"][i];
@@ -142,7 +147,7 @@ TEST_CASE("many threads Filter and Bind one small cluster: nothing overcommits, 
   for (auto& t : threads) t.join();
   CHECK(unexpected == 0);
   CHECK(bound > 0);
-  json snap = core->snapshot();
+  json snap = to_json(core->snapshot());
   for (const auto& node : snap["nodes"]) {
     for (const auto& gpu : node["gpus"]) CHECK(gpu["usedMiB"].get<std::int64_t>() <= gpu["memoryMiB"].get<std::int64_t>());
   }
@@ -177,10 +182,10 @@ TEST_CASE("Sync replaces the ledger with the bound pods given, reporting what ca
                         PodBuilder("y").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("a").obj},
                        &conflicts);
   REQUIRE(st.is_ok());
-  CHECK(core->snapshot()["bindings"].size() == 2);  // both recorded: they are facts
+  CHECK(core->snapshot().bindings.size() == 2);  // both recorded: they are facts
   REQUIRE(conflicts.size() == 1);
   CHECK(conflicts[0].find("default/y") == 0);
-  CHECK(core->snapshot()["nodes"][0]["gpus"][0]["fenced"] == true);
+  CHECK(core->snapshot().nodes[0].gpus[0].fenced);
 }
 
 TEST_CASE("Preempt answers only nodes where fracpack's victims are among those offered") {

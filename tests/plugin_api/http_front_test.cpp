@@ -62,7 +62,7 @@ TEST_CASE("nodeCacheCapable: false — full NodeList in, passing Nodes out; then
   }
   json b = s.post("/bind", {{"PodName", "chat-0"}, {"PodNamespace", "team-a"}, {"PodUID", "6b1f0f7e-chat-0"}, {"Node", "h200-b"}});
   CHECK(b["Error"] == "");
-  CHECK(s.core->snapshot()["bindings"][0]["node"] == "h200-b");
+  CHECK(s.core->snapshot().bindings[0].node == "h200-b");
 }
 
 TEST_CASE("nodeCacheCapable: true — NodeNames in and out; infeasible pods are answers, not errors") {

@@ -1,0 +1,19 @@
+#include "plugin_api/client.hpp"
+
+namespace fracpack::api {
+
+Result<std::unique_ptr<ExtenderClient>> connect(const std::string& server, const ClientTls& tls) {
+  if (server.rfind("http://", 0) == 0) {
+    if (!tls.ca.empty() || !tls.cert.empty()) {
+      return invalid_argument("--server {}: TLS flags apply to grpc:// servers; the JSON front is plaintext", server);
+    }
+    return connect_http(server);
+  }
+  if (server.rfind("grpc://", 0) == 0) return connect_grpc(server.substr(7), tls);
+  if (server.find("://") != std::string::npos) {
+    return invalid_argument("--server {}: expected http://host:port (JSON front) or grpc://host:port", server);
+  }
+  return connect_grpc(server, tls);
+}
+
+}  // namespace fracpack::api

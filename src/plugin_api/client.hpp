@@ -1,0 +1,58 @@
+// A client of a running `fracpack serve`, over either front, for `fracpack replay` and the
+// extender benchmark. It speaks exactly what kube-scheduler (JSON) or a KAI-side plugin (gRPC)
+// would send, so what it measures is what they would see.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fracpack/status.hpp"
+
+namespace fracpack::api {
+
+/// ExtenderFilterResult: the candidates that fit (in the order sent) and node → reason for the rest.
+struct FilterReply {
+  std::vector<std::string> node_names;
+  std::map<std::string, std::string> failed_nodes;
+  std::map<std::string, std::string> failed_and_unresolvable_nodes;
+};
+
+/// HostPriority: kube-scheduler's score 0..10 of one node.
+struct HostScore {
+  std::string host;
+  std::int64_t score = 0;
+};
+
+class ExtenderClient {
+ public:
+  virtual ~ExtenderClient() = default;
+  /// The server's nodes, in name order (from its snapshot).
+  virtual Result<std::vector<std::string>> node_names() = 0;
+  /// `pod_json`: a v1 Pod, JSON text. The candidates are sent by name (nodeCacheCapable).
+  virtual Result<FilterReply> filter(const std::string& pod_json, const std::vector<std::string>& nodes) = 0;
+  virtual Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) = 0;
+  /// A refusal comes back as the core's Status (kUnschedulable when the GPUs were taken since
+  /// Filter, kResourceExhausted for a queue, ...); a transport failure is kInternal.
+  virtual Status bind(const std::string& pod_namespace, const std::string& pod_name, const std::string& pod_uid,
+                      const std::string& node) = 0;
+};
+
+/// TLS for a gRPC client: a CA to trust (server TLS), plus a certificate and key for mutual TLS.
+struct ClientTls {
+  std::string ca;
+  std::string cert;
+  std::string key;
+};
+
+/// "http://host:port" → the JSON front; "grpc://host:port" or "host:port" → the gRPC front
+/// (TLS when `tls.ca` is set). kInvalidArgument for any other scheme or unreadable TLS files.
+Result<std::unique_ptr<ExtenderClient>> connect(const std::string& server, const ClientTls& tls = {});
+
+Result<std::unique_ptr<ExtenderClient>> connect_http(const std::string& base_url);
+Result<std::unique_ptr<ExtenderClient>> connect_grpc(const std::string& address, const ClientTls& tls);
+
+}  // namespace fracpack::api

@@ -1,0 +1,34 @@
+#include "plugin_api/decision_log.hpp"
+
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+namespace fracpack::api {
+
+std::string pod_key(const nlohmann::json& pod) {
+  const auto md = pod.find("metadata");
+  if (md == pod.end() || !md->is_object()) return "?/?";
+  auto text = [&](const char* field, const char* absent) {
+    auto it = md->find(field);
+    return it != md->end() && it->is_string() ? it->get<std::string>() : std::string(absent);
+  };
+  return text("namespace", "default") + "/" + text("name", "?");
+}
+
+void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, std::size_t candidates) {
+  if (!answer) {
+    spdlog::info("filter {}: refused: {}", pod_key(pod), answer.status().message());
+  } else {
+    spdlog::info("filter {}: {} of {} nodes fit", pod_key(pod), answer->passed.size(), candidates);
+  }
+}
+
+void log_bind(const std::string& pod, const std::string& node, const Result<BindAnswer>& answer) {
+  if (!answer) {
+    spdlog::info("bind {} to {}: refused: {}", pod, node, answer.status().message());
+  } else {
+    spdlog::info("bind {} to {} GPUs [{}]", answer->pod, answer->node, fmt::join(answer->choice.gpus, ","));
+  }
+}
+
+}  // namespace fracpack::api

@@ -1,0 +1,111 @@
+// ExtenderClient over fracpack.v1 gRPC.
+#include <grpcpp/grpcpp.h>
+
+#include "fracpack/v1/cluster.grpc.pb.h"
+#include "fracpack/v1/extender.grpc.pb.h"
+#include "plugin_api/client.hpp"
+#include "plugin_api/grpc_front.hpp"
+#include "plugin_api/grpc_status.hpp"
+
+namespace fracpack::api {
+namespace {
+
+Status from_status(const grpc::Status& status, const char* verb) {
+  if (status.ok()) return Status::ok();
+  const Code code = from_grpc(status.error_code());
+  if (code == Code::kInternal) {
+    return {Code::kInternal, fmt::format("{}: gRPC {} {}", verb, static_cast<int>(status.error_code()), status.error_message())};
+  }
+  return {code, status.error_message()};
+}
+
+void fill(v1::ExtenderArgs& args, const std::string& pod_json, const std::vector<std::string>& nodes) {
+  args.set_pod(pod_json);
+  args.mutable_node_names()->Reserve(static_cast<int>(nodes.size()));
+  for (const auto& n : nodes) args.add_node_names(n);
+}
+
+class GrpcClient final : public ExtenderClient {
+ public:
+  explicit GrpcClient(const std::shared_ptr<grpc::Channel>& channel)
+      : extender_(v1::Extender::NewStub(channel)), cluster_(v1::Cluster::NewStub(channel)) {}
+
+  Result<std::vector<std::string>> node_names() override {
+    grpc::ClientContext ctx;
+    v1::SnapshotResponse snapshot;
+    if (auto st = from_status(cluster_->Snapshot(&ctx, v1::SnapshotRequest(), &snapshot), "Snapshot"); !st.is_ok()) return st;
+    std::vector<std::string> names;
+    for (const auto& n : snapshot.nodes()) names.push_back(n.name());
+    return names;
+  }
+
+  Result<FilterReply> filter(const std::string& pod_json, const std::vector<std::string>& nodes) override {
+    v1::ExtenderArgs args;
+    fill(args, pod_json, nodes);
+    v1::ExtenderFilterResult result;
+    grpc::ClientContext ctx;
+    if (auto st = from_status(extender_->Filter(&ctx, args, &result), "Filter"); !st.is_ok()) return st;
+    FilterReply reply;
+    reply.node_names.assign(result.node_names().begin(), result.node_names().end());
+    reply.failed_nodes.insert(result.failed_nodes().begin(), result.failed_nodes().end());
+    reply.failed_and_unresolvable_nodes.insert(result.failed_and_unresolvable_nodes().begin(),
+                                               result.failed_and_unresolvable_nodes().end());
+    return reply;
+  }
+
+  Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) override {
+    v1::ExtenderArgs args;
+    fill(args, pod_json, nodes);
+    v1::HostPriorityList result;
+    grpc::ClientContext ctx;
+    if (auto st = from_status(extender_->Prioritize(&ctx, args, &result), "Prioritize"); !st.is_ok()) return st;
+    std::vector<HostScore> scores;
+    for (const auto& hp : result.host_priorities()) scores.push_back({hp.host(), hp.score()});
+    return scores;
+  }
+
+  Status bind(const std::string& pod_namespace, const std::string& pod_name, const std::string& pod_uid,
+              const std::string& node) override {
+    v1::ExtenderBindingArgs args;
+    args.set_pod_namespace(pod_namespace);
+    args.set_pod_name(pod_name);
+    args.set_pod_uid(pod_uid);
+    args.set_node(node);
+    v1::ExtenderBindingResult result;
+    grpc::ClientContext ctx;
+    return from_status(extender_->Bind(&ctx, args, &result), "Bind");
+  }
+
+ private:
+  std::unique_ptr<v1::Extender::Stub> extender_;
+  std::unique_ptr<v1::Cluster::Stub> cluster_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ExtenderClient>> connect_grpc(const std::string& address, const ClientTls& tls) {
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!tls.ca.empty() || !tls.cert.empty() || !tls.key.empty()) {
+    if (tls.ca.empty()) return invalid_argument("--tls-ca: needed to trust the server's certificate");
+    if (tls.cert.empty() != tls.key.empty()) return invalid_argument("mutual TLS needs both --tls-cert and --tls-key");
+    grpc::SslCredentialsOptions ssl;
+    auto ca = read_pem(tls.ca, "--tls-ca");
+    if (!ca) return ca.status();
+    ssl.pem_root_certs = *ca;
+    if (!tls.cert.empty()) {
+      auto cert = read_pem(tls.cert, "--tls-cert");
+      if (!cert) return cert.status();
+      auto key = read_pem(tls.key, "--tls-key");
+      if (!key) return key.status();
+      ssl.pem_cert_chain = *cert;
+      ssl.pem_private_key = *key;
+    }
+    creds = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);  // a Snapshot of a large cluster
+  std::unique_ptr<ExtenderClient> client = std::make_unique<GrpcClient>(grpc::CreateCustomChannel(address, creds, args));
+  return client;
+}
+
+}  // namespace fracpack::api

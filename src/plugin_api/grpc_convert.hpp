@@ -1,0 +1,29 @@
+// Between the gRPC messages (proto/fracpack/v1) and the extender core's types.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "fracpack/extender.hpp"
+#include "fracpack/v1/cluster.pb.h"
+#include "fracpack/v1/extender.pb.h"
+
+namespace fracpack::api {
+
+/// A Kubernetes object sent as JSON bytes in request field `field` ("pod", "objects[2]").
+/// kInvalidArgument with subject `field` when the bytes are not a JSON object.
+Result<nlohmann::json> parse_object(const std::string& bytes, const std::string& field);
+
+void to_proto(const FilterAnswer& answer, v1::ExtenderFilterResult* out);
+void to_proto(const BindAnswer& answer, v1::Allocation* out);
+void to_proto(const Explanation& explanation, v1::ExplainResponse* out);
+void to_proto(const LedgerSnapshot& snapshot, v1::SnapshotResponse* out);
+
+v1::FitCode fit_code(Code code);
+v1::GpuHold gpu_hold(GpuHold hold);
+v1::ComputeMode compute_mode(ComputeMode mode);
+v1::GpuState gpu_state(GpuState state);
+
+}  // namespace fracpack::api

@@ -1,0 +1,98 @@
+#include "plugin_api/grpc_front.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "plugin_api/grpc_services.hpp"
+
+namespace fracpack::api {
+
+Result<std::string> read_pem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return invalid_argument("{} {}: cannot read the file", flag, path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().find("-----BEGIN ") == std::string::npos) {
+    return invalid_argument("{} {}: not a PEM file (no -----BEGIN line)", flag, path);
+  }
+  return text.str();
+}
+
+namespace {
+
+Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const TlsFiles& tls) {
+  if (tls.cert.empty() && tls.key.empty() && tls.client_ca.empty()) return grpc::InsecureServerCredentials();
+  if (tls.cert.empty() || tls.key.empty()) {
+    return invalid_argument("TLS needs both --tls-cert and --tls-key (mutual TLS adds --tls-client-ca)");
+  }
+  auto cert = read_pem(tls.cert, "--tls-cert");
+  if (!cert) return cert.status();
+  auto key = read_pem(tls.key, "--tls-key");
+  if (!key) return key.status();
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!tls.client_ca.empty()) {
+    auto ca = read_pem(tls.client_ca, "--tls-client-ca");
+    if (!ca) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+struct GrpcFront::Impl {
+  Impl(Extender& core, Metrics& metrics, GrpcOptions opts)
+      : extender(core, metrics), cluster(core, metrics), options(std::move(opts)) {}
+  ExtenderService extender;
+  ClusterService cluster;
+  GrpcOptions options;
+  std::unique_ptr<grpc::Server> server;
+};
+
+GrpcFront::GrpcFront(Extender& core, Metrics& metrics, GrpcOptions options)
+    : impl_(std::make_unique<Impl>(core, metrics, std::move(options))) {}
+
+GrpcFront::~GrpcFront() { stop(); }
+
+Result<int> GrpcFront::start() {
+  auto creds = credentials(impl_->options.tls);
+  if (!creds) return creds.status();
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(impl_->options.address, *creds, &port);
+  builder.SetMaxReceiveMessageSize(impl_->options.max_message_bytes);
+  // gRPC sets SO_REUSEPORT by default: a second server on the same port would then start and
+  // silently take half the calls. One server per port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(&impl_->extender);
+  builder.RegisterService(&impl_->cluster);
+  impl_->server = builder.BuildAndStart();
+  if (!impl_->server || port == 0) {
+    impl_->server.reset();
+    return Status(Code::kInternal, fmt::format("--grpc {}: cannot listen there (bad address, or the port is in use)",
+                                               impl_->options.address));
+  }
+  // gRPC registers "" as SERVING; name both services too, as health-probing clients ask by name.
+  auto* health = impl_->server->GetHealthCheckService();
+  health->SetServingStatus(v1::Extender::service_full_name(), true);
+  health->SetServingStatus(v1::Cluster::service_full_name(), true);
+  return port;
+}
+
+void GrpcFront::stop() {
+  if (!impl_->server) return;
+  impl_->server->GetHealthCheckService()->SetServingStatus(false);
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  impl_->server.reset();
+}
+
+}  // namespace fracpack::api

@@ -1,0 +1,51 @@
+// The gRPC front: fracpack.v1.Extender and fracpack.v1.Cluster (proto/fracpack/v1), with the
+// standard health service (grpc.health.v1.Health, "" and both service names SERVING) and server
+// reflection (grpcurl and grpc_cli can list and call every method without the .proto files).
+//
+// TLS: with a certificate and key the port speaks TLS; adding a client CA turns on mutual TLS
+// (clients must present a certificate signed by it, else the handshake fails). Without them the
+// port is plaintext, for a sidecar on localhost or a mesh that terminates TLS.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "fracpack/extender.hpp"
+#include "plugin_api/metrics.hpp"
+
+namespace fracpack::api {
+
+struct TlsFiles {
+  std::string cert;       ///< PEM certificate chain path ("" = plaintext)
+  std::string key;        ///< PEM private key path
+  std::string client_ca;  ///< PEM CA bundle path; set = mutual TLS (client certificates required)
+};
+
+struct GrpcOptions {
+  std::string address = "127.0.0.1:0";  ///< "host:port"; port 0 picks a free one (tests)
+  TlsFiles tls;
+  int max_message_bytes = 8 << 20;      ///< larger requests get RESOURCE_EXHAUSTED from gRPC itself
+};
+
+class GrpcFront {
+ public:
+  GrpcFront(Extender& core, Metrics& metrics, GrpcOptions options);
+  ~GrpcFront();
+  GrpcFront(const GrpcFront&) = delete;
+  GrpcFront& operator=(const GrpcFront&) = delete;
+
+  /// Binds and starts serving on gRPC's own threads. Returns the bound port; kInvalidArgument for
+  /// unreadable TLS files, kInternal when the address cannot be bound.
+  Result<int> start();
+  /// Stops accepting, finishes calls in flight (up to a second), then cancels the rest.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A file's whole content, for PEM files. kInvalidArgument naming `flag` and the path on failure.
+Result<std::string> read_pem(const std::string& path, const char* flag);
+
+}  // namespace fracpack::api
