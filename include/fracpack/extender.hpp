@@ -128,7 +128,9 @@ class Extender {
   /// own victims (docs/queues.md) are a subset of those offered, with fracpack's victims.
   virtual Result<std::map<std::string, std::vector<std::string>>> preempt(
       const nlohmann::json& pod, const std::map<std::string, std::vector<std::string>>& candidates) = 0;
-  /// Releases a bound pod ("namespace/name"). Idempotent: an unknown pod is OK.
+  /// Releases a bound pod ("namespace/name"). kNotFound when the ledger holds nothing for it (a
+  /// pod released twice, or one fracpack never bound): harmless for a caller that releases every
+  /// deleted pod, and it tells one that expected a binding that there was none.
   virtual Status release(const std::string& pod_key) = 0;
   /// Replaces every binding with `bound_pods` (Pod objects with spec.nodeName): the recovery path
   /// after a restart or a leader change. Pods the ledger cannot hold are returned as conflicts.

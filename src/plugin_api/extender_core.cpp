@@ -239,7 +239,7 @@ class ExtenderImpl final : public Extender {
   Status release(const std::string& pod_key) override {
     std::unique_lock lock(mu_);
     const Allocation* a = state_->allocation(pod_key);
-    if (a == nullptr) return Status::ok();
+    if (a == nullptr) return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod", pod_key)};
     if (Status st = store_->remove_binding(pod_key); !st.is_ok()) return st;
     if (book_) {
       auto it = std::find_if(bindings_.begin(), bindings_.end(), [&](const auto& b) { return b.pod_key == pod_key; });

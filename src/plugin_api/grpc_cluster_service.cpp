@@ -5,7 +5,6 @@
 #include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/grpc_services.hpp"
 #include "plugin_api/grpc_status.hpp"
-#include "plugin_api/grpc_unary.hpp"
 
 namespace fracpack::api {
 namespace {
@@ -27,71 +26,53 @@ Result<std::vector<json>> parse_objects(const Repeated& items, const char* field
 
 }  // namespace
 
-grpc::ServerUnaryReactor* ClusterService::Apply(grpc::CallbackServerContext* ctx, const v1::ApplyRequest* req,
-                                                v1::ApplyResponse* out) {
-  return unary(ctx, metrics_, "apply", [&] {
-    auto objects = parse_objects(req->objects(), "objects");
-    if (!objects) return to_grpc(objects.status());
-    std::vector<std::string> warnings;
-    if (Status st = core_.apply(*objects, &warnings); !st.is_ok()) return to_grpc(st, "objects");
-    for (auto& w : warnings) out->add_warnings(std::move(w));
-    spdlog::info("apply: {} objects, {} warnings", objects->size(), out->warnings_size());
-    return grpc::Status::OK;
-  });
+grpc::Status ClusterService::apply(const v1::ApplyRequest* req, v1::ApplyResponse* out) {
+  auto objects = parse_objects(req->objects(), "objects");
+  if (!objects) return to_grpc(objects.status());
+  std::vector<std::string> warnings;
+  if (Status st = core_.apply(*objects, &warnings); !st.is_ok()) return to_grpc(st, "objects");
+  for (auto& w : warnings) out->add_warnings(std::move(w));
+  spdlog::info("apply: {} objects, {} warnings", objects->size(), out->warnings_size());
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* ClusterService::Remove(grpc::CallbackServerContext* ctx, const v1::RemoveRequest* req,
-                                                 v1::RemoveResponse*) {
-  return unary(ctx, metrics_, "remove", [&] {
-    if (req->name().empty()) return to_grpc({Code::kInvalidArgument, "RemoveRequest: name is empty", "name"});
-    Status st = core_.remove(req->kind(), req->name());
-    if (st.is_ok()) spdlog::info("remove {} {}", req->kind(), req->name());
-    return to_grpc(st, "kind");
-  });
+grpc::Status ClusterService::remove(const v1::RemoveRequest* req, v1::RemoveResponse*) {
+  if (req->name().empty()) return to_grpc({Code::kInvalidArgument, "RemoveRequest: name is empty", "name"});
+  Status st = core_.remove(req->kind(), req->name());
+  if (st.is_ok()) spdlog::info("remove {} {}", req->kind(), req->name());
+  return to_grpc(st, "kind");
 }
 
-grpc::ServerUnaryReactor* ClusterService::Release(grpc::CallbackServerContext* ctx, const v1::ReleaseRequest* req,
-                                                  v1::ReleaseResponse*) {
-  return unary(ctx, metrics_, "release", [&] {
-    if (req->pod_name().empty()) return to_grpc({Code::kInvalidArgument, "ReleaseRequest: pod_name is empty", "pod_name"});
-    const std::string key = (req->pod_namespace().empty() ? "default" : req->pod_namespace()) + "/" + req->pod_name();
-    Status st = core_.release(key);
-    if (st.is_ok()) spdlog::info("release {}", key);
-    return to_grpc(st);
-  });
+grpc::Status ClusterService::release(const v1::ReleaseRequest* req, v1::ReleaseResponse*) {
+  if (req->pod_name().empty()) return to_grpc({Code::kInvalidArgument, "ReleaseRequest: pod_name is empty", "pod_name"});
+  const std::string key = (req->pod_namespace().empty() ? "default" : req->pod_namespace()) + "/" + req->pod_name();
+  Status st = core_.release(key);
+  if (st.is_ok()) spdlog::info("release {}", key);
+  return to_grpc(st);
 }
 
-grpc::ServerUnaryReactor* ClusterService::Sync(grpc::CallbackServerContext* ctx, const v1::SyncRequest* req,
-                                               v1::SyncResponse* out) {
-  return unary(ctx, metrics_, "sync", [&] {
-    auto pods = parse_objects(req->bound_pods(), "bound_pods");
-    if (!pods) return to_grpc(pods.status());
-    std::vector<std::string> conflicts;
-    if (Status st = core_.sync(*pods, &conflicts); !st.is_ok()) return to_grpc(st, "bound_pods");
-    for (auto& c : conflicts) out->add_conflicts(std::move(c));
-    spdlog::info("sync: {} bound pods, {} conflicts", pods->size(), out->conflicts_size());
-    return grpc::Status::OK;
-  });
+grpc::Status ClusterService::sync(const v1::SyncRequest* req, v1::SyncResponse* out) {
+  auto pods = parse_objects(req->bound_pods(), "bound_pods");
+  if (!pods) return to_grpc(pods.status());
+  std::vector<std::string> conflicts;
+  if (Status st = core_.sync(*pods, &conflicts); !st.is_ok()) return to_grpc(st, "bound_pods");
+  for (auto& c : conflicts) out->add_conflicts(std::move(c));
+  spdlog::info("sync: {} bound pods, {} conflicts", pods->size(), out->conflicts_size());
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* ClusterService::Explain(grpc::CallbackServerContext* ctx, const v1::ExplainRequest* req,
-                                                  v1::ExplainResponse* out) {
-  return unary(ctx, metrics_, "explain", [&] {
-    auto pod = parse_object(req->pod(), "pod");
-    if (!pod) return to_grpc(pod.status());
-    auto explanation = core_.explain(*pod);
-    if (!explanation) return to_grpc(explanation.status(), "pod");
-    to_proto(*explanation, out);
-    return grpc::Status::OK;
-  });
+grpc::Status ClusterService::explain(const v1::ExplainRequest* req, v1::ExplainResponse* out) {
+  auto pod = parse_object(req->pod(), "pod");
+  if (!pod) return to_grpc(pod.status());
+  auto explanation = core_.explain(*pod);
+  if (!explanation) return to_grpc(explanation.status(), "pod");
+  to_proto(*explanation, out);
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* ClusterService::Snapshot(grpc::CallbackServerContext* ctx, const v1::SnapshotRequest*,
-                                                   v1::SnapshotResponse* out) {
-  return unary(ctx, metrics_, "snapshot", [&] {
-    to_proto(core_.snapshot(), out);
-    return grpc::Status::OK;
-  });
+grpc::Status ClusterService::snapshot(const v1::SnapshotRequest*, v1::SnapshotResponse* out) {
+  to_proto(core_.snapshot(), out);
+  return grpc::Status::OK;
 }
 
 }  // namespace fracpack::api

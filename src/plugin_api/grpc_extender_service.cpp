@@ -5,7 +5,6 @@
 #include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/grpc_services.hpp"
 #include "plugin_api/grpc_status.hpp"
-#include "plugin_api/grpc_unary.hpp"
 #include "plugin_api/node_learning.hpp"
 
 namespace fracpack::api {
@@ -50,71 +49,59 @@ Status required(const std::string& value, const char* field, const char* message
 
 }  // namespace
 
-grpc::ServerUnaryReactor* ExtenderService::Filter(grpc::CallbackServerContext* ctx, const v1::ExtenderArgs* args,
-                                                  v1::ExtenderFilterResult* out) {
-  return unary(ctx, metrics_, "filter", [&] {
-    auto pod = parse_object(args->pod(), "pod");
-    if (!pod) return to_grpc(pod.status());
-    auto nodes = candidates(core_, *args);
-    if (!nodes) return to_grpc(nodes.status());
-    auto answer = core_.filter(*pod, *nodes);
-    log_filter(*pod, answer, nodes->size());
-    if (!answer) return to_grpc(answer.status(), "pod");
-    to_proto(*answer, out);
-    return grpc::Status::OK;
-  });
+grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderFilterResult* out) {
+  auto pod = parse_object(args->pod(), "pod");
+  if (!pod) return to_grpc(pod.status());
+  auto nodes = candidates(core_, *args);
+  if (!nodes) return to_grpc(nodes.status());
+  auto answer = core_.filter(*pod, *nodes);
+  log_filter(*pod, answer, nodes->size());
+  if (!answer) return to_grpc(answer.status(), "pod");
+  to_proto(*answer, out);
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* ExtenderService::Prioritize(grpc::CallbackServerContext* ctx, const v1::ExtenderArgs* args,
-                                                      v1::HostPriorityList* out) {
-  return unary(ctx, metrics_, "prioritize", [&] {
-    auto pod = parse_object(args->pod(), "pod");
-    if (!pod) return to_grpc(pod.status());
-    auto nodes = candidates(core_, *args);
-    if (!nodes) return to_grpc(nodes.status());
-    auto scores = core_.prioritize(*pod, *nodes);
-    if (!scores) return to_grpc(scores.status(), "pod");
-    for (const auto& s : *scores) {
-      auto* hp = out->add_host_priorities();
-      hp->set_host(s.host);
-      hp->set_score(s.score);
-    }
-    return grpc::Status::OK;
-  });
+grpc::Status ExtenderService::prioritize(const v1::ExtenderArgs* args, v1::HostPriorityList* out) {
+  auto pod = parse_object(args->pod(), "pod");
+  if (!pod) return to_grpc(pod.status());
+  auto nodes = candidates(core_, *args);
+  if (!nodes) return to_grpc(nodes.status());
+  auto scores = core_.prioritize(*pod, *nodes);
+  if (!scores) return to_grpc(scores.status(), "pod");
+  for (const auto& s : *scores) {
+    auto* hp = out->add_host_priorities();
+    hp->set_host(s.host);
+    hp->set_score(s.score);
+  }
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* ExtenderService::Bind(grpc::CallbackServerContext* ctx, const v1::ExtenderBindingArgs* args,
-                                                v1::ExtenderBindingResult* out) {
-  return unary(ctx, metrics_, "bind", [&] {
-    for (const auto& [value, field] : {std::pair{&args->pod_name(), "pod_name"}, {&args->pod_namespace(), "pod_namespace"},
-                                       {&args->node(), "node"}}) {
-      if (Status st = required(*value, field, "ExtenderBindingArgs"); !st.is_ok()) return to_grpc(st);
-    }
-    auto bound = core_.bind(args->pod_namespace(), args->pod_name(), args->pod_uid(), args->node());
-    log_bind(args->pod_namespace() + "/" + args->pod_name(), args->node(), bound);
-    if (!bound) return to_grpc(bound.status());
-    to_proto(*bound, out->mutable_allocation());
-    return grpc::Status::OK;
-  });
+grpc::Status ExtenderService::bind(const v1::ExtenderBindingArgs* args, v1::ExtenderBindingResult* out) {
+  for (const auto& [value, field] : {std::pair{&args->pod_name(), "pod_name"}, {&args->pod_namespace(), "pod_namespace"},
+                                     {&args->node(), "node"}}) {
+    if (Status st = required(*value, field, "ExtenderBindingArgs"); !st.is_ok()) return to_grpc(st);
+  }
+  auto bound = core_.bind(args->pod_namespace(), args->pod_name(), args->pod_uid(), args->node());
+  log_bind(args->pod_namespace() + "/" + args->pod_name(), args->node(), bound);
+  if (!bound) return to_grpc(bound.status());
+  to_proto(*bound, out->mutable_allocation());
+  return grpc::Status::OK;
 }
 
-grpc::ServerUnaryReactor* ExtenderService::Preempt(grpc::CallbackServerContext* ctx, const v1::ExtenderPreemptionArgs* args,
-                                                   v1::ExtenderPreemptionResult* out) {
-  return unary(ctx, metrics_, "preempt", [&] {
-    auto pod = parse_object(args->pod(), "pod");
-    if (!pod) return to_grpc(pod.status());
-    std::map<std::string, std::vector<std::string>> offered;
-    for (const auto& [node, victims] : args->node_name_to_victims()) {
-      offered[node] = std::vector<std::string>(victims.pod_uids().begin(), victims.pod_uids().end());
-    }
-    auto answer = core_.preempt(*pod, offered);
-    if (!answer) return to_grpc(answer.status(), "pod");
-    for (const auto& [node, uids] : *answer) {
-      auto& victims = (*out->mutable_node_name_to_victims())[node];
-      for (const auto& u : uids) victims.add_pod_uids(u);
-    }
-    return grpc::Status::OK;
-  });
+grpc::Status ExtenderService::preempt(const v1::ExtenderPreemptionArgs* args, v1::ExtenderPreemptionResult* out) {
+  auto pod = parse_object(args->pod(), "pod");
+  if (!pod) return to_grpc(pod.status());
+  std::map<std::string, std::vector<std::string>> offered;
+  for (const auto& [node, victims] : args->node_name_to_victims()) {
+    offered[node] = std::vector<std::string>(victims.pod_uids().begin(), victims.pod_uids().end());
+  }
+  auto answer = core_.preempt(*pod, offered);
+  if (!answer) return to_grpc(answer.status(), "pod");
+  for (const auto& [node, uids] : *answer) {
+    auto& victims = (*out->mutable_node_name_to_victims())[node];
+    for (const auto& u : uids) victims.add_pod_uids(u);
+  }
+  return grpc::Status::OK;
 }
 
 }  // namespace fracpack::api

@@ -1,53 +1,77 @@
-// The gRPC services (proto/fracpack/v1): thin, callback-API handlers over the extender core.
-// Every method answers through grpc_status.hpp's one mapping and is counted in Metrics under
-// front "grpc".
+// The gRPC services (proto/fracpack/v1): thin handlers over the extender core.
+//
+// Every method is registered raw (the request arrives as bytes) and parsed by grpc_unary.hpp, so
+// a request that is not protobuf is the caller's INVALID_ARGUMENT naming the message type. (gRPC
+// 1.51's stock paths answer it with INTERNAL in the sync API and a bare UNIMPLEMENTED in the
+// callback API.) Each answer goes through grpc_status.hpp's one mapping and is counted in Metrics
+// under front "grpc".
 #pragma once
 
 #include "fracpack/extender.hpp"
 #include "fracpack/v1/cluster.grpc.pb.h"
 #include "fracpack/v1/extender.grpc.pb.h"
+#include "plugin_api/grpc_unary.hpp"
 #include "plugin_api/metrics.hpp"
 
 namespace fracpack::api {
 
-class ExtenderService final : public v1::Extender::CallbackService {
+using ExtenderRawService = v1::Extender::WithRawCallbackMethod_Filter<v1::Extender::WithRawCallbackMethod_Prioritize<
+    v1::Extender::WithRawCallbackMethod_Bind<v1::Extender::WithRawCallbackMethod_Preempt<v1::Extender::Service>>>>;
+
+using ClusterRawService = v1::Cluster::WithRawCallbackMethod_Apply<v1::Cluster::WithRawCallbackMethod_Remove<
+    v1::Cluster::WithRawCallbackMethod_Release<v1::Cluster::WithRawCallbackMethod_Sync<
+        v1::Cluster::WithRawCallbackMethod_Explain<v1::Cluster::WithRawCallbackMethod_Snapshot<v1::Cluster::Service>>>>>>;
+
+/// Declares the raw override of `Method` that parses `Req`, calls `impl` and serializes `Resp`.
+#define FRACPACK_RAW_METHOD(Method, impl, Req, Resp)                                                              \
+  grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,             \
+                                   grpc::ByteBuffer* response) override {                                          \
+    return unary<Req, Resp>(ctx, request, response, metrics_, #impl,                                               \
+                            [this](const Req* in, Resp* out) { return impl(in, out); });                          \
+  }
+
+class ExtenderService final : public ExtenderRawService {
  public:
   ExtenderService(Extender& core, Metrics& metrics) : core_(core), metrics_(metrics) {}
 
-  grpc::ServerUnaryReactor* Filter(grpc::CallbackServerContext* ctx, const v1::ExtenderArgs* args,
-                                   v1::ExtenderFilterResult* out) override;
-  grpc::ServerUnaryReactor* Prioritize(grpc::CallbackServerContext* ctx, const v1::ExtenderArgs* args,
-                                       v1::HostPriorityList* out) override;
-  grpc::ServerUnaryReactor* Bind(grpc::CallbackServerContext* ctx, const v1::ExtenderBindingArgs* args,
-                                 v1::ExtenderBindingResult* out) override;
-  grpc::ServerUnaryReactor* Preempt(grpc::CallbackServerContext* ctx, const v1::ExtenderPreemptionArgs* args,
-                                    v1::ExtenderPreemptionResult* out) override;
+  FRACPACK_RAW_METHOD(Filter, filter, v1::ExtenderArgs, v1::ExtenderFilterResult)
+  FRACPACK_RAW_METHOD(Prioritize, prioritize, v1::ExtenderArgs, v1::HostPriorityList)
+  FRACPACK_RAW_METHOD(Bind, bind, v1::ExtenderBindingArgs, v1::ExtenderBindingResult)
+  FRACPACK_RAW_METHOD(Preempt, preempt, v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult)
 
  private:
+  grpc::Status filter(const v1::ExtenderArgs* args, v1::ExtenderFilterResult* out);
+  grpc::Status prioritize(const v1::ExtenderArgs* args, v1::HostPriorityList* out);
+  grpc::Status bind(const v1::ExtenderBindingArgs* args, v1::ExtenderBindingResult* out);
+  grpc::Status preempt(const v1::ExtenderPreemptionArgs* args, v1::ExtenderPreemptionResult* out);
+
   Extender& core_;
   Metrics& metrics_;
 };
 
-class ClusterService final : public v1::Cluster::CallbackService {
+class ClusterService final : public ClusterRawService {
  public:
   ClusterService(Extender& core, Metrics& metrics) : core_(core), metrics_(metrics) {}
 
-  grpc::ServerUnaryReactor* Apply(grpc::CallbackServerContext* ctx, const v1::ApplyRequest* req,
-                                  v1::ApplyResponse* out) override;
-  grpc::ServerUnaryReactor* Remove(grpc::CallbackServerContext* ctx, const v1::RemoveRequest* req,
-                                   v1::RemoveResponse* out) override;
-  grpc::ServerUnaryReactor* Release(grpc::CallbackServerContext* ctx, const v1::ReleaseRequest* req,
-                                    v1::ReleaseResponse* out) override;
-  grpc::ServerUnaryReactor* Sync(grpc::CallbackServerContext* ctx, const v1::SyncRequest* req,
-                                 v1::SyncResponse* out) override;
-  grpc::ServerUnaryReactor* Explain(grpc::CallbackServerContext* ctx, const v1::ExplainRequest* req,
-                                    v1::ExplainResponse* out) override;
-  grpc::ServerUnaryReactor* Snapshot(grpc::CallbackServerContext* ctx, const v1::SnapshotRequest* req,
-                                     v1::SnapshotResponse* out) override;
+  FRACPACK_RAW_METHOD(Apply, apply, v1::ApplyRequest, v1::ApplyResponse)
+  FRACPACK_RAW_METHOD(Remove, remove, v1::RemoveRequest, v1::RemoveResponse)
+  FRACPACK_RAW_METHOD(Release, release, v1::ReleaseRequest, v1::ReleaseResponse)
+  FRACPACK_RAW_METHOD(Sync, sync, v1::SyncRequest, v1::SyncResponse)
+  FRACPACK_RAW_METHOD(Explain, explain, v1::ExplainRequest, v1::ExplainResponse)
+  FRACPACK_RAW_METHOD(Snapshot, snapshot, v1::SnapshotRequest, v1::SnapshotResponse)
 
  private:
+  grpc::Status apply(const v1::ApplyRequest* req, v1::ApplyResponse* out);
+  grpc::Status remove(const v1::RemoveRequest* req, v1::RemoveResponse* out);
+  grpc::Status release(const v1::ReleaseRequest* req, v1::ReleaseResponse* out);
+  grpc::Status sync(const v1::SyncRequest* req, v1::SyncResponse* out);
+  grpc::Status explain(const v1::ExplainRequest* req, v1::ExplainResponse* out);
+  grpc::Status snapshot(const v1::SnapshotRequest* req, v1::SnapshotResponse* out);
+
   Extender& core_;
   Metrics& metrics_;
 };
+
+#undef FRACPACK_RAW_METHOD
 
 }  // namespace fracpack::api

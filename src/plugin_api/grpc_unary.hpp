@@ -1,26 +1,44 @@
-// The shape every unary handler shares: run the body, finish with its status, count it.
+// The shape every unary handler shares: parse the raw request, run the body, serialize the
+// answer, finish with the body's status, count it.
 #pragma once
 
 #include <exception>
+#include <string>
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/support/proto_buffer_reader.h>
 #include <spdlog/spdlog.h>
 
+#include "plugin_api/grpc_status.hpp"
 #include "plugin_api/metrics.hpp"
 
 namespace fracpack::api {
 
-/// Runs `body` (→ grpc::Status) on the callback thread and finishes the call with what it returns.
-/// An exception is a fracpack bug, not the caller's: INTERNAL, logged.
-template <class Body>
-grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* ctx, Metrics& metrics, const char* verb, Body&& body) {
+/// Parses `request` as `Req`; bytes that are not one are INVALID_ARGUMENT naming the type. Runs
+/// `body(const Req*, Resp*)` → grpc::Status on gRPC's callback thread; an exception is a fracpack
+/// bug, not the caller's: INTERNAL, logged.
+template <class Req, class Resp, class Body>
+grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
+                                grpc::ByteBuffer* response, Metrics& metrics, const char* verb, Body&& body) {
   Timer timer;
   grpc::Status status;
-  try {
-    status = body();
-  } catch (const std::exception& e) {
-    spdlog::error("grpc {}: {}", verb, e.what());
-    status = grpc::Status(grpc::StatusCode::INTERNAL, std::string(verb) + ": " + e.what());
+  Req req;
+  grpc::ByteBuffer bytes(*request);  // shares the slices; the reader consumes its copy
+  grpc::ProtoBufferReader reader(&bytes);
+  if (!reader.status().ok() || !req.ParseFromZeroCopyStream(&reader)) {
+    status = to_grpc({Code::kInvalidArgument,
+                      "the request is not a valid " + std::string(Req::descriptor()->full_name()) + " protobuf message",
+                      "request"});
+  } else {
+    Resp resp;
+    try {
+      status = body(&req, &resp);
+    } catch (const std::exception& e) {
+      spdlog::error("grpc {}: {}", verb, e.what());
+      status = grpc::Status(grpc::StatusCode::INTERNAL, std::string(verb) + ": " + e.what());
+    }
+    bool own_buffer = false;
+    if (status.ok()) status = grpc::SerializationTraits<Resp>::Serialize(resp, response, &own_buffer);
   }
   metrics.observe("grpc", verb, static_cast<int>(status.error_code()), timer.seconds());
   auto* reactor = ctx->DefaultReactor();

@@ -105,6 +105,7 @@ TEST_CASE("acknowledged binds survive a restart exactly; releases too") {
       acknowledged.emplace_back(b->pod + "@" + b->node, b->choice.gpus);
     }
     CHECK(core->release("default/p0").is_ok());
+    CHECK(core->release("default/p0").code() == Code::kNotFound);  // twice: nothing left to release
     acknowledged.erase(acknowledged.begin());
   }
   auto reopened = open_core(tmp.path);
