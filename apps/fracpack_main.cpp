@@ -97,6 +97,7 @@ int run(int argc, char** argv) {
 
   auto* serve_cmd = app.add_subcommand("serve", "Run the scheduler extender: gRPC API and kube-scheduler HTTP/JSON front");
   fracpack::ServeOptions serve;
+  serve.core.state_path = "fracpack-state.db";  // durable by default; --state :memory: for none
   std::string serve_http;
   std::string serve_grpc;
   std::string serve_cluster;

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -85,10 +87,19 @@ class ClusterState {
   [[nodiscard]] std::int64_t max_node_gpu_milli() const { return max_node_gpu_milli_; }
 
   /// Memory of GPU `g` on node `i` that placement may use: labelled memory minus the reserved part.
-  [[nodiscard]] MiB usable(std::size_t i, std::size_t g) const;
+  [[nodiscard]] MiB usable(std::size_t i, std::size_t g) const {
+    const MiB m = nodes_[i].gpus[g].memory - config_.reserved_per_gpu;
+    return m.count() > 0 ? m : MiB{0};
+  }
 
   /// Changes on every reserve, release, adopt, restore or fence: equal versions, equal ledger.
   [[nodiscard]] std::uint64_t version() const { return version_; }
+  /// When node `i`'s usage last changed, as a process-wide unique number: equal stamps (on this
+  /// state or a copy of it) mean the node's usage is the same. What VerdictCache keys on.
+  [[nodiscard]] std::uint64_t node_stamp(std::size_t i) const { return node_stamp_[i]; }
+  /// Names the node set: states (and their copies) with equal generations have the same nodes at
+  /// the same positions.
+  [[nodiscard]] std::uint64_t generation() const { return generation_; }
 
   [[nodiscard]] const Allocation* allocation(const std::string& pod_key) const;
   [[nodiscard]] std::size_t allocation_count() const { return allocations_.size(); }
@@ -145,11 +156,18 @@ class ClusterState {
   PlacementConfig config_;
   std::vector<NodeSpec> nodes_;
   std::vector<NodeUsage> usage_;
-  std::unordered_map<std::string, std::size_t> by_name_;
+  /// Transparent hash: find_node(string_view) looks up without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> by_name_;
   std::unordered_map<std::string, Allocation> allocations_;
   NodeIndex index_;
   MiB min_usable_gpu_memory_{0};
   std::uint64_t version_ = 0;
+  std::vector<std::uint64_t> node_stamp_;
+  std::uint64_t generation_ = 0;
   std::int64_t max_node_cpu_ = 1;
   std::int64_t max_node_gpu_milli_ = 1;
 };

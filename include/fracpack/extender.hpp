@@ -7,6 +7,9 @@
 // first (plugin_api/store.hpp); opening the same state again rebuilds exactly those bindings.
 #pragma once
 
+#include <algorithm>
+#include <stdexcept>
+#include <string_view>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,10 +35,24 @@ struct ExtenderOptions {
 };
 
 /// kube-scheduler's ExtenderFilterResult, in fracpack's types.
+/// node → reason, in the order the nodes were sent: a flat list, as answers name thousands of nodes.
+struct NodeReasons : std::vector<std::pair<std::string, std::string>> {
+  /// The reason of `node`; std::out_of_range when it is not listed.
+  [[nodiscard]] const std::string& at(std::string_view node) const {
+    for (const auto& [n, why] : *this) {
+      if (n == node) return why;
+    }
+    throw std::out_of_range("no reason listed for node " + std::string(node));
+  }
+  [[nodiscard]] std::size_t count(std::string_view node) const {
+    return static_cast<std::size_t>(std::count_if(begin(), end(), [&](const auto& e) { return e.first == node; }));
+  }
+};
+
 struct FilterAnswer {
-  std::vector<std::string> passed;                    ///< node names that fit, in the order sent
-  std::map<std::string, std::string> failed;          ///< Unschedulable: node → reason
-  std::map<std::string, std::string> unresolvable;    ///< UnschedulableAndUnresolvable: node → reason
+  std::vector<std::string> passed;  ///< node names that fit, in the order sent
+  NodeReasons failed;               ///< Unschedulable: node → reason
+  NodeReasons unresolvable;         ///< UnschedulableAndUnresolvable: node → reason
 };
 
 struct HostScore {

@@ -1,5 +1,7 @@
 #include "fracpack/cluster_state.hpp"
 
+#include <atomic>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -23,6 +25,11 @@ std::string_view gpu_state_name(GpuState state) {
 GpuState shared_state(ComputeMode mode) {
   return mode == ComputeMode::kSmSharing ? GpuState::kSharedSmSharing : GpuState::kSharedTimeSlicing;
 }
+
+namespace {
+/// The last node stamp handed out, process-wide: a stamp names one usage of one node.
+std::atomic<std::uint64_t> g_last_stamp{0};
+}  // namespace
 
 Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, PlacementConfig config) {
   ClusterState s;
@@ -64,18 +71,15 @@ Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, Placement
   summaries.reserve(s.nodes_.size());
   for (std::size_t i = 0; i < s.nodes_.size(); ++i) summaries.push_back(binpack::summarize(s, i));
   s.index_ = NodeIndex(summaries);
+  s.generation_ = ++g_last_stamp;
+  s.node_stamp_.assign(s.nodes_.size(), s.generation_);  // a new ledger: nothing cached applies
   return s;
 }
 
 std::optional<std::size_t> ClusterState::find_node(std::string_view name) const {
-  auto it = by_name_.find(std::string(name));
+  auto it = by_name_.find(name);
   if (it == by_name_.end()) return std::nullopt;
   return it->second;
-}
-
-MiB ClusterState::usable(std::size_t i, std::size_t g) const {
-  const MiB m = nodes_[i].gpus[g].memory - config_.reserved_per_gpu;
-  return m.count() > 0 ? m : MiB{0};
 }
 
 const Allocation* ClusterState::allocation(const std::string& pod_key) const {
@@ -93,6 +97,7 @@ std::vector<std::string> ClusterState::allocated_pods() const {
 
 void ClusterState::refresh(std::size_t node) {
   ++version_;
+  node_stamp_[node] = ++g_last_stamp;
   index_.update(node, binpack::summarize(*this, node));
 }
 

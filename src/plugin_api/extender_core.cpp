@@ -15,6 +15,9 @@
 #include "fracpack/queues/decode_queue.hpp"
 #include "fracpack/queues/queue_book.hpp"
 #include "fracpack/queues/reclaim.hpp"
+#include "fracpack/verdict_cache.hpp"
+#include "plugin_api/binding_log.hpp"
+#include "plugin_api/name_resolver.hpp"
 #include "plugin_api/store.hpp"
 
 namespace fracpack {
@@ -56,7 +59,7 @@ class ExtenderImpl final : public Extender {
     if (auto st = apply_objects(*objects, &ignored, /*persist=*/false); !st.is_ok()) return st;
     auto stored = store_->bindings();
     if (!stored) return stored.status();
-    bindings_ = std::move(*stored);
+    bindings_.assign(std::move(*stored));
     std::vector<std::string> conflicts;
     return rebuild(&conflicts);
   }
@@ -84,11 +87,11 @@ class ExtenderImpl final : public Extender {
     if (kind == "Node") {
       if (node_objects_.erase(name) == 0) return {Code::kNotFound, fmt::format("node {} is not known", name)};
       std::vector<api::StoredBinding> kept;
-      for (auto& b : bindings_) {
-        if (b.node != name) kept.push_back(std::move(b));
+      for (const auto& [seq, b] : bindings_) {
+        if (b.node != name) kept.push_back(b);
       }
-      bindings_ = std::move(kept);
-      if (auto st = store_->replace_bindings(bindings_); !st.is_ok()) return st;
+      if (auto st = store_->replace_bindings(kept); !st.is_ok()) return st;
+      bindings_.assign(std::move(kept));
     } else if (kind == "Queue") {
       if (queue_specs_.erase(name) == 0) return {Code::kNotFound, fmt::format("queue {} is not known", name)};
     } else if (kind == "PodGroup") {
@@ -108,29 +111,29 @@ class ExtenderImpl final : public Extender {
     std::shared_lock lock(mu_);
     FilterAnswer answer;
     std::vector<std::size_t> known;
-    for (const auto& name : nodes) {
-      auto n = state_->find_node(name);
-      if (!n) {
-        answer.unresolvable[name] = fmt::format("node {} is not known to fracpack (send full Nodes, or apply it)", name);
+    known.reserve(nodes.size());
+    const auto positions = names_.resolve(*state_, nodes);
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (!positions[i]) {
+        answer.unresolvable.emplace_back(nodes[i], fmt::format("node {} is not known to fracpack (send full Nodes, or apply it)", nodes[i]));
       } else {
-        known.push_back(*n);
+        known.push_back(*positions[i]);
       }
     }
     if (auto refusal = admit(*pod)) {
-      for (std::size_t n : known) answer.failed[state_->node(n).name] = refusal->message;
+      for (std::size_t n : known) answer.failed.emplace_back(state_->node(n).name, refusal->message);
       return answer;
     }
-    if (known.empty()) return answer;  // (filter_nodes() reads an empty list as "every node")
-    for (const auto& [n, verdict] : filter_nodes(*state_, *pod, known)) {
+    verdicts_.visit(*state_, *pod, *policy_, known, [&](std::size_t n, const VerdictCache::Entry& e) {
       const std::string& name = state_->node(n).name;
-      if (verdict.fits()) {
+      if (e.verdict.fits()) {
         answer.passed.push_back(name);
-      } else if (verdict.code == Code::kUnschedulableAndUnresolvable) {
-        answer.unresolvable[name] = verdict.text();
+      } else if (e.verdict.code == Code::kUnschedulableAndUnresolvable) {
+        answer.unresolvable.emplace_back(name, e.text);
       } else {
-        answer.failed[name] = verdict.text();
+        answer.failed.emplace_back(name, e.text);
       }
-    }
+    });
     return answer;
   }
 
@@ -140,21 +143,18 @@ class ExtenderImpl final : public Extender {
     remember(*pod, object);
     std::shared_lock lock(mu_);
     std::vector<std::size_t> known;
-    for (const auto& name : nodes) {
-      if (auto n = state_->find_node(name)) known.push_back(*n);
+    known.reserve(nodes.size());
+    const auto position = names_.resolve(*state_, nodes);  // nodes[i] → node index
+    for (const auto& p : position) {
+      if (p) known.push_back(*p);
     }
-    std::map<std::string_view, std::int64_t> score;
+    std::vector<std::int64_t> score(state_->node_count(), 0);
     if (!known.empty()) {
-      for (const auto& r : rank_nodes(*state_, *pod, *policy_, known)) {
-        score[state_->node(r.node).name] = static_cast<std::int64_t>(r.score + 0.5);
-      }
+      for (const auto& r : verdicts_.rank(*state_, *pod, *policy_, known)) score[r.node] = static_cast<std::int64_t>(r.score + 0.5);
     }
     std::vector<HostScore> out;
     out.reserve(nodes.size());
-    for (const auto& name : nodes) {
-      auto it = score.find(name);
-      out.push_back({name, it == score.end() ? 0 : it->second});
-    }
+    for (std::size_t i = 0; i < nodes.size(); ++i) out.push_back({nodes[i], position[i] ? score[*position[i]] : 0});
     return out;
   }
 
@@ -162,16 +162,26 @@ class ExtenderImpl final : public Extender {
                           const std::string& node) override {
     const std::string key = (ns.empty() ? "default" : ns) + "/" + name;
     std::optional<PodRequest> pod;
+    std::string seen_uid;  // set when Filter saw a pod of this name with another UID
     {
       std::lock_guard seen_lock(seen_mu_);
       auto it = seen_.find(key);
-      if (it != seen_.end() && (uid.empty() || it->second.pod.uid.empty() || it->second.pod.uid == uid)) pod = it->second.pod;
+      if (it != seen_.end() && (uid.empty() || it->second.pod.uid.empty() || it->second.pod.uid == uid)) {
+        pod = it->second.pod;
+      } else if (it != seen_.end()) {
+        seen_uid = it->second.pod.uid;
+      }
     }
     std::unique_lock lock(mu_);
     if (!pod) {
       if (const Allocation* held = state_->allocation(key)) {  // already bound: same node is a repeat
         if (state_->node(held->node).name == node) return answer_for(key, *held);
         return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
+      }
+      if (!seen_uid.empty()) {
+        return Status(Code::kNotFound, fmt::format("pod {}: Bind names PodUID {}, but Filter saw UID {} under this name "
+                                                   "(a recreated pod? run Filter on the current one)",
+                                                   key, uid, seen_uid));
       }
       return Status(Code::kNotFound, fmt::format("pod {} was not seen by Filter or Prioritize; fracpack needs its "
                                                  "requests before it can bind it",
@@ -184,26 +194,24 @@ class ExtenderImpl final : public Extender {
       return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
     }
     if (auto refusal = admit(*pod)) return Status(Code::kResourceExhausted, refusal->message, "queue:" + refusal->queue);
-    NodeMask only(state_->node_count(), false);
-    only[*n] = true;
-    auto best = select(*state_, *pod, *policy_, &only);
-    if (!best) {
+    auto ranked = rank_nodes(*state_, *pod, *policy_, {*n});  // this node only: O(1), not an index search
+    if (ranked.empty()) {
       auto why = filter_nodes(*state_, *pod, {*n});
       return Status(Code::kUnschedulable, fmt::format("pod {} no longer fits node {}: {}", key, node, why.front().second.text()));
     }
-    if (Status st = state_->reserve(*pod, *n, best->choice); !st.is_ok()) return st;
+    if (Status st = state_->reserve(*pod, *n, ranked.front().choice); !st.is_ok()) return st;
     const Allocation& a = *state_->allocation(key);
     api::StoredBinding record{key, pod->uid, node, a.choice.gpus, object_of(key)};
     if (Status st = store_->put_binding(record); !st.is_ok()) {
       state_->release(key);  // never acknowledge what is not durable
       return st;
     }
-    bindings_.push_back(std::move(record));
+    bindings_.add(std::move(record));
     if (book_) {
       if (auto q = leaf_queue(*pod)) book_->charge(*q, queues::charge_placed(*pod, *state_, a), pod->preemptible);
     }
     forget(key);
-    return answer_for(key, a);
+    return BindAnswer{key, node, a.choice, annotations_for(*pod, a.choice)};
   }
 
   Result<std::map<std::string, std::vector<std::string>>> preempt(
@@ -212,7 +220,7 @@ class ExtenderImpl final : public Extender {
     if (!pod) return pod.status();
     std::unique_lock lock(mu_);  // what-if removals change the ledger for a moment
     std::map<std::string, std::string> uid_of;
-    for (const auto& b : bindings_) uid_of[b.pod_key] = b.uid;
+    for (const auto& [seq, b] : bindings_) uid_of[b.pod_key] = b.uid;
     std::map<std::string, std::vector<std::string>> out;
     const queues::QueueBook& book = book_ ? *book_ : empty_book();
     const auto queue = leaf_queue(*pod);
@@ -242,16 +250,14 @@ class ExtenderImpl final : public Extender {
     if (a == nullptr) return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod", pod_key)};
     if (Status st = store_->remove_binding(pod_key); !st.is_ok()) return st;
     if (book_) {
-      auto it = std::find_if(bindings_.begin(), bindings_.end(), [&](const auto& b) { return b.pod_key == pod_key; });
-      if (it != bindings_.end()) {
-        if (auto pod = decode_stored(it->pod)) {
+      if (const auto* b = bindings_.find(pod_key)) {
+        if (auto pod = decode_stored(b->pod)) {
           if (auto q = leaf_queue(*pod)) book_->charge(*q, queues::charge_placed(*pod, *state_, *a), pod->preemptible, -1);
         }
       }
     }
     state_->release(pod_key);
-    bindings_.erase(std::remove_if(bindings_.begin(), bindings_.end(), [&](const auto& b) { return b.pod_key == pod_key; }),
-                    bindings_.end());
+    bindings_.erase(pod_key);
     return Status::ok();
   }
 
@@ -265,7 +271,7 @@ class ExtenderImpl final : public Extender {
     }
     std::unique_lock lock(mu_);
     if (Status st = store_->replace_bindings(next); !st.is_ok()) return st;
-    bindings_ = std::move(next);
+    bindings_.assign(std::move(next));
     return rebuild(conflicts);
   }
 
@@ -290,7 +296,7 @@ class ExtenderImpl final : public Extender {
         node.gpus.push_back({static_cast<int>(g), u.state, state_->node(n).gpus[g].memory, u.used, u.fenced, u.holders});
       }
     }
-    for (const auto& b : bindings_) out.bindings.push_back({b.pod_key, b.uid, b.node, b.gpus});
+    for (const auto& [seq, b] : bindings_) out.bindings.push_back({b.pod_key, b.uid, b.node, b.gpus});
     if (book_) {
       for (std::size_t q : tree_->top_down()) {
         out.queues.push_back({tree_->queue(q).name, gpus(book_->allocated(q)), gpus(book_->allocated_non_preemptible(q)),
@@ -457,7 +463,7 @@ class ExtenderImpl final : public Extender {
       tree_ = std::make_unique<queues::QueueTree>(std::move(*tree));
       book_ = std::make_unique<queues::QueueBook>(*tree_);
     }
-    for (const auto& b : bindings_) {
+    for (const auto& [seq, b] : bindings_) {
       auto pod = decode_stored(b.pod);
       auto n = state_->find_node(b.node);
       Status st = !pod ? pod.status()
@@ -485,9 +491,8 @@ class ExtenderImpl final : public Extender {
     answer.pod = key;
     answer.node = state_->node(a.node).name;
     answer.choice = a.choice;
-    auto it = std::find_if(bindings_.begin(), bindings_.end(), [&](const auto& b) { return b.pod_key == key; });
-    if (it != bindings_.end()) {
-      if (auto pod = decode_stored(it->pod)) answer.annotations = annotations_for(*pod, a.choice);
+    if (const auto* b = bindings_.find(key)) {
+      if (auto pod = decode_stored(b->pod)) answer.annotations = annotations_for(*pod, a.choice);
     }
     return answer;
   }
@@ -505,7 +510,9 @@ class ExtenderImpl final : public Extender {
   std::unique_ptr<queues::QueueBook> book_;
   std::unique_ptr<queues::QueueTree> empty_tree_;
   std::unique_ptr<queues::QueueBook> empty_book_;
-  std::vector<api::StoredBinding> bindings_;  // in bind order
+  api::BindingLog bindings_;
+  VerdictCache verdicts_;
+  api::NameResolver names_;  // candidate lists → positions, for lists sent again  // Filter/Prioritize answers per pod shape and node, refreshed per node change
   struct Known {
     PodRequest pod;
     json object;

@@ -6,6 +6,7 @@
 #include "plugin_api/client.hpp"
 #include "plugin_api/grpc_front.hpp"
 #include "plugin_api/grpc_status.hpp"
+#include "plugin_api/grpc_unary.hpp"
 
 namespace fracpack::api {
 namespace {
@@ -40,9 +41,10 @@ class GrpcClient final : public ExtenderClient {
   }
 
   Result<FilterReply> filter(const std::string& pod_json, const std::vector<std::string>& nodes) override {
-    v1::ExtenderArgs args;
+    google::protobuf::Arena arena(arena_options());
+    auto& args = *google::protobuf::Arena::CreateMessage<v1::ExtenderArgs>(&arena);
     fill(args, pod_json, nodes);
-    v1::ExtenderFilterResult result;
+    auto& result = *google::protobuf::Arena::CreateMessage<v1::ExtenderFilterResult>(&arena);
     grpc::ClientContext ctx;
     if (auto st = from_status(extender_->Filter(&ctx, args, &result), "Filter"); !st.is_ok()) return st;
     FilterReply reply;
@@ -54,12 +56,14 @@ class GrpcClient final : public ExtenderClient {
   }
 
   Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) override {
-    v1::ExtenderArgs args;
+    google::protobuf::Arena arena(arena_options());
+    auto& args = *google::protobuf::Arena::CreateMessage<v1::ExtenderArgs>(&arena);
     fill(args, pod_json, nodes);
-    v1::HostPriorityList result;
+    auto& result = *google::protobuf::Arena::CreateMessage<v1::HostPriorityList>(&arena);
     grpc::ClientContext ctx;
     if (auto st = from_status(extender_->Prioritize(&ctx, args, &result), "Prioritize"); !st.is_ok()) return st;
     std::vector<HostScore> scores;
+    scores.reserve(static_cast<std::size_t>(result.host_priorities_size()));
     for (const auto& hp : result.host_priorities()) scores.push_back({hp.host(), hp.score()});
     return scores;
   }

@@ -81,7 +81,7 @@ NodesArg read_nodes(const json& args) {
   return out;
 }
 
-json failed_map(const std::map<std::string, std::string>& m) {
+json failed_map(const NodeReasons& m) {
   json out = json::object();
   for (const auto& [k, v] : m) out[k] = v;
   return out;

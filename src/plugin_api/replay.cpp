@@ -49,7 +49,11 @@ std::pair<std::string, bool> schedule(api::ExtenderClient& client, const json& p
   const std::string name = meta.value("name", std::string());
   const std::string pod_json = pod.dump();
   auto filtered = client.filter(pod_json, nodes);
-  if (!filtered) return {fmt::format("error: filter: {}", filtered.status().message()), false};
+  if (!filtered) {
+    // A pod the server rejects as invalid is the pod's fault; anything else is the transport's.
+    const bool invalid = filtered.status().code() == Code::kInvalidArgument;
+    return {fmt::format("{}: {}", invalid ? "rejected" : "error: filter", filtered.status().message()), false};
+  }
   if (filtered->node_names.empty()) return {top_reason(*filtered), false};
   auto scores = client.prioritize(pod_json, filtered->node_names);
   if (!scores) return {fmt::format("error: prioritize: {}", scores.status().message()), false};

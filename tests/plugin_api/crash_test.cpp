@@ -1,12 +1,6 @@
 // kill -9 the server in the middle of a replay, restart it on the same state file, and check that
 // the ledger holds every acknowledged bind, on the same node, and nothing else but at most the one
 // bind in flight when it died. Repeated over many crashes.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -19,58 +13,12 @@
 #include <doctest/doctest.h>
 
 #include "support/builders.hpp"
+#include "support/server_process.hpp"
 
 namespace fracpack::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-class ServerProcess {
- public:
-  ServerProcess(const std::string& state, const std::string& cluster, int port) : port_(port) {
-    pid_ = fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      const std::string address = "127.0.0.1:" + std::to_string(port);
-      std::freopen("/dev/null", "w", stderr);
-      execl(FRACPACK_BINARY, "fracpack", "serve", "--http", address.c_str(), "--state", state.c_str(), "--cluster",
-            cluster.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    httplib::Client c("127.0.0.1", port_);
-    for (int i = 0; i < 100; ++i) {
-      if (auto res = c.Get("/healthz"); res && res->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    FAIL("the server did not come up");
-  }
-  void kill9() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  ~ServerProcess() { kill9(); }
-  [[nodiscard]] int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_;
-};
-
-/// A port the kernel just handed out and that nothing listens on any more.
-int free_port() {
-  const int sock = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(sock >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  socklen_t length = sizeof(address);
-  REQUIRE(::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  ::close(sock);
-  return ntohs(address.sin_port);
-}
 
 TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the acknowledged binds") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("fracpack-crash-{}", getpid());
@@ -96,9 +44,10 @@ TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the ackn
   std::size_t next = 0;
   int crashes = 0;
   std::size_t in_flight_extra = 0;
-  while (next < pods.size() && crashes < 30) {
-    ServerProcess server(state, cluster, free_port());
-    httplib::Client c("127.0.0.1", server.port());
+  // At least 10 crashes and 1,000 acknowledged binds, however fast this machine binds between kills.
+  while (next < pods.size() && (crashes < 10 || acknowledged.size() <= 1000) && crashes < 300) {
+    ServerProcess server(FRACPACK_BINARY, {"--state", state, "--cluster", cluster}, free_port());
+    httplib::Client c("127.0.0.1", server.http_port());
     c.set_read_timeout(5, 0);
     // The restarted server must hold exactly the acknowledged binds (plus at most the one in flight).
     auto snap = c.Get("/snapshot");

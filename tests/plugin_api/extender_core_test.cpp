@@ -59,6 +59,11 @@ TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotat
   CHECK(again->choice.gpus == b->choice.gpus);
   CHECK(core->bind("ns", "p", "uid-p", "a").status().code() == Code::kAlreadyExists);
   CHECK(core->bind("ns", "never", "", "a").status().code() == Code::kNotFound);
+  REQUIRE(core->filter(PodBuilder("q", "ns").uid("uid-old").gpu_memory("1Gi").obj, {"a"}).is_ok());
+  auto recreated = core->bind("ns", "q", "uid-new", "a");  // the same name, another pod
+  CHECK(recreated.status().code() == Code::kNotFound);
+  CHECK(recreated.status().message() == "pod ns/q: Bind names PodUID uid-new, but Filter saw UID uid-old under this name "
+                                        "(a recreated pod? run Filter on the current one)");
   CHECK(core->bind("ns", "p2", "", "ghost").status().code() == Code::kNotFound);
 }
 

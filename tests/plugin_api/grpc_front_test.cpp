@@ -248,6 +248,12 @@ TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest
     v1::ReleaseResponse r;
     grpc::ClientContext ctx;
     CHECK(s.cluster->Release(&ctx, release, &r).error_code() == grpc::StatusCode::NOT_FOUND);
+    v1::RemoveRequest remove;
+    remove.set_kind("Queue");
+    remove.set_name("nobody");
+    v1::RemoveResponse removed;
+    grpc::ClientContext rctx;
+    CHECK(s.cluster->Remove(&rctx, remove, &removed).error_code() == grpc::StatusCode::NOT_FOUND);
   }
   SUBCASE("ABORTED for a lost race, ALREADY_EXISTS for a pod bound elsewhere") {
     for (const char* name : {"p1", "p2", "p3"}) REQUIRE(s.filter(PodBuilder(name).gpu_memory("12Gi").obj, {"a"}, &f).ok());

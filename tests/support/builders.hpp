@@ -106,6 +106,10 @@ struct PodBuilder {
     obj["metadata"]["labels"][k] = v;
     return *this;
   }
+  PodBuilder& uid(const std::string& u) {
+    obj["metadata"]["uid"] = u;
+    return *this;
+  }
   /// NvFractions request on container `ctr`.
   PodBuilder& gpu_memory(const std::string& request, const std::string& ctr = "main") {
     return annotation("nvidia.com/container." + ctr + ".gpu-memory.request", request);

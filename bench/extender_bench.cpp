@@ -1,0 +1,235 @@
+// The extender as kube-scheduler (JSON, nodeCacheCapable) or a gRPC client sees it: a running
+// `fracpack serve` process with 5,000 nodes × 8 GPUs of 81,559 MiB, driven one pod at a time
+// through Filter (all 5,000 node names) → Prioritize (the nodes that passed) → Bind (the best).
+//
+// Steady state, not an empty cluster: before timing, 35,000 pods are bound through gRPC (about
+// two thirds of the GPUs held, fractions and whole GPUs mixed); each timed iteration then releases
+// the oldest pod (a pod finishing) and schedules a new one. items_per_second is pods per second
+// including that release; *_p50_us / *_p99_us are client-side latencies per verb.
+//
+// Environment: FRACPACK_BENCH_NODES (default 5000), FRACPACK_BENCH_WINDOW (default 35000),
+// FRACPACK_BENCH_PODS timed per front (default 5000).
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <cstring>
+#include <map>
+
+#include <httplib.h>
+
+#include <benchmark/benchmark.h>
+#include <grpcpp/grpcpp.h>
+
+#include "fracpack/v1/cluster.grpc.pb.h"
+#include "plugin_api/client.hpp"
+#include "support/kube_payloads.hpp"
+#include "support/server_process.hpp"
+
+namespace fracpack::bench {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? fallback : std::atoi(v);
+}
+
+/// The server, started once for all benchmarks in this process.
+struct Harness {
+  std::filesystem::path dir;
+  std::unique_ptr<test::ServerProcess> server;
+  int grpc_port = 0;
+  std::vector<std::string> nodes;
+  std::unique_ptr<v1::Cluster::Stub> cluster;
+
+  Harness() {
+    const int node_count = env_int("FRACPACK_BENCH_NODES", 5000);
+    dir = std::filesystem::temp_directory_path() / fmt::format("fracpack-bench-{}", getpid());
+    std::filesystem::create_directories(dir);
+    json items = json::array();
+    for (int n = 0; n < node_count; ++n) {
+      nodes.push_back(fmt::format("gpu-{:05}", n));
+      items.push_back(test::kube_node(nodes.back(), 8, "81559"));
+    }
+    const auto cluster_file = (dir / "cluster.json").string();
+    std::ofstream(cluster_file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump();
+    grpc_port = test::free_port();
+    server = std::make_unique<test::ServerProcess>(
+        FRACPACK_BINARY,
+        std::vector<std::string>{"--grpc", fmt::format("127.0.0.1:{}", grpc_port), "--state", (dir / "state.db").string(),
+                                 "--cluster", cluster_file},
+        test::free_port(), (dir / "server.log").string());
+    cluster = v1::Cluster::NewStub(grpc::CreateChannel(fmt::format("127.0.0.1:{}", grpc_port), grpc::InsecureChannelCredentials()));
+  }
+  ~Harness() {
+    server.reset();
+    std::filesystem::remove_all(dir);
+  }
+
+  void reset_ledger() const {
+    grpc::ClientContext ctx;
+    v1::SyncResponse out;
+    if (!cluster->Sync(&ctx, v1::SyncRequest(), &out).ok()) throw std::runtime_error("Sync failed");
+  }
+  void release(const std::string& name) const {
+    grpc::ClientContext ctx;
+    v1::ReleaseRequest req;
+    req.set_pod_namespace("team-a");
+    req.set_pod_name(name);
+    v1::ReleaseResponse out;
+    cluster->Release(&ctx, req, &out);  // NOT_FOUND for a pod that never bound: fine
+  }
+};
+
+Harness& harness() {
+  static Harness h;
+  return h;
+}
+
+/// The mix: 70 % fractions (4–40 GiB, a tenth of them sm-sharing), 20 % one whole GPU, 10 % 2–8.
+json make_pod(std::mt19937& rng, const std::string& name) {
+  const int kind = static_cast<int>(rng() % 10);
+  if (kind < 7) {
+    const int gib = 4 + static_cast<int>(rng() % 37);
+    const bool mps = rng() % 10 == 0;
+    return test::kube_pod(name, fmt::format(R"({{"nvidia.com/container.server.gpu-memory.request": "{}Gi"{}}})", gib,
+                                            mps ? R"(, "nvidia.com/container.server.gpu-compute.mode": "sm-sharing")" : ""));
+  }
+  json pod = test::kube_pod(name);
+  const int gpus = kind < 9 ? 1 : 2 + static_cast<int>(rng() % 7);
+  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = std::to_string(gpus);
+  pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = std::to_string(gpus);
+  return pod;
+}
+
+/// Server-side seconds and calls per (front, verb), from the server's own /metrics.
+std::map<std::string, std::pair<double, double>> server_times(int http_port) {
+  std::map<std::string, std::pair<double, double>> out;
+  httplib::Client c("127.0.0.1", http_port);
+  auto res = c.Get("/metrics");
+  if (!res) return out;
+  std::istringstream lines(res->body);
+  for (std::string line; std::getline(lines, line);) {
+    for (const char* metric : {"fracpack_request_seconds_sum{", "fracpack_request_seconds_count{"}) {
+      if (line.rfind(metric, 0) != 0) continue;
+      const auto close = line.find('}');
+      const std::string labels = line.substr(std::strlen(metric), close - std::strlen(metric));
+      const double value = std::stod(line.substr(close + 2));
+      auto& slot = out[labels];
+      (std::string(metric).find("sum") != std::string::npos ? slot.first : slot.second) = value;
+    }
+  }
+  return out;
+}
+
+struct Latencies {
+  std::vector<double> filter, prioritize, bind, release;
+};
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+double micros(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
+
+/// Filter → Prioritize → Bind of one pod; true when bound.
+bool schedule(api::ExtenderClient& client, const json& pod, const std::vector<std::string>& nodes, Latencies* lat) {
+  const std::string name = pod["metadata"]["name"].get<std::string>();
+  const std::string text = pod.dump();
+  const auto t0 = Clock::now();
+  auto f = client.filter(text, nodes);
+  const auto t1 = Clock::now();
+  if (lat != nullptr) lat->filter.push_back(micros(t0, t1));
+  if (!f) throw std::runtime_error("filter: " + f.status().message());
+  if (f->node_names.empty()) return false;
+  auto scores = client.prioritize(text, f->node_names);
+  const auto t2 = Clock::now();
+  if (lat != nullptr) lat->prioritize.push_back(micros(t1, t2));
+  if (!scores) throw std::runtime_error("prioritize: " + scores.status().message());
+  const api::HostScore* best = &scores->front();
+  for (const auto& s : *scores) {
+    if (s.score > best->score) best = &s;
+  }
+  Status st = client.bind("team-a", name, pod["metadata"]["uid"].get<std::string>(), best->host);
+  if (lat != nullptr) lat->bind.push_back(micros(t2, Clock::now()));
+  static bool reported = false;
+  if (!st.is_ok() && !reported) {
+    reported = true;
+    fmt::print(stderr, "first refused bind: {}\n", st.message());
+  }
+  return st.is_ok();
+}
+
+void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
+  Harness& h = harness();
+  h.reset_ledger();
+  const int window = env_int("FRACPACK_BENCH_WINDOW", 35000);
+  auto filler = api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port));
+  auto client = std::string(front) == "grpc" ? api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port))
+                                             : api::connect(fmt::format("http://127.0.0.1:{}", h.server->http_port()));
+  if (!filler || !client) {
+    state.SkipWithError("cannot connect");
+    return;
+  }
+  std::mt19937 rng(42);
+  std::deque<std::string> bound;
+  int serial = 0;
+  int unplaced = 0;
+  for (int i = 0; i < window; ++i) {  // not timed: reach the steady state
+    json pod = make_pod(rng, fmt::format("fill-{}", serial++));
+    if (schedule(**filler, pod, h.nodes, nullptr)) bound.push_back(pod["metadata"]["name"].get<std::string>());
+  }
+  Latencies lat;
+  const auto before = server_times(h.server->http_port());
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    if (!bound.empty()) {
+      h.release(bound.front());
+      bound.pop_front();
+    }
+    lat.release.push_back(micros(t0, Clock::now()));
+    json pod = make_pod(rng, fmt::format("pod-{}", serial++));
+    if (schedule(**client, pod, h.nodes, &lat)) {
+      bound.push_back(pod["metadata"]["name"].get<std::string>());
+    } else {
+      ++unplaced;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+  for (auto& [verb, v] : {std::pair{"filter", &lat.filter}, {"prioritize", &lat.prioritize}, {"bind", &lat.bind}, {"release", &lat.release}}) {
+    state.counters[fmt::format("{}_p50_us", verb)] = percentile(*v, 0.50);
+    state.counters[fmt::format("{}_p99_us", verb)] = percentile(*v, 0.99);
+  }
+  // Mean time inside the server per verb (the rest of the client's latency is transport and client).
+  const auto after = server_times(h.server->http_port());
+  for (const char* verb : {"filter", "prioritize", "bind"}) {
+    const std::string labels = fmt::format(R"(front="{}",verb="{}")", front == std::string("grpc") ? "grpc" : "http", verb);
+    if (!after.count(labels)) continue;
+    const auto b = before.count(labels) ? before.at(labels) : std::pair{0.0, 0.0};
+    const double calls = after.at(labels).second - b.second;
+    if (calls > 0) state.counters[fmt::format("server_{}_mean_us", verb)] = 1e6 * (after.at(labels).first - b.first) / calls;
+  }
+  state.counters["unplaced"] = unplaced;
+  state.counters["held_pods"] = static_cast<double>(bound.size());
+}
+
+const int kPods = env_int("FRACPACK_BENCH_PODS", 5000);
+BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, grpc, "grpc")->Iterations(kPods)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, json_node_cache_capable, "json")
+    ->Iterations(kPods)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace fracpack::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,67 @@
+// Filter verdicts and Prioritize keys remembered per pod shape and node, so that an extender asked
+// about every node for every pod re-evaluates only the nodes whose usage changed since.
+//
+// kube-scheduler sends the extender every candidate node (5,000 names at percentageOfNodesToScore
+// 100) for every pod, twice (Filter, then Prioritize). Between two pods of one shape (pod_shape():
+// same request, resources and selector) only the nodes their binds and releases touched differ,
+// so a verdict is reused while ClusterState::node_stamp() of its node is unchanged. The answers are
+// exactly filter_nodes() and rank_nodes() (tests/binpack/verdict_cache_test.cpp checks that).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "fracpack/cluster_state.hpp"
+#include "fracpack/policy.hpp"
+#include "fracpack/scheduler.hpp"
+
+namespace fracpack {
+
+class VerdictCache {
+ public:
+  /// One node's answer for one pod shape.
+  struct Entry {
+    std::uint64_t stamp = 0;    ///< node_stamp() it was computed at; 0 = never
+    Verdict verdict;            ///< filter_nodes()'s verdict (reasons in full)
+    std::string text;           ///< verdict.text(), formatted once
+    std::optional<NodeKey> key; ///< rank_nodes()'s key before normalisation; nullopt = not ranked
+  };
+
+  /// `shapes`: how many pod shapes to keep (least recently used go first).
+  explicit VerdictCache(std::size_t shapes = 64) : capacity_(shapes) {}
+
+  /// Calls `visit(node, entry)` for each of `nodes` in order, with entries refreshed where the
+  /// node changed. The caller keeps `state` unchanged during the call (a shared lock on the
+  /// ledger); concurrent calls serialise on the cache's own mutex.
+  void visit(const ClusterState& state, const PodRequest& pod, const Policy& policy, const std::vector<std::size_t>& nodes,
+             const std::function<void(std::size_t, const Entry&)>& visit);
+
+  /// rank_nodes(state, pod, policy, nodes) from the cached keys: normalised scores, best first.
+  /// The GpuChoice of each RankedNode is left empty (Bind chooses the GPUs under its own lock).
+  std::vector<RankedNode> rank(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                               const std::vector<std::size_t>& nodes);
+
+  /// Evaluations done (entries computed) since construction: what the tests and benchmark watch.
+  [[nodiscard]] std::uint64_t evaluations() const { return evaluations_; }
+
+ private:
+  struct Shape {
+    const Policy* policy = nullptr;
+    std::vector<Entry> entries;  ///< by node position
+  };
+  Shape& shape_for(const ClusterState& state, const PodRequest& pod, const Policy& policy);
+
+  std::size_t capacity_;
+  std::mutex mu_;
+  std::list<std::string> lru_;  ///< most recent first
+  std::unordered_map<std::string, std::pair<Shape, std::list<std::string>::iterator>> shapes_;
+  std::uint64_t evaluations_ = 0;
+};
+
+}  // namespace fracpack

@@ -1,0 +1,73 @@
+#include "fracpack/verdict_cache.hpp"
+
+#include <algorithm>
+
+#include "binpack/fit.hpp"
+#include "binpack/gpu_choice.hpp"
+
+namespace fracpack {
+
+VerdictCache::Shape& VerdictCache::shape_for(const ClusterState& state, const PodRequest& pod, const Policy& policy) {
+  const std::string key = pod_shape(pod);
+  auto it = shapes_.find(key);
+  if (it != shapes_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second.second);
+  } else {
+    if (shapes_.size() >= capacity_ && !lru_.empty()) {
+      shapes_.erase(lru_.back());
+      lru_.pop_back();
+    }
+    lru_.push_front(key);
+    it = shapes_.emplace(key, std::pair{Shape{}, lru_.begin()}).first;
+  }
+  Shape& shape = it->second.first;
+  if (shape.policy != &policy || shape.entries.size() != state.node_count()) {
+    shape.policy = &policy;
+    shape.entries.assign(state.node_count(), Entry{});
+  }
+  return shape;
+}
+
+void VerdictCache::visit(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                         const std::vector<std::size_t>& nodes, const std::function<void(std::size_t, const Entry&)>& visit) {
+  std::lock_guard lock(mu_);
+  Shape& shape = shape_for(state, pod, policy);
+  std::optional<PodTraits> traits;  // computed on the first stale entry only
+  for (std::size_t n : nodes) {
+    Entry& e = shape.entries[n];
+    if (e.stamp != state.node_stamp(n)) {
+      if (!traits) traits = binpack::traits_of(pod, state);
+      ++evaluations_;
+      e.stamp = state.node_stamp(n);
+      e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kFull);
+      e.text = e.verdict.fits() ? std::string() : e.verdict.text();
+      e.key.reset();
+      if (e.verdict.fits()) {
+        if (auto choice = binpack::choose_gpus(state, n, pod, *traits, policy)) {
+          NodeKey key = policy.node_key(*traits, state.summary(n), *choice);
+          key.position = static_cast<std::int64_t>(n);
+          e.key = key;
+        }
+      }
+    }
+    visit(n, e);
+  }
+}
+
+std::vector<RankedNode> VerdictCache::rank(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                                           const std::vector<std::size_t>& nodes) {
+  std::vector<RankedNode> out;
+  out.reserve(nodes.size());
+  visit(state, pod, policy, nodes, [&](std::size_t n, const Entry& e) {
+    if (!e.key) return;
+    RankedNode r;
+    r.node = n;
+    r.key = *e.key;
+    out.push_back(std::move(r));
+  });
+  std::sort(out.begin(), out.end(), [](const RankedNode& a, const RankedNode& b) { return a.key < b.key; });
+  normalise_scores(out);
+  return out;
+}
+
+}  // namespace fracpack

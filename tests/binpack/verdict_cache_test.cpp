@@ -1,0 +1,84 @@
+// VerdictCache answers exactly what filter_nodes() and rank_nodes() answer, on every step of a
+// random run of binds and releases, for every policy; and it re-evaluates only changed nodes.
+#include <doctest/doctest.h>
+
+#include "fracpack/verdict_cache.hpp"
+#include "support/builders.hpp"
+#include "support/random_cluster.hpp"
+
+namespace fracpack::test {
+namespace {
+
+TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random binds and releases") {
+  for (std::string_view name : policy_names()) {
+    CAPTURE(name);
+    auto pol = policy(std::string(name));
+    RandomWorld world(777);
+    auto created = ClusterState::create(world.nodes(50), PlacementConfig{});
+    REQUIRE(created.is_ok());
+    ClusterState s = std::move(*created);
+    std::vector<PodRequest> shapes;
+    for (int i = 0; i < 6; ++i) shapes.push_back(world.pod(fmt::format("shape{}", i)));
+    std::vector<std::size_t> all(s.node_count());
+    for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
+    VerdictCache cache(4);  // fewer slots than shapes: evictions are exercised too
+    std::vector<std::string> placed;
+    int compared = 0;
+    for (int step = 0; step < 400; ++step) {
+      PodRequest p = shapes[static_cast<std::size_t>(world.uniform(0, 5))];
+      p.name = fmt::format("p{}", step);
+      // Filter: every node's verdict, code and text.
+      auto direct = filter_nodes(s, p, all);
+      std::size_t i = 0;
+      cache.visit(s, p, *pol, all, [&](std::size_t n, const VerdictCache::Entry& e) {
+        REQUIRE(direct[i].first == n);
+        CHECK(e.verdict.code == direct[i].second.code);
+        CHECK(e.text == (direct[i].second.fits() ? std::string() : direct[i].second.text()));
+        ++i;
+      });
+      CHECK(i == all.size());
+      // Prioritize: the same nodes in the same order with the same scores.
+      auto ranked = rank_nodes(s, p, *pol, all);
+      auto cached = cache.rank(s, p, *pol, all);
+      REQUIRE(cached.size() == ranked.size());
+      for (std::size_t r = 0; r < ranked.size(); ++r) {
+        CHECK(cached[r].node == ranked[r].node);
+        CHECK(cached[r].score == doctest::Approx(ranked[r].score));
+      }
+      ++compared;
+      if (!ranked.empty() && world.chance(0.7)) {
+        REQUIRE(s.reserve(p, ranked.front().node, ranked.front().choice).is_ok());
+        placed.push_back(p.key());
+      } else if (!placed.empty()) {
+        const auto victim = static_cast<std::size_t>(world.uniform(0, static_cast<int>(placed.size()) - 1));
+        CHECK(s.release(placed[victim]));
+        placed.erase(placed.begin() + static_cast<std::ptrdiff_t>(victim));
+      }
+    }
+    CHECK(compared == 400);
+    CHECK(placed.size() > 20);
+  }
+}
+
+TEST_CASE("VerdictCache re-evaluates only the node a bind changed") {
+  ClusterState s = cluster({nvf("a", 2, 80000), nvf("b", 2, 80000), nvf("c", 2, 80000)});
+  auto pol = policy("pack");
+  VerdictCache cache;
+  PodRequest p = PodBuilder("p1").gpu_memory("10Gi").spec();
+  const std::vector<std::size_t> all{0, 1, 2};
+  auto first = cache.rank(s, p, *pol, all);
+  CHECK(cache.evaluations() == 3);
+  cache.rank(s, p, *pol, all);
+  CHECK(cache.evaluations() == 3);  // nothing changed: nothing evaluated
+  auto best = rank_nodes(s, p, *pol, {first.front().node});
+  REQUIRE(s.reserve(p, best.front().node, best.front().choice).is_ok());
+  PodRequest q = PodBuilder("p2").gpu_memory("10Gi").spec();  // same shape, another pod
+  cache.rank(s, q, *pol, all);
+  CHECK(cache.evaluations() == 4);  // only the node p1 went to
+  PodRequest other = PodBuilder("p3").gpu_memory("20Gi").spec();  // another shape: its own entries
+  cache.rank(s, other, *pol, all);
+  CHECK(cache.evaluations() == 7);
+}
+
+}  // namespace
+}  // namespace fracpack::test

@@ -1,0 +1,87 @@
+// `fracpack serve` as a child process, for the crash test and the extender benchmark: started with
+// the given arguments plus `--http 127.0.0.1:<port>`, ready once GET /healthz answers, killed with
+// SIGKILL on destruction. Throws std::runtime_error when it cannot start (doctest reports it).
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <httplib.h>
+
+namespace fracpack::test {
+
+/// A loopback port the kernel just handed out and that nothing listens on any more.
+inline int free_port() {
+  const int sock = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (sock < 0) throw std::runtime_error("free_port: socket() failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  const bool ok = ::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+                  ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  ::close(sock);
+  if (!ok) throw std::runtime_error("free_port: no loopback port");
+  return ntohs(address.sin_port);
+}
+
+class ServerProcess {
+ public:
+  /// `binary serve --http 127.0.0.1:<http_port> <args...>`, stderr to `log` ("/dev/null" by default).
+  ServerProcess(const std::string& binary, std::vector<std::string> args, int http_port, const std::string& log = "/dev/null")
+      : http_port_(http_port) {
+    args.insert(args.begin(), {"fracpack", "serve", "--http", "127.0.0.1:" + std::to_string(http_port)});
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test or benchmark that started it
+      std::freopen(log.c_str(), "w", stderr);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(binary.c_str(), argv.data());
+      _exit(127);
+    }
+    httplib::Client c("127.0.0.1", http_port_);
+    for (int i = 0; i < 600; ++i) {
+      if (auto res = c.Get("/healthz"); res && res->status == 200) return;
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        throw std::runtime_error("the server exited at start (see " + log + ")");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill9();
+    throw std::runtime_error("the server did not come up in 30 s");
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  ~ServerProcess() { kill9(); }
+
+  void kill9() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  [[nodiscard]] int http_port() const { return http_port_; }
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  int http_port_;
+};
+
+}  // namespace fracpack::test
