@@ -2,6 +2,10 @@
 // `fracpack serve` process with 5,000 nodes × 8 GPUs of 81,559 MiB, driven one pod at a time
 // through Filter (all 5,000 node names) → Prioritize (the nodes that passed) → Bind (the best).
 //
+// Three clients: gRPC sending every node name (as kube-scheduler does), gRPC with all_nodes and
+// max_nodes 1 (the server's node cache and index pick the best node; no names sent), and
+// kube-scheduler's JSON with nodeCacheCapable (NodeNames).
+//
 // Steady state, not an empty cluster: before timing, 35,000 pods are bound through gRPC (about
 // two thirds of the GPUs held, fractions and whole GPUs mixed); each timed iteration then releases
 // the oldest pod (a pod finishing) and schedules a new one. items_per_second is pods per second
@@ -141,12 +145,14 @@ double percentile(std::vector<double> v, double q) {
 
 double micros(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
 
-/// Filter → Prioritize → Bind of one pod; true when bound.
-bool schedule(api::ExtenderClient& client, const json& pod, const std::vector<std::string>& nodes, Latencies* lat) {
+/// Filter → Prioritize → Bind of one pod; true when bound. `all_nodes`: Filter sends no names and
+/// asks for the best node (gRPC all_nodes, max_nodes 1) instead of sending every name.
+bool schedule(api::ExtenderClient& client, const json& pod, const std::vector<std::string>& nodes, Latencies* lat,
+              bool all_nodes = false) {
   const std::string name = pod["metadata"]["name"].get<std::string>();
   const std::string text = pod.dump();
   const auto t0 = Clock::now();
-  auto f = client.filter(text, nodes);
+  auto f = all_nodes ? client.filter_all(text, 1) : client.filter(text, nodes);
   const auto t1 = Clock::now();
   if (lat != nullptr) lat->filter.push_back(micros(t0, t1));
   if (!f) throw std::runtime_error("filter: " + f.status().message());
@@ -174,7 +180,8 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
   h.reset_ledger();
   const int window = env_int("FRACPACK_BENCH_WINDOW", 35000);
   auto filler = api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port));
-  auto client = std::string(front) == "grpc" ? api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port))
+  const bool all_nodes = std::string(front) == "grpc_all_nodes";
+  auto client = std::string(front) != "json" ? api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port))
                                              : api::connect(fmt::format("http://127.0.0.1:{}", h.server->http_port()));
   if (!filler || !client) {
     state.SkipWithError("cannot connect");
@@ -186,7 +193,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
   int unplaced = 0;
   for (int i = 0; i < window; ++i) {  // not timed: reach the steady state
     json pod = make_pod(rng, fmt::format("fill-{}", serial++));
-    if (schedule(**filler, pod, h.nodes, nullptr)) bound.push_back(pod["metadata"]["name"].get<std::string>());
+    if (schedule(**filler, pod, h.nodes, nullptr, /*all_nodes=*/true)) bound.push_back(pod["metadata"]["name"].get<std::string>());
   }
   Latencies lat;
   const auto before = server_times(h.server->http_port());
@@ -198,7 +205,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
     }
     lat.release.push_back(micros(t0, Clock::now()));
     json pod = make_pod(rng, fmt::format("pod-{}", serial++));
-    if (schedule(**client, pod, h.nodes, &lat)) {
+    if (schedule(**client, pod, h.nodes, &lat, all_nodes)) {
       bound.push_back(pod["metadata"]["name"].get<std::string>());
     } else {
       ++unplaced;
@@ -212,7 +219,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
   // Mean time inside the server per verb (the rest of the client's latency is transport and client).
   const auto after = server_times(h.server->http_port());
   for (const char* verb : {"filter", "prioritize", "bind"}) {
-    const std::string labels = fmt::format(R"(front="{}",verb="{}")", front == std::string("grpc") ? "grpc" : "http", verb);
+    const std::string labels = fmt::format(R"(front="{}",verb="{}")", std::string(front) == "json" ? "http" : "grpc", verb);
     if (!after.count(labels)) continue;
     const auto b = before.count(labels) ? before.at(labels) : std::pair{0.0, 0.0};
     const double calls = after.at(labels).second - b.second;
@@ -224,6 +231,10 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
 
 const int kPods = env_int("FRACPACK_BENCH_PODS", 5000);
 BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, grpc, "grpc")->Iterations(kPods)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, grpc_all_nodes_best, "grpc_all_nodes")
+    ->Iterations(kPods)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, json_node_cache_capable, "json")
     ->Iterations(kPods)
     ->Unit(benchmark::kMicrosecond)

@@ -49,6 +49,10 @@ struct NodeReasons : std::vector<std::pair<std::string, std::string>> {
   }
 };
 
+/// Filter's answer. A failing node's reason is its reasons' categories ("node(s) had GPUs smaller
+/// than the memory request"), not its numbers: kube-scheduler counts identical reasons into the
+/// pod's "0/N nodes are available: 3000 Insufficient GPU memory, ..." message, which per-node
+/// numbers would turn into thousands of one-node entries. explain() gives each node's numbers.
 struct FilterAnswer {
   std::vector<std::string> passed;  ///< node names that fit, in the order sent
   NodeReasons failed;               ///< Unschedulable: node → reason
@@ -132,6 +136,10 @@ class Extender {
 
   /// Filter: which of `nodes` (names) the pod fits. Unknown names are unresolvable. A pod its
   /// queue refuses fails on every node with the queue's reason. An infeasible pod is an answer.
+  /// Filter over every node the ledger knows: `passed` best first (the policy's order), at most
+  /// `max_nodes` of them (0: all). The failing nodes are listed only when no node passes. With
+  /// max_nodes 1 the node index answers in O(log nodes); otherwise every node is ranked.
+  virtual Result<FilterAnswer> filter_all(const nlohmann::json& pod, std::size_t max_nodes) = 0;
   virtual Result<FilterAnswer> filter(const nlohmann::json& pod, const std::vector<std::string>& nodes) = 0;
   /// Prioritize: one score 0..10 per entry of `nodes`, in the order sent; 0 where the pod does
   /// not fit or the node is unknown (kube-scheduler's HostPriorityList).

@@ -29,7 +29,8 @@ class VerdictCache {
   struct Entry {
     std::uint64_t stamp = 0;    ///< node_stamp() it was computed at; 0 = never
     Verdict verdict;            ///< filter_nodes()'s verdict (reasons in full)
-    std::string text;           ///< verdict.text(), formatted once
+    std::string text;           ///< verdict.text(), formatted once: categories with this node's numbers
+    std::string categories;     ///< the reasons' categories only, "; "-separated (kube-scheduler's FailedNodes)
     std::optional<NodeKey> key; ///< rank_nodes()'s key before normalisation; nullopt = not ranked
   };
 

@@ -41,6 +41,12 @@ void VerdictCache::visit(const ClusterState& state, const PodRequest& pod, const
       e.stamp = state.node_stamp(n);
       e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kFull);
       e.text = e.verdict.fits() ? std::string() : e.verdict.text();
+      e.categories.clear();
+      for (const auto& r : e.verdict.reasons) {
+        if (e.categories.find(r.category) != std::string::npos) continue;  // once per category
+        if (!e.categories.empty()) e.categories += "; ";
+        e.categories += r.category;
+      }
       e.key.reset();
       if (e.verdict.fits()) {
         if (auto choice = binpack::choose_gpus(state, n, pod, *traits, policy)) {

@@ -4,7 +4,7 @@ namespace fracpack {
 
 std::string_view code_name(Code code) {
   switch (code) {
-    case Code::kOk: return "Ok";
+    case Code::kOk: return "Success";  // kube-scheduler framework.Success
     case Code::kUnschedulable: return "Unschedulable";
     case Code::kUnschedulableAndUnresolvable: return "UnschedulableAndUnresolvable";
     case Code::kInvalidArgument: return "InvalidArgument";

@@ -34,6 +34,9 @@ class ExtenderClient {
   virtual Result<std::vector<std::string>> node_names() = 0;
   /// `pod_json`: a v1 Pod, JSON text. The candidates are sent by name (nodeCacheCapable).
   virtual Result<FilterReply> filter(const std::string& pod_json, const std::vector<std::string>& nodes) = 0;
+  /// Filter over every node the server knows (gRPC's all_nodes): the passing nodes best first, at
+  /// most `max_nodes` (0: all). kInvalidArgument over JSON: kube-scheduler's wire has no such mode.
+  virtual Result<FilterReply> filter_all(const std::string& pod_json, int max_nodes) = 0;
   virtual Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) = 0;
   /// A refusal comes back as the core's Status (kUnschedulable when the GPUs were taken since
   /// Filter, kResourceExhausted for a queue, ...); a transport failure is kInternal.

@@ -129,10 +129,41 @@ class ExtenderImpl final : public Extender {
       if (e.verdict.fits()) {
         answer.passed.push_back(name);
       } else if (e.verdict.code == Code::kUnschedulableAndUnresolvable) {
-        answer.unresolvable.emplace_back(name, e.text);
+        answer.unresolvable.emplace_back(name, e.categories);
       } else {
-        answer.failed.emplace_back(name, e.text);
+        answer.failed.emplace_back(name, e.categories);
       }
+    });
+    return answer;
+  }
+
+  Result<FilterAnswer> filter_all(const json& object, std::size_t max_nodes) override {
+    auto pod = decode(object);
+    if (!pod) return pod.status();
+    remember(*pod, object);
+    std::shared_lock lock(mu_);
+    FilterAnswer answer;
+    std::vector<std::size_t> all(state_->node_count());
+    for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
+    if (auto refusal = admit(*pod)) {
+      for (std::size_t n : all) answer.failed.emplace_back(state_->node(n).name, refusal->message);
+      return answer;
+    }
+    if (max_nodes == 1) {
+      if (auto best = select(*state_, *pod, *policy_)) {
+        answer.passed.push_back(state_->node(best->node).name);
+        return answer;
+      }
+    } else {
+      const auto ranked = verdicts_.rank(*state_, *pod, *policy_, all);
+      const std::size_t keep = max_nodes == 0 ? ranked.size() : std::min(max_nodes, ranked.size());
+      for (std::size_t i = 0; i < keep; ++i) answer.passed.push_back(state_->node(ranked[i].node).name);
+      if (!answer.passed.empty()) return answer;
+    }
+    verdicts_.visit(*state_, *pod, *policy_, all, [&](std::size_t n, const VerdictCache::Entry& e) {
+      if (e.verdict.fits()) return;  // (fits but no GPU choice: ranked nowhere, listed nowhere)
+      auto& list = e.verdict.code == Code::kUnschedulableAndUnresolvable ? answer.unresolvable : answer.failed;
+      list.emplace_back(state_->node(n).name, e.categories);
     });
     return answer;
   }
@@ -279,8 +310,27 @@ class ExtenderImpl final : public Extender {
     auto pod = decode(object);
     if (!pod) return pod.status();
     std::shared_lock lock(mu_);
-    Explanation e = fracpack::explain(*state_, *pod, nullptr, options_.explain_nodes);
-    if (auto refusal = admit(*pod)) e.summary = refusal->message + "; and " + e.summary;
+    Explanation e;
+    if (auto best = select(*state_, *pod, *policy_)) {  // it fits: say where, and how each node stands
+      e.code = Code::kOk;
+      std::size_t fit = 0;
+      for (auto& [n, verdict] : filter_nodes(*state_, *pod)) {
+        fit += verdict.fits() ? 1 : 0;
+        if (e.nodes.size() < options_.explain_nodes) {
+          e.nodes.emplace_back(state_->node(n).name, std::move(verdict));
+        } else {
+          ++e.nodes_omitted;
+        }
+      }
+      e.summary = fmt::format("{}/{} nodes are available; the policy's choice is {}", fit, state_->node_count(),
+                              state_->node(best->node).name);
+    } else {
+      e = fracpack::explain(*state_, *pod, nullptr, options_.explain_nodes);
+    }
+    if (auto refusal = admit(*pod)) {
+      e.summary = refusal->message + "; and " + e.summary;
+      if (e.code == Code::kOk) e.code = Code::kUnschedulable;
+    }
     return e;
   }
 

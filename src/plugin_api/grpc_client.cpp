@@ -41,18 +41,15 @@ class GrpcClient final : public ExtenderClient {
   }
 
   Result<FilterReply> filter(const std::string& pod_json, const std::vector<std::string>& nodes) override {
-    google::protobuf::Arena arena(arena_options());
-    auto& args = *google::protobuf::Arena::CreateMessage<v1::ExtenderArgs>(&arena);
-    fill(args, pod_json, nodes);
-    auto& result = *google::protobuf::Arena::CreateMessage<v1::ExtenderFilterResult>(&arena);
-    grpc::ClientContext ctx;
-    if (auto st = from_status(extender_->Filter(&ctx, args, &result), "Filter"); !st.is_ok()) return st;
-    FilterReply reply;
-    reply.node_names.assign(result.node_names().begin(), result.node_names().end());
-    reply.failed_nodes.insert(result.failed_nodes().begin(), result.failed_nodes().end());
-    reply.failed_and_unresolvable_nodes.insert(result.failed_and_unresolvable_nodes().begin(),
-                                               result.failed_and_unresolvable_nodes().end());
-    return reply;
+    return call_filter([&](v1::ExtenderArgs& args) { fill(args, pod_json, nodes); });
+  }
+
+  Result<FilterReply> filter_all(const std::string& pod_json, int max_nodes) override {
+    return call_filter([&](v1::ExtenderArgs& args) {
+      args.set_pod(pod_json);
+      args.set_all_nodes(true);
+      args.set_max_nodes(max_nodes);
+    });
   }
 
   Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) override {
@@ -81,6 +78,22 @@ class GrpcClient final : public ExtenderClient {
   }
 
  private:
+  template <class Fill>
+  Result<FilterReply> call_filter(Fill&& fill_args) {
+    google::protobuf::Arena arena(arena_options());
+    auto& args = *google::protobuf::Arena::CreateMessage<v1::ExtenderArgs>(&arena);
+    fill_args(args);
+    auto& result = *google::protobuf::Arena::CreateMessage<v1::ExtenderFilterResult>(&arena);
+    grpc::ClientContext ctx;
+    if (auto st = from_status(extender_->Filter(&ctx, args, &result), "Filter"); !st.is_ok()) return st;
+    FilterReply reply;
+    reply.node_names.assign(result.node_names().begin(), result.node_names().end());
+    reply.failed_nodes.insert(result.failed_nodes().begin(), result.failed_nodes().end());
+    reply.failed_and_unresolvable_nodes.insert(result.failed_and_unresolvable_nodes().begin(),
+                                               result.failed_and_unresolvable_nodes().end());
+    return reply;
+  }
+
   std::unique_ptr<v1::Extender::Stub> extender_;
   std::unique_ptr<v1::Cluster::Stub> cluster_;
 };

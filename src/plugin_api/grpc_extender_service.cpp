@@ -14,6 +14,10 @@ using nlohmann::json;
 
 /// ExtenderArgs' candidates by name; full nodes the core does not know yet are learned.
 Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderArgs& args) {
+  if (args.all_nodes()) {
+    return Status(Code::kInvalidArgument, "ExtenderArgs: all_nodes applies to Filter; Prioritize scores the nodes Filter passed (node_names)", "all_nodes");
+  }
+  if (args.max_nodes() != 0) return Status(Code::kInvalidArgument, "ExtenderArgs: max_nodes applies with all_nodes", "max_nodes");
   if (args.node_names_size() > 0 && args.nodes_size() > 0) {
     return Status(Code::kInvalidArgument, "ExtenderArgs: give node_names (nodeCacheCapable) or nodes, not both", "nodes");
   }
@@ -52,6 +56,17 @@ Status required(const std::string& value, const char* field, const char* message
 grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderFilterResult* out) {
   auto pod = parse_object(args->pod(), "pod");
   if (!pod) return to_grpc(pod.status());
+  if (args->all_nodes()) {
+    if (args->node_names_size() > 0 || args->nodes_size() > 0) {
+      return to_grpc({Code::kInvalidArgument, "ExtenderArgs: all_nodes replaces node_names and nodes; give one", "all_nodes"});
+    }
+    if (args->max_nodes() < 0) return to_grpc({Code::kInvalidArgument, "ExtenderArgs: max_nodes must be ≥ 0 (0: all)", "max_nodes"});
+    auto answer = core_.filter_all(*pod, static_cast<std::size_t>(args->max_nodes()));
+    log_filter(*pod, answer, answer ? answer->passed.size() + answer->failed.size() + answer->unresolvable.size() : 0);
+    if (!answer) return to_grpc(answer.status(), "pod");
+    to_proto(*answer, out);
+    return grpc::Status::OK;
+  }
   auto nodes = candidates(core_, *args);
   if (!nodes) return to_grpc(nodes.status());
   auto answer = core_.filter(*pod, *nodes);

@@ -47,6 +47,10 @@ class HttpClient final : public ExtenderClient {
     return reply;
   }
 
+  Result<FilterReply> filter_all(const std::string&, int) override {
+    return Status(Code::kInvalidArgument, "filter over all nodes is a gRPC feature; kube-scheduler's JSON wire sends NodeNames");
+  }
+
   Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) override {
     auto body = post("/prioritize", args(pod_json, nodes));
     if (!body) return body.status();

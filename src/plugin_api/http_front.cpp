@@ -191,6 +191,17 @@ struct HttpFront::Impl {
     return out;
   }
 
+  /// fracpack's own verb: why a pod fits no node, with each node's numbers (Filter's FailedNodes
+  /// carry only the shared categories, for kube-scheduler's counts).
+  json explain(const json& args) {
+    const json& pod = required_object(args, "Pod", "ExplainArgs");
+    auto e = core.explain(pod);
+    if (!e) throw BadRequest{e.status().message()};
+    json nodes = json::object();
+    for (const auto& [name, verdict] : e->nodes) nodes[name] = verdict.fits() ? "fits" : verdict.text();
+    return {{"Status", std::string(code_name(e->code))}, {"Reason", e->summary}, {"Nodes", nodes}, {"NodesOmitted", e->nodes_omitted}};
+  }
+
   template <class Handler>
   void route(const char* path, const char* verb, Handler handler) {
     server.Post(path, [this, verb, handler](const httplib::Request& req, httplib::Response& res) {
@@ -230,6 +241,7 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
   i.route("/prioritize", "prioritize", &Impl::prioritize);
   i.route("/bind", "bind", &Impl::bind);
   i.route("/preempt", "preempt", &Impl::preempt);
+  i.route("/explain", "explain", &Impl::explain);
   i.server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   i.server.Get("/snapshot", [&i](const httplib::Request&, httplib::Response& res) {
     res.set_content(to_json(i.core.snapshot()).dump(-1, ' ', false, json::error_handler_t::replace), "application/json");

@@ -1,7 +1,9 @@
 // kube-scheduler's HTTP extender front (k8s.io/kube-scheduler/extender/v1, domain.md §5):
 // POST /filter, /prioritize, /bind, /preempt with Go's capitalised field names, both
 // nodeCacheCapable modes, plus GET /healthz, /metrics (Prometheus text) and /snapshot (the ledger
-// as JSON). Thin: JSON in, the core, JSON out.
+// as JSON), and fracpack's POST /explain ({"Pod": ...} → {"Status", "Reason": "0/N nodes are
+// available: ...", "Nodes": {node: reasons with that node's numbers}, "NodesOmitted"}). Thin: JSON
+// in, the core, JSON out.
 //
 // Status codes: 200 for every answer, infeasible pods included (their nodes go to FailedNodes or
 // FailedAndUnresolvableNodes, never Error); 400 for a body that is not the verb's ExtenderArgs

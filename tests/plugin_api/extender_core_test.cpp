@@ -67,6 +67,33 @@ TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotat
   CHECK(core->bind("ns", "p2", "", "ghost").status().code() == Code::kNotFound);
 }
 
+TEST_CASE("filter_all: every node, best first; failing nodes listed only when none passes") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 2, 80000).obj, nvf("b", 2, 80000).obj, nvf("c", 1, 16000).obj}, nullptr).is_ok());
+  json first = PodBuilder("first").gpu_memory("30Gi").obj;
+  REQUIRE(core->filter(first, {"b"})->passed.size() == 1);
+  REQUIRE(core->bind("default", "first", "", "b").is_ok());  // pack now prefers b, the fuller node
+  json pod = PodBuilder("p").gpu_memory("10Gi").obj;
+  auto all = core->filter_all(pod, 0);
+  REQUIRE(all.is_ok());
+  CHECK(all->passed == std::vector<std::string>{"b", "c", "a"});  // Prioritize's order, best first
+  auto scores = core->prioritize(pod, {"a", "b", "c"});
+  std::map<std::string, std::int64_t> by_host;
+  for (const auto& s : *scores) by_host[s.host] = s.score;
+  CHECK(by_host["b"] >= by_host["c"]);
+  CHECK(by_host["c"] >= by_host["a"]);
+  CHECK(all->failed.empty());
+  CHECK(core->filter_all(pod, 1)->passed == std::vector<std::string>{"b"});  // the index's answer agrees
+  CHECK(core->filter_all(pod, 2)->passed == std::vector<std::string>{"b", "c"});
+  auto big = core->filter_all(PodBuilder("big").gpu_memory("40Gi").obj, 0);
+  CHECK(big->passed == std::vector<std::string>{"b", "a"});
+  CHECK(big->unresolvable.empty());  // c cannot take it, but others can: not listed
+  auto none = core->filter_all(PodBuilder("none").gpu_memory("100Gi").obj, 1);
+  CHECK(none->passed.empty());
+  CHECK(none->unresolvable.size() == 3);  // nothing passes: every node with its reason
+  CHECK(none->unresolvable.at("c").find("GPUs smaller than the memory request") != std::string::npos);
+}
+
 TEST_CASE("an infeasible pod is an answer with reasons, never an error") {
   auto core = open_core();
   REQUIRE(core->apply({nvf("a", 1, 16000).obj, NodeBuilder("cpu").obj}, nullptr).is_ok());

@@ -210,6 +210,43 @@ TEST_CASE("Filter with full Nodes learns them; Sync replaces the ledger and repo
   CHECK(synced.conflicts(0).find("default/y") == 0);
 }
 
+TEST_CASE("all_nodes: Filter without names answers the best nodes; misuse is INVALID_ARGUMENT") {
+  Server s;
+  s.apply({nvf("a", 2, 80000).obj, nvf("b", 1, 16000).obj});
+  v1::ExtenderArgs args;
+  args.set_pod(PodBuilder("p").gpu_memory("10Gi").obj.dump());
+  args.set_all_nodes(true);
+  args.set_max_nodes(1);
+  v1::ExtenderFilterResult f;
+  grpc::ClientContext ctx;
+  REQUIRE(s.extender->Filter(&ctx, args, &f).ok());
+  REQUIRE(f.node_names_size() == 1);
+  CHECK(f.node_names(0) == "b");  // pack: the smaller GPU leaves less idle memory
+  auto expect_bad = [&](v1::ExtenderArgs bad, const char* field, bool prioritize) {
+    CAPTURE(field);
+    grpc::ClientContext c;
+    v1::ExtenderFilterResult fr;
+    v1::HostPriorityList hp;
+    auto st = prioritize ? s.extender->Prioritize(&c, bad, &hp) : s.extender->Filter(&c, bad, &fr);
+    CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    auto detail_of = detail<google::rpc::BadRequest>(st);
+    REQUIRE(detail_of);
+    CHECK(detail_of->field_violations(0).field() == field);
+  };
+  v1::ExtenderArgs both = args;
+  both.add_node_names("a");
+  expect_bad(both, "all_nodes", false);
+  v1::ExtenderArgs negative = args;
+  negative.set_max_nodes(-1);
+  expect_bad(negative, "max_nodes", false);
+  expect_bad(args, "all_nodes", true);  // Prioritize scores names
+  v1::ExtenderArgs stray;
+  stray.set_pod(args.pod());
+  stray.add_node_names("a");
+  stray.set_max_nodes(3);
+  expect_bad(stray, "max_nodes", false);
+}
+
 TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest details") {
   Server s;
   s.apply({nvf("a", 1, 24600).obj, nvf("q", 4, 80000).obj});

@@ -76,6 +76,16 @@ TEST_CASE("nodeCacheCapable: true — NodeNames in and out; infeasible pods are 
   CHECK(f["Error"] == "");
   // Every returned name is one that was sent.
   for (const auto& [name, _] : f["FailedNodes"].items()) CHECK((name == "small" || name == "big" || name == "stranger"));
+  // FailedNodes carry the category only (kube-scheduler counts identical reasons); /explain has the numbers.
+  CHECK(f["FailedAndUnresolvableNodes"]["small"] == "node(s) had GPUs smaller than the memory request");
+  json why = s.post("/explain", {{"Pod", pod}});
+  CHECK(why["Status"] == "Success");
+  CHECK(why["Reason"] == "1/2 nodes are available; the policy's choice is big");
+  CHECK(why["Nodes"]["big"] == "fits");
+  CHECK(why["Nodes"]["small"].get<std::string>().find("requested 40960 MiB") != std::string::npos);
+  json huge = s.post("/explain", {{"Pod", kube_pod("huge", R"({"nvidia.com/container.server.gpu-memory.request": "200Gi"})")}});
+  CHECK(huge["Status"] == "UnschedulableAndUnresolvable");
+  CHECK(huge["Reason"].get<std::string>().find("0/2 nodes are available") == 0);
   json none = s.post("/filter", {{"Pod", pod}, {"NodeNames", json::array()}});
   CHECK(none["NodeNames"].empty());  // never a name that was not sent
   CHECK(s.post("/prioritize", {{"Pod", pod}, {"NodeNames", json::array()}}).empty());
