@@ -23,6 +23,7 @@
 #include <sstream>
 #include <cstring>
 #include <map>
+#include <mutex>
 
 #include <httplib.h>
 
@@ -77,11 +78,6 @@ struct Harness {
     std::filesystem::remove_all(dir);
   }
 
-  void reset_ledger() const {
-    grpc::ClientContext ctx;
-    v1::SyncResponse out;
-    if (!cluster->Sync(&ctx, v1::SyncRequest(), &out).ok()) throw std::runtime_error("Sync failed");
-  }
   void release(const std::string& name) const {
     grpc::ClientContext ctx;
     v1::ReleaseRequest req;
@@ -175,44 +171,90 @@ bool schedule(api::ExtenderClient& client, const json& pod, const std::vector<st
   return st.is_ok();
 }
 
+/// The steady state shared by every benchmark in the process: filled once (through gRPC
+/// all_nodes, untimed), then each timed pod releases the oldest held pod first.
+struct Steady {
+  std::mutex mu;
+  std::deque<std::string> held;
+  std::mt19937 rng{42};
+  int serial = 0;
+  bool filled = false;
+  Latencies lat;  // merged from the threads of the running benchmark
+  int unplaced = 0;
+};
+
+Steady& steady() {
+  static Steady s;
+  return s;
+}
+
 void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
   Harness& h = harness();
-  h.reset_ledger();
-  const int window = env_int("FRACPACK_BENCH_WINDOW", 35000);
-  auto filler = api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port));
+  Steady& st = steady();
   const bool all_nodes = std::string(front) == "grpc_all_nodes";
   auto client = std::string(front) != "json" ? api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port))
                                              : api::connect(fmt::format("http://127.0.0.1:{}", h.server->http_port()));
-  if (!filler || !client) {
+  if (!client) {
     state.SkipWithError("cannot connect");
     return;
   }
-  std::mt19937 rng(42);
-  std::deque<std::string> bound;
-  int serial = 0;
-  int unplaced = 0;
-  for (int i = 0; i < window; ++i) {  // not timed: reach the steady state
-    json pod = make_pod(rng, fmt::format("fill-{}", serial++));
-    if (schedule(**filler, pod, h.nodes, nullptr, /*all_nodes=*/true)) bound.push_back(pod["metadata"]["name"].get<std::string>());
+  std::map<std::string, std::pair<double, double>> before;
+  if (state.thread_index() == 0) {
+    std::lock_guard lock(st.mu);
+    if (!st.filled) {  // not timed: reach the steady state once
+      const int window = env_int("FRACPACK_BENCH_WINDOW", 35000);
+      auto filler = api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port));
+      for (int i = 0; i < window; ++i) {
+        json pod = make_pod(st.rng, fmt::format("fill-{}", st.serial++));
+        if (schedule(**filler, pod, h.nodes, nullptr, /*all_nodes=*/true)) st.held.push_back(pod["metadata"]["name"].get<std::string>());
+      }
+      st.filled = true;
+    }
+    st.lat = Latencies{};
+    st.unplaced = 0;
+    before = server_times(h.server->http_port());
   }
   Latencies lat;
-  const auto before = server_times(h.server->http_port());
-  for (auto _ : state) {
-    const auto t0 = Clock::now();
-    if (!bound.empty()) {
-      h.release(bound.front());
-      bound.pop_front();
+  int unplaced = 0;
+  for (auto _ : state) {  // every thread starts here together, after thread 0's setup
+    std::string oldest;
+    json pod;
+    {
+      std::lock_guard lock(st.mu);
+      if (!st.held.empty()) {
+        oldest = st.held.front();
+        st.held.pop_front();
+      }
+      pod = make_pod(st.rng, fmt::format("pod-{}", st.serial++));
     }
+    const auto t0 = Clock::now();
+    if (!oldest.empty()) h.release(oldest);
     lat.release.push_back(micros(t0, Clock::now()));
-    json pod = make_pod(rng, fmt::format("pod-{}", serial++));
     if (schedule(**client, pod, h.nodes, &lat, all_nodes)) {
-      bound.push_back(pod["metadata"]["name"].get<std::string>());
+      std::lock_guard lock(st.mu);
+      st.held.push_back(pod["metadata"]["name"].get<std::string>());
     } else {
       ++unplaced;
     }
   }
+  {
+    std::lock_guard lock(st.mu);
+    for (auto [mine, all] : {std::pair{&lat.filter, &st.lat.filter}, {&lat.prioritize, &st.lat.prioritize}, {&lat.bind, &st.lat.bind},
+                             {&lat.release, &st.lat.release}}) {
+      all->insert(all->end(), mine->begin(), mine->end());
+    }
+    st.unplaced += unplaced;
+  }
   state.SetItemsProcessed(state.iterations());
-  for (auto& [verb, v] : {std::pair{"filter", &lat.filter}, {"prioritize", &lat.prioritize}, {"bind", &lat.bind}, {"release", &lat.release}}) {
+  if (state.thread_index() != 0) return;
+  // Thread 0 reports for all (Google Benchmark sums per-thread counters; these are set once).
+  while (true) {  // wait until every thread has merged its latencies
+    std::lock_guard lock(st.mu);
+    if (st.lat.release.size() >= static_cast<std::size_t>(state.iterations() * state.threads())) break;
+  }
+  std::lock_guard lock(st.mu);
+  for (auto& [verb, v] : {std::pair{"filter", &st.lat.filter}, {"prioritize", &st.lat.prioritize}, {"bind", &st.lat.bind},
+                          {"release", &st.lat.release}}) {
     state.counters[fmt::format("{}_p50_us", verb)] = percentile(*v, 0.50);
     state.counters[fmt::format("{}_p99_us", verb)] = percentile(*v, 0.99);
   }
@@ -225,20 +267,27 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
     const double calls = after.at(labels).second - b.second;
     if (calls > 0) state.counters[fmt::format("server_{}_mean_us", verb)] = 1e6 * (after.at(labels).first - b.first) / calls;
   }
-  state.counters["unplaced"] = unplaced;
-  state.counters["held_pods"] = static_cast<double>(bound.size());
+  state.counters["unplaced"] = st.unplaced;
+  state.counters["held_pods"] = static_cast<double>(st.held.size());
 }
 
 const int kPods = env_int("FRACPACK_BENCH_PODS", 5000);
-BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, grpc, "grpc")->Iterations(kPods)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, grpc_all_nodes_best, "grpc_all_nodes")
-    ->Iterations(kPods)
-    ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_FilterPrioritizeBind, json_node_cache_capable, "json")
-    ->Iterations(kPods)
-    ->Unit(benchmark::kMicrosecond)
-    ->UseRealTime();
+void Register(const char* name, const char* front, int threads) {
+  benchmark::RegisterBenchmark(name, [front](benchmark::State& s) { BM_FilterPrioritizeBind(s, front); })
+      ->Iterations(kPods / threads)
+      ->Threads(threads)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
+}
+
+const bool kRegistered = [] {
+  Register("grpc_all_node_names", "grpc", 1);
+  Register("grpc_all_nodes_best", "grpc_all_nodes", 1);
+  Register("grpc_all_nodes_best", "grpc_all_nodes", 4);
+  Register("json_node_cache_capable", "json", 1);
+  Register("json_node_cache_capable", "json", 2);
+  return true;
+}();
 
 }  // namespace
 }  // namespace fracpack::bench

@@ -409,8 +409,13 @@ class ExtenderImpl final : public Extender {
 
   void remember(const PodRequest& pod, const json& object) {
     std::lock_guard lock(seen_mu_);
-    auto [it, fresh] = seen_.insert_or_assign(pod.key(), Known{pod, object});
-    if (fresh) seen_order_.push_back(pod.key());
+    const std::string key = pod.key();
+    auto found = seen_.find(key);
+    // Filter then Prioritize send the same pod: keep the copy already held (a deep compare is
+    // cheaper than a deep copy).
+    if (found != seen_.end() && found->second.pod.uid == pod.uid && found->second.object == object) return;
+    auto [it, fresh] = seen_.insert_or_assign(key, Known{pod, object});
+    if (fresh) seen_order_.push_back(key);
     while (seen_order_.size() > kPodsRemembered) {
       seen_.erase(seen_order_.front());
       seen_order_.pop_front();

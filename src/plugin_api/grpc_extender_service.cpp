@@ -54,8 +54,9 @@ Status required(const std::string& value, const char* field, const char* message
 }  // namespace
 
 grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderFilterResult* out) {
-  auto pod = parse_object(args->pod(), "pod");
-  if (!pod) return to_grpc(pod.status());
+  auto parsed = pods_.parse(args->pod(), "pod");
+  if (!parsed) return to_grpc(parsed.status());
+  const json* pod = parsed->get();
   if (args->all_nodes()) {
     if (args->node_names_size() > 0 || args->nodes_size() > 0) {
       return to_grpc({Code::kInvalidArgument, "ExtenderArgs: all_nodes replaces node_names and nodes; give one", "all_nodes"});
@@ -77,8 +78,9 @@ grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderF
 }
 
 grpc::Status ExtenderService::prioritize(const v1::ExtenderArgs* args, v1::HostPriorityList* out) {
-  auto pod = parse_object(args->pod(), "pod");
-  if (!pod) return to_grpc(pod.status());
+  auto parsed = pods_.parse(args->pod(), "pod");
+  if (!parsed) return to_grpc(parsed.status());
+  const json* pod = parsed->get();
   auto nodes = candidates(core_, *args);
   if (!nodes) return to_grpc(nodes.status());
   auto scores = core_.prioritize(*pod, *nodes);
@@ -104,8 +106,9 @@ grpc::Status ExtenderService::bind(const v1::ExtenderBindingArgs* args, v1::Exte
 }
 
 grpc::Status ExtenderService::preempt(const v1::ExtenderPreemptionArgs* args, v1::ExtenderPreemptionResult* out) {
-  auto pod = parse_object(args->pod(), "pod");
-  if (!pod) return to_grpc(pod.status());
+  auto parsed = pods_.parse(args->pod(), "pod");
+  if (!parsed) return to_grpc(parsed.status());
+  const json* pod = parsed->get();
   std::map<std::string, std::vector<std::string>> offered;
   for (const auto& [node, victims] : args->node_name_to_victims()) {
     offered[node] = std::vector<std::string>(victims.pod_uids().begin(), victims.pod_uids().end());

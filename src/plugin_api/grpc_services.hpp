@@ -12,6 +12,7 @@
 #include "fracpack/v1/extender.grpc.pb.h"
 #include "plugin_api/grpc_unary.hpp"
 #include "plugin_api/metrics.hpp"
+#include "plugin_api/pod_cache.hpp"
 
 namespace fracpack::api {
 
@@ -47,6 +48,7 @@ class ExtenderService final : public ExtenderRawService {
 
   Extender& core_;
   Metrics& metrics_;
+  PodCache pods_;
 };
 
 class ClusterService final : public ClusterRawService {
