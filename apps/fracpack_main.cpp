@@ -113,7 +113,9 @@ int run(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   serve_cmd->add_option("--policy", serve_policy, "Placement policy")->check(CLI::IsMember(names))->capture_default_str();
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
-  serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")->capture_default_str();
+  serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")
+      ->check(CLI::Range(std::size_t{1} << 10, std::size_t{1} << 30))
+      ->capture_default_str();
 
   auto* replay_cmd = app.add_subcommand("replay", "Drive a running server through Filter → Prioritize → Bind");
   fracpack::ReplayOptions replay;

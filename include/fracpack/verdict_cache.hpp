@@ -5,7 +5,8 @@
 // 100) for every pod, twice (Filter, then Prioritize). Between two pods of one shape (pod_shape():
 // same request, resources and selector) only the nodes their binds and releases touched differ,
 // so a verdict is reused while ClusterState::node_stamp() of its node is unchanged. The answers are
-// exactly filter_nodes() and rank_nodes() (tests/binpack/verdict_cache_test.cpp checks that).
+// filter_nodes()'s codes and categories and rank_nodes()'s order and scores, exactly
+// (tests/binpack/verdict_cache_test.cpp checks that).
 #pragma once
 
 #include <cstdint>
@@ -28,9 +29,9 @@ class VerdictCache {
   /// One node's answer for one pod shape.
   struct Entry {
     std::uint64_t stamp = 0;    ///< node_stamp() it was computed at; 0 = never
-    Verdict verdict;            ///< filter_nodes()'s verdict (reasons in full)
-    std::string text;           ///< verdict.text(), formatted once: categories with this node's numbers
-    std::string categories;     ///< the reasons' categories only, "; "-separated (kube-scheduler's FailedNodes)
+    Verdict verdict;            ///< filter_nodes()'s verdict, reasons by category only (no numbers:
+                                ///< formatting each node's numbers was most of a refresh; explain() has them)
+    std::string categories;     ///< the reasons' categories, "; "-separated (kube-scheduler's FailedNodes)
     std::optional<NodeKey> key; ///< rank_nodes()'s key before normalisation; nullopt = not ranked
   };
 

@@ -39,8 +39,7 @@ void VerdictCache::visit(const ClusterState& state, const PodRequest& pod, const
       if (!traits) traits = binpack::traits_of(pod, state);
       ++evaluations_;
       e.stamp = state.node_stamp(n);
-      e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kFull);
-      e.text = e.verdict.fits() ? std::string() : e.verdict.text();
+      e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
       e.categories.clear();
       for (const auto& r : e.verdict.reasons) {
         if (e.categories.find(r.category) != std::string::npos) continue;  // once per category

@@ -87,33 +87,6 @@ class YamlToJson {
   std::vector<YAML::Node> path_;
 };
 
-/// Deepest bracket nesting in `text`. JSON strings are skipped; in YAML quotes are not tracked,
-/// so brackets inside strings count too (harmless: the limit is far above real objects).
-int max_bracket_depth(std::string_view text, bool json_strings) {
-  int depth = 0;
-  int max_depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"' && json_strings) {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
 /// Appends the objects of one parsed document: an object, a List's items, or an array of objects.
 Status append_objects(const json& doc, std::size_t doc_index, std::vector<json>& out, std::string_view source) {
   if (doc.is_null()) return Status::ok();
@@ -261,5 +234,34 @@ std::string describe(const json& object, std::size_t index) {
   if (ns.empty()) return fmt::format("{} {}", kind, name);
   return fmt::format("{} {}/{}", kind, ns, name);
 }
+
+/// Deepest bracket nesting in `text`. JSON strings are skipped; in YAML quotes are not tracked,
+/// so brackets inside strings count too (harmless: the limit is far above real objects).
+int max_bracket_depth(std::string_view text, bool json_strings) {
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"' && json_strings) {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+bool too_deep_json(std::string_view text) { return max_bracket_depth(text, true) > kMaxDepth; }
 
 }  // namespace fracpack::k8s

@@ -4,6 +4,17 @@
 #include <spdlog/spdlog.h>
 
 namespace fracpack::api {
+namespace {
+
+/// Names come from requests: a newline in one must not forge a log line.
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  return out;
+}
+
+}  // namespace
 
 std::string pod_key(const nlohmann::json& pod) {
   const auto md = pod.find("metadata");
@@ -12,12 +23,12 @@ std::string pod_key(const nlohmann::json& pod) {
     auto it = md->find(field);
     return it != md->end() && it->is_string() ? it->get<std::string>() : std::string(absent);
   };
-  return text("namespace", "default") + "/" + text("name", "?");
+  return printable(text("namespace", "default") + "/" + text("name", "?"));
 }
 
 void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, std::size_t candidates) {
   if (!answer) {
-    spdlog::info("filter {}: refused: {}", pod_key(pod), answer.status().message());
+    spdlog::info("filter {}: refused: {}", pod_key(pod), printable(answer.status().message()));
   } else {
     spdlog::info("filter {}: {} of {} nodes fit", pod_key(pod), answer->passed.size(), candidates);
   }
@@ -25,9 +36,9 @@ void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, s
 
 void log_bind(const std::string& pod, const std::string& node, const Result<BindAnswer>& answer) {
   if (!answer) {
-    spdlog::info("bind {} to {}: refused: {}", pod, node, answer.status().message());
+    spdlog::info("bind {} to {}: refused: {}", printable(pod), printable(node), printable(answer.status().message()));
   } else {
-    spdlog::info("bind {} to {} GPUs [{}]", answer->pod, answer->node, fmt::join(answer->choice.gpus, ","));
+    spdlog::info("bind {} to {} GPUs [{}]", printable(answer->pod), printable(answer->node), fmt::join(answer->choice.gpus, ","));
   }
 }
 

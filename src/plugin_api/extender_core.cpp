@@ -26,7 +26,21 @@ namespace {
 using nlohmann::json;
 using queues::Amounts;
 
-constexpr std::size_t kPodsRemembered = 100'000;  // pods seen by Filter, waiting for Bind
+constexpr std::size_t kPodsRemembered = 100'000;         // pods seen by Filter, waiting for Bind
+constexpr std::size_t kBytesRemembered = std::size_t{512} << 20;  // and their JSON, roughly
+
+/// Roughly what a JSON value holds in memory: its strings plus a node's overhead per value.
+/// (Depth is bounded by the fronts, so the recursion is too.)
+std::size_t approx_bytes(const json& v) {
+  std::size_t n = sizeof(json);
+  if (v.is_string()) return n + v.get_ref<const std::string&>().size();
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.items()) n += k.size() + 32 + approx_bytes(x);
+  } else if (v.is_array()) {
+    for (const auto& x : v) n += approx_bytes(x);
+  }
+  return n;
+}
 
 std::string name_of(const json& o) {
   auto md = o.find("metadata");
@@ -346,7 +360,11 @@ class ExtenderImpl final : public Extender {
         node.gpus.push_back({static_cast<int>(g), u.state, state_->node(n).gpus[g].memory, u.used, u.fenced, u.holders});
       }
     }
-    for (const auto& [seq, b] : bindings_) out.bindings.push_back({b.pod_key, b.uid, b.node, b.gpus});
+    for (const auto& [seq, b] : bindings_) {
+      // The ledger's devices: a running pod adopted without a devices annotation got its GPUs then.
+      const Allocation* a = state_->allocation(b.pod_key);
+      out.bindings.push_back({b.pod_key, b.uid, b.node, a != nullptr ? a->choice.gpus : b.gpus});
+    }
     if (book_) {
       for (std::size_t q : tree_->top_down()) {
         out.queues.push_back({tree_->queue(q).name, gpus(book_->allocated(q)), gpus(book_->allocated_non_preemptible(q)),
@@ -414,16 +432,26 @@ class ExtenderImpl final : public Extender {
     // Filter then Prioritize send the same pod: keep the copy already held (a deep compare is
     // cheaper than a deep copy).
     if (found != seen_.end() && found->second.pod.uid == pod.uid && found->second.object == object) return;
-    auto [it, fresh] = seen_.insert_or_assign(key, Known{pod, object});
+    const std::size_t bytes = approx_bytes(object);
+    if (found != seen_.end()) seen_bytes_ -= found->second.bytes;
+    auto [it, fresh] = seen_.insert_or_assign(key, Known{pod, object, bytes});
+    seen_bytes_ += bytes;
     if (fresh) seen_order_.push_back(key);
-    while (seen_order_.size() > kPodsRemembered) {
-      seen_.erase(seen_order_.front());
+    // Bounded by count and by bytes: a client sending huge distinct pods must not exhaust memory.
+    while (seen_order_.size() > 1 && (seen_order_.size() > kPodsRemembered || seen_bytes_ > kBytesRemembered)) {
+      if (auto old = seen_.find(seen_order_.front()); old != seen_.end()) {
+        seen_bytes_ -= old->second.bytes;
+        seen_.erase(old);
+      }
       seen_order_.pop_front();
     }
   }
   void forget(const std::string& key) {
     std::lock_guard lock(seen_mu_);
-    seen_.erase(key);
+    if (auto it = seen_.find(key); it != seen_.end()) {
+      seen_bytes_ -= it->second.bytes;
+      seen_.erase(it);  // (its key leaves seen_order_ when it reaches the front)
+    }
   }
   json object_of(const std::string& key) {
     std::lock_guard lock(seen_mu_);
@@ -571,7 +599,9 @@ class ExtenderImpl final : public Extender {
   struct Known {
     PodRequest pod;
     json object;
+    std::size_t bytes = 0;  ///< approx_bytes(object)
   };
+  std::size_t seen_bytes_ = 0;
   std::mutex seen_mu_;
   std::map<std::string, Known> seen_;
   std::deque<std::string> seen_order_;

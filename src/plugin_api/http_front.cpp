@@ -1,6 +1,7 @@
 #include "plugin_api/http_front.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <thread>
 
@@ -22,6 +23,7 @@ struct BadRequest {
 };
 
 json parse_body(const httplib::Request& req) {
+  if (k8s::too_deep_json(req.body)) throw BadRequest{"the body nests deeper than 128 levels; Kubernetes objects are far shallower"};
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) throw BadRequest{"the body is not valid JSON"};
   if (!body.is_object()) throw BadRequest{fmt::format("the body must be a JSON object, not a {}", body.type_name())};
@@ -151,6 +153,8 @@ struct HttpFront::Impl {
     const std::string ns = string_field(args, "PodNamespace", "ExtenderBindingArgs");
     const std::string uid = string_field(args, "PodUID", "ExtenderBindingArgs", false);
     const std::string node = string_field(args, "Node", "ExtenderBindingArgs");
+    if (name.empty()) throw BadRequest{"ExtenderBindingArgs.PodName is empty"};
+    if (node.empty()) throw BadRequest{"ExtenderBindingArgs.Node is empty"};
     auto bound = core.bind(ns, name, uid, node);
     log_bind(ns + "/" + name, node, bound);
     return {{"Error", bound ? "" : bound.status().message()}};
@@ -264,6 +268,9 @@ Result<int> HttpFront::start() {
                                                   why != 0 ? std::strerror(why) : "bind failed"));
   }
   i.thread = std::thread([&i] { i.server.listen_after_bind(); });
+  // cpp-httplib's stop() does nothing until the accept loop runs: wait for it, or a stop() right
+  // after start() (serve failing on its next flag) would leave the loop running and join() hung.
+  while (!i.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return port;
 }
 

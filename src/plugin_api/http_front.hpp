@@ -23,7 +23,7 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 0;                        ///< 0: any free port (tests)
   std::size_t max_body = 8u << 20;     ///< bytes; larger bodies get 413
-  int threads = 8;
+  int threads = 64;  ///< connections served at once; a few slow clients must not starve kube-scheduler
 };
 
 class HttpFront {

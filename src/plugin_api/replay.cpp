@@ -23,14 +23,30 @@ void draw_progress(std::size_t done, std::size_t total) {
   if (done == total) fmt::print(stderr, "\n");
 }
 
-/// The reason most nodes gave (ties: the first in reason order).
-std::string top_reason(const api::FilterReply& reply) {
-  std::map<std::string, int> reasons;
+/// kube-scheduler's own wording for a pod that fits nowhere: "0/N nodes are available: 5 x, 3 y."
+/// with each reason counted over the nodes, most frequent first.
+std::string unschedulable_summary(const api::FilterReply& reply) {
+  std::map<std::string, int> counts;
+  std::size_t nodes = 0;
   for (const auto* failed : {&reply.failed_nodes, &reply.failed_and_unresolvable_nodes}) {
-    for (const auto& [node, why] : *failed) ++reasons[why];
+    for (const auto& [node, why] : *failed) {  // counted whole, as kube-scheduler counts them
+      ++nodes;
+      ++counts[why];
+    }
   }
-  auto top = std::max_element(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-  return top == reasons.end() ? "not placed: no nodes" : fmt::format("not placed ({} nodes): {}", top->second, top->first);
+  std::vector<std::pair<int, std::string>> parts;
+  for (const auto& [why, count] : counts) parts.emplace_back(-count, why);
+  std::sort(parts.begin(), parts.end());
+  std::string out = fmt::format("not placed: 0/{} nodes are available", nodes);
+  for (std::size_t i = 0; i < parts.size(); ++i) out += fmt::format("{} {} {}", i == 0 ? ":" : ",", -parts[i].first, parts[i].second);
+  return out + ".";
+}
+
+/// metadata.<field> when it is a string, else `fallback` (a hostile file must not stop the replay).
+std::string meta_string(const json& pod, const char* field, const char* fallback) {
+  const json& meta = pod["metadata"];
+  auto it = meta.find(field);
+  return it != meta.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
 }
 
 /// The best-scored host; ties go to the first in name order, so a replay is deterministic.
@@ -44,9 +60,8 @@ std::string best_host(const std::vector<api::HostScore>& scores) {
 
 /// One pod through Filter → Prioritize → Bind; the line to print, and whether it was bound.
 std::pair<std::string, bool> schedule(api::ExtenderClient& client, const json& pod, const std::vector<std::string>& nodes) {
-  const json& meta = pod["metadata"];
-  const std::string ns = meta.value("namespace", std::string("default"));
-  const std::string name = meta.value("name", std::string());
+  const std::string ns = meta_string(pod, "namespace", "default");
+  const std::string name = meta_string(pod, "name", "");
   const std::string pod_json = pod.dump();
   auto filtered = client.filter(pod_json, nodes);
   if (!filtered) {
@@ -54,11 +69,11 @@ std::pair<std::string, bool> schedule(api::ExtenderClient& client, const json& p
     const bool invalid = filtered.status().code() == Code::kInvalidArgument;
     return {fmt::format("{}: {}", invalid ? "rejected" : "error: filter", filtered.status().message()), false};
   }
-  if (filtered->node_names.empty()) return {top_reason(*filtered), false};
+  if (filtered->node_names.empty()) return {unschedulable_summary(*filtered), false};
   auto scores = client.prioritize(pod_json, filtered->node_names);
   if (!scores) return {fmt::format("error: prioritize: {}", scores.status().message()), false};
   const std::string best = best_host(*scores);
-  if (Status st = client.bind(ns, name, meta.value("uid", std::string()), best); !st.is_ok()) {
+  if (Status st = client.bind(ns, name, meta_string(pod, "uid", ""), best); !st.is_ok()) {
     return {fmt::format("not bound: {}", st.message()), false};
   }
   return {"→ " + best, true};
@@ -92,10 +107,9 @@ int replay(const ReplayOptions& options) {
   std::vector<std::string> lines;
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < pods.size(); ++i) {
-    const json& meta = pods[i]["metadata"];
     auto [outcome, bound] = schedule(**client, pods[i], *nodes);
     placed += bound ? 1 : 0;
-    lines.push_back(fmt::format("{}/{} {}", meta.value("namespace", std::string("default")), meta.value("name", std::string()), outcome));
+    lines.push_back(fmt::format("{}/{} {}", meta_string(pods[i], "namespace", "default"), meta_string(pods[i], "name", ""), outcome));
     if (options.progress) draw_progress(i + 1, pods.size());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -124,7 +124,7 @@ int serve(const ServeOptions& options) {
       spdlog::error("{}", port.status().message());
       return 2;
     }
-    spdlog::info("serving gRPC fracpack.v1 on {} port {} ({}; state {})", *options.grpc, *port,
+    spdlog::info("serving gRPC fracpack.v1 on {}:{} ({}; state {})", split_address(*options.grpc)->first, *port,
                  options.tls_cert.empty() ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS",
                  options.core.state_path);
   }

@@ -1,5 +1,12 @@
 #include "plugin_api/store.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <sqlite3.h>
 
 #include <fmt/format.h>
@@ -59,27 +66,49 @@ Status insert_binding(sqlite3* db, const StoredBinding& b) {
 }  // namespace
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, Durability durability) {
+  // Two servers on one state file would each acknowledge binds of the same GPUs. An exclusive
+  // flock on a sidecar file (SQLite's own locks are per transaction, not per process) keeps the
+  // second one out; the kernel drops it when the process dies, even by kill -9.
+  int lock_fd = -1;
+  if (path != ":memory:") {
+    const std::string lock_path = path + ".lock";
+    lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock_fd < 0) {
+      return Status(Code::kInternal, fmt::format("state store {}: cannot open {}: {}", path, lock_path, std::strerror(errno)));
+    }
+    if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(lock_fd);
+      return Status(Code::kInternal, fmt::format("state store {}: in use by another fracpack serve (locked {}); one server per "
+                                                 "state file, or two would hand out the same GPUs", path, lock_path));
+    }
+  }
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
       SQLITE_OK) {
     Status st = sqlite_error(db, fmt::format("opening {}", path));
     sqlite3_close(db);
+    if (lock_fd >= 0) ::close(lock_fd);
     return st;
   }
   std::unique_ptr<Store> store(new Store(db));
+  store->lock_fd_ = lock_fd;
   sqlite3_busy_timeout(db, 5000);
+  auto named = [&](const Status& st) { return Status(st.code(), fmt::format("{} ({})", st.message(), path)); };
   if (path != ":memory:") {
-    if (auto st = store->exec("PRAGMA journal_mode=WAL;"); !st.is_ok()) return st;
+    if (auto st = store->exec("PRAGMA journal_mode=WAL;"); !st.is_ok()) return named(st);
   }
   if (auto st = store->exec(durability == Durability::kPowerLoss ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
       !st.is_ok()) {
-    return st;
+    return named(st);
   }
-  if (auto st = store->exec(kSchema); !st.is_ok()) return st;
+  if (auto st = store->exec(kSchema); !st.is_ok()) return named(st);
   return store;
 }
 
-Store::~Store() { sqlite3_close(db_); }
+Store::~Store() {
+  sqlite3_close(db_);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
 
 Status Store::exec(const char* sql) const {
   char* error = nullptr;

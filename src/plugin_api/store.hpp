@@ -51,6 +51,7 @@ class Store {
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
+  int lock_fd_ = -1;  ///< flock()ed "<path>.lock": one server per state file
   Status exec(const char* sql) const;
   sqlite3* db_;
 };

@@ -25,7 +25,7 @@ struct TempState {
     path = (std::filesystem::temp_directory_path() / fmt::format("fracpack-test-{}.db", std::rand())).string();
   }
   ~TempState() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
   }
 };
 
@@ -205,6 +205,28 @@ TEST_CASE("queues: Filter fails every node with the queue's reason; Bind answers
   REQUIRE(core->filter(one, {"a"})->passed.size() == 1);
   REQUIRE(core->bind("default", "one", "", "a").is_ok());
   CHECK(core->gauges().queues.front().gpu_allocated == doctest::Approx(1.0));
+}
+
+TEST_CASE("one server per state file: a second open is refused while the first holds it") {
+  TempState temp;
+  ExtenderOptions options;
+  options.state_path = temp.path;
+  auto first = Extender::open(options);
+  REQUIRE(first.is_ok());
+  auto second = Extender::open(options);
+  REQUIRE_FALSE(second.is_ok());
+  CHECK(second.status().message().find("in use by another fracpack serve") != std::string::npos);
+  first = Status(Code::kInternal, "closed");  // the first server goes away: the file is free again
+  CHECK(Extender::open(options).is_ok());
+}
+
+TEST_CASE("a running whole-GPU pod without a devices annotation shows the GPUs it was given") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 2, 80000).obj}, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  REQUIRE(core->sync({PodBuilder("old").whole(2).bound_to("a").obj}, &conflicts).is_ok());
+  REQUIRE(core->snapshot().bindings.size() == 1);
+  CHECK(core->snapshot().bindings[0].gpus == std::vector<int>{0, 1});
 }
 
 TEST_CASE("Sync replaces the ledger with the bound pods given, reporting what cannot be held") {

@@ -331,6 +331,14 @@ TEST_CASE("protobuf garbage gets INVALID_ARGUMENT and the server keeps serving")
     auto [st, body] = raw_unary(*s.channel, method, std::string("\xff\xff\xff\xff\x0f garbage \x00\x01", 17));
     CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
   }
+  v1::ExtenderArgs deep;
+  deep.set_pod(R"({"metadata":{"name":"deep"},"x":)" + std::string(150000, '[') + std::string(150000, ']') + "}");
+  deep.add_node_names("a");
+  v1::ExtenderFilterResult deep_result;
+  grpc::ClientContext deep_ctx;
+  auto deep_status = s.extender->Filter(&deep_ctx, deep, &deep_result);
+  CHECK(deep_status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(deep_status.error_message() == "pod: nests deeper than 128 levels; Kubernetes objects are far shallower");
   auto [unknown, body] = raw_unary(*s.channel, "/fracpack.v1.Extender/Schedule", "");
   CHECK(unknown.error_code() == grpc::StatusCode::UNIMPLEMENTED);
   auto [huge, body2] = raw_unary(*s.channel, "/fracpack.v1.Extender/Filter", std::string(2u << 20, 'x'));

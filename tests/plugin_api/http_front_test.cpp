@@ -122,6 +122,17 @@ TEST_CASE("a second server on a port already served fails to start instead of sh
   CHECK(first.client().Get("/healthz")->status == 200);
 }
 
+TEST_CASE("stop() right after start() returns (no accept loop left running)") {
+  for (int i = 0; i < 20; ++i) {
+    auto opened = Extender::open(ExtenderOptions{});
+    REQUIRE(opened.is_ok());
+    api::Metrics metrics;
+    api::HttpFront front(**opened, metrics, api::HttpOptions{});
+    REQUIRE(front.start().is_ok());
+    front.stop();  // hung in join() when the loop had not started yet
+  }
+}
+
 TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   Server s;
   auto c = s.client();
@@ -132,6 +143,15 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   CHECK(s.post("/filter", {{"Pod", json::object()}, {"NodeNames", "a"}}, 400)["Error"] == "ExtenderArgs.NodeNames must be a list of strings");
   CHECK(s.post("/bind", {{"PodName", 7}}, 400)["Error"] == "ExtenderBindingArgs.PodName must be a string");
   CHECK(s.post("/filter", json::array({1, 2}), 400)["Error"] == "the body must be a JSON object, not a array");
+  // Nesting deep enough to overflow the stack when copied: refused before parsing.
+  json deep_pod = kube_pod("deep");
+  std::string deep = deep_pod.dump();
+  deep.insert(deep.size() - 1, R"(,"x":)" + std::string(150000, '[') + std::string(150000, ']'));
+  auto nested = c.Post("/filter", R"({"Pod":)" + deep + R"(,"NodeNames":["a"]})", "application/json");
+  REQUIRE(nested);
+  CHECK(nested->status == 400);
+  CHECK(json::parse(nested->body)["Error"] == "the body nests deeper than 128 levels; Kubernetes objects are far shallower");
+  CHECK(s.post("/bind", {{"PodName", ""}, {"PodNamespace", "x"}, {"Node", "a"}}, 400)["Error"] == "ExtenderBindingArgs.PodName is empty");
   auto huge = c.Post("/filter", std::string(10u << 20, '{'), "application/json");
   REQUIRE(huge);
   CHECK(huge->status == 413);

@@ -51,4 +51,11 @@ std::string kind_of(const nlohmann::json& object);
 /// "Kind namespace/name" (or "Kind name", or "Kind #index") for messages.
 std::string describe(const nlohmann::json& object, std::size_t index);
 
+/// Deepest bracket nesting in `text` (JSON strings skipped when `json_strings`).
+int max_bracket_depth(std::string_view text, bool json_strings);
+/// Whether JSON `text` nests deeper than any Kubernetes object (128 levels, the file reader's limit).
+/// Checked before parsing request bodies: copying or printing a deeper document recurses past the
+/// stack.
+bool too_deep_json(std::string_view text);
+
 }  // namespace fracpack::k8s
