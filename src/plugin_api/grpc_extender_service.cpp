@@ -13,7 +13,8 @@ namespace {
 using nlohmann::json;
 
 /// ExtenderArgs' candidates by name; full nodes the core does not know yet are learned.
-Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderArgs& args) {
+Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderArgs& args,
+                                            std::map<std::string, std::string>* rejected = nullptr) {
   if (args.all_nodes()) {
     return Status(Code::kInvalidArgument, "ExtenderArgs: all_nodes applies to Filter; Prioritize scores the nodes Filter passed (node_names)", "all_nodes");
   }
@@ -42,7 +43,8 @@ Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderAr
   }
   std::vector<const json*> pointers;
   for (const auto& o : objects) pointers.push_back(&o);
-  learn_unknown_nodes(core, names, pointers);
+  auto refused = learn_unknown_nodes(core, names, pointers);
+  if (rejected != nullptr) *rejected = std::move(refused);
   return names;
 }
 
@@ -68,9 +70,11 @@ grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderF
     to_proto(*answer, out);
     return grpc::Status::OK;
   }
-  auto nodes = candidates(core_, *args);
+  std::map<std::string, std::string> rejected;
+  auto nodes = candidates(core_, *args, &rejected);
   if (!nodes) return to_grpc(nodes.status());
   auto answer = core_.filter(*pod, *nodes);
+  if (answer) with_rejections(*answer, rejected);
   log_filter(*pod, answer, nodes->size());
   if (!answer) return to_grpc(answer.status(), "pod");
   to_proto(*answer, out);

@@ -100,16 +100,18 @@ struct HttpFront::Impl {
 
   Impl(Extender& c, Metrics& m, HttpOptions o) : core(c), metrics(m), options(std::move(o)) {}
 
-  void learn(const NodesArg& nodes) {
-    if (!nodes.cache_capable) learn_unknown_nodes(core, nodes.names, nodes.objects);
+  std::map<std::string, std::string> learn(const NodesArg& nodes) {
+    if (nodes.cache_capable) return {};
+    return learn_unknown_nodes(core, nodes.names, nodes.objects);
   }
 
   json filter(const json& args) {
     const json& pod = required_object(args, "Pod", "ExtenderArgs");
     NodesArg nodes = read_nodes(args);
-    learn(nodes);
+    const auto rejected = learn(nodes);
     json out{{"FailedNodes", json::object()}, {"FailedAndUnresolvableNodes", json::object()}, {"Error", ""}};
     auto answer = core.filter(pod, nodes.names);
+    if (answer) with_rejections(*answer, rejected);
     log_filter(pod, answer, nodes.names.size());
     if (!answer) {
       // A pod fracpack cannot read fits nowhere until it is fixed: say so on every node.
@@ -186,6 +188,7 @@ struct HttpFront::Impl {
     read("NodeNameToMetaVictims", true);
     json out{{"NodeNameToMetaVictims", json::object()}};
     auto answer = core.preempt(pod, offered);
+    if (!answer && answer.status().code() == Code::kInvalidArgument) throw BadRequest{answer.status().message()};
     if (!answer) return out;
     for (const auto& [node, uids] : *answer) {
       json pods = json::array();

@@ -6,18 +6,36 @@
 
 namespace fracpack::api {
 
-void learn_unknown_nodes(Extender& core, const std::vector<std::string>& names, const std::vector<const nlohmann::json*>& objects) {
+std::map<std::string, std::string> learn_unknown_nodes(Extender& core, const std::vector<std::string>& names,
+                                                       const std::vector<const nlohmann::json*>& objects) {
+  std::map<std::string, std::string> rejected;
   const auto unknown = core.unknown_nodes(names);
-  if (unknown.empty()) return;
-  std::vector<nlohmann::json> learned;
+  if (unknown.empty()) return rejected;
+  std::vector<std::pair<std::string, nlohmann::json>> learned;
   for (std::size_t i = 0; i < names.size() && i < objects.size(); ++i) {
     if (std::find(unknown.begin(), unknown.end(), names[i]) == unknown.end()) continue;
     nlohmann::json node = *objects[i];
     if (!node.contains("kind")) node["kind"] = "Node";
-    learned.push_back(std::move(node));
+    learned.emplace_back(names[i], std::move(node));
   }
+  std::vector<nlohmann::json> all;
+  for (const auto& [name, node] : learned) all.push_back(node);
   std::vector<std::string> warnings;
-  if (Status st = core.apply(learned, &warnings); !st.is_ok()) spdlog::warn("nodes sent by the scheduler: {}", st.message());
+  if (core.apply(all, &warnings).is_ok()) return rejected;
+  // One bad node must not keep the good ones out: apply them one by one (the rare path).
+  for (auto& [name, node] : learned) {
+    if (Status st = core.apply({node}, &warnings); !st.is_ok()) {
+      spdlog::warn("node {} sent by the scheduler: {}", name, st.message());
+      rejected[name] = st.message();
+    }
+  }
+  return rejected;
+}
+
+void with_rejections(FilterAnswer& answer, const std::map<std::string, std::string>& rejected) {
+  for (auto& [node, why] : answer.unresolvable) {
+    if (auto it = rejected.find(node); it != rejected.end()) why = "the Node sent was refused: " + it->second;
+  }
 }
 
 }  // namespace fracpack::api

@@ -3,6 +3,8 @@
 // not know yet, so an extender started without --cluster still knows every candidate.
 #pragma once
 
+#include <map>
+
 #include <string>
 #include <vector>
 
@@ -13,7 +15,12 @@
 namespace fracpack::api {
 
 /// Applies those `objects` (v1 Nodes, parallel to `names`) whose names the core does not know.
-/// A node that does not decode is logged and left unknown: Filter then answers it unresolvable.
-void learn_unknown_nodes(Extender& core, const std::vector<std::string>& names, const std::vector<const nlohmann::json*>& objects);
+/// Returns node name → why it was refused, for nodes that do not decode; they stay unknown and
+/// the fronts answer them unresolvable with that reason (see with_rejections()).
+std::map<std::string, std::string> learn_unknown_nodes(Extender& core, const std::vector<std::string>& names,
+                                                       const std::vector<const nlohmann::json*>& objects);
+
+/// Replaces the "not known to fracpack" reason of each rejected node with why it was refused.
+void with_rejections(FilterAnswer& answer, const std::map<std::string, std::string>& rejected);
 
 }  // namespace fracpack::api

@@ -65,6 +65,19 @@ TEST_CASE("nodeCacheCapable: false — full NodeList in, passing Nodes out; then
   CHECK(s.core->snapshot().bindings[0].node == "h200-b");
 }
 
+TEST_CASE("a full Node that does not decode is answered with why, and does not keep good Nodes out") {
+  Server s;
+  json pod = kube_pod("p", R"({"nvidia.com/container.server.gpu-memory.request": "10Gi"})");
+  json evil = kube_node("evil", 8, "-5");
+  json nodes = node_list({kube_node("good", 8, "81559"), evil});
+  json f = s.post("/filter", {{"Pod", pod}, {"Nodes", nodes}});
+  REQUIRE(f["Nodes"]["items"].size() == 1);
+  CHECK(f["Nodes"]["items"][0]["metadata"]["name"] == "good");
+  const std::string why = f["FailedAndUnresolvableNodes"]["evil"];
+  CHECK(why.find("the Node sent was refused: ") == 0);
+  CHECK(why.find("nvidia.com/gpu.memory") != std::string::npos);
+}
+
 TEST_CASE("nodeCacheCapable: true — NodeNames in and out; infeasible pods are answers, not errors") {
   Server s;
   REQUIRE(s.core->apply({kube_node("small", 1, "16000"), nvf("big", 1, 81920).obj}, nullptr).is_ok());
@@ -152,6 +165,8 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   CHECK(nested->status == 400);
   CHECK(json::parse(nested->body)["Error"] == "the body nests deeper than 128 levels; Kubernetes objects are far shallower");
   CHECK(s.post("/bind", {{"PodName", ""}, {"PodNamespace", "x"}, {"Node", "a"}}, 400)["Error"] == "ExtenderBindingArgs.PodName is empty");
+  // A pod fracpack cannot read is the caller's error on every verb, Preempt included.
+  CHECK(s.post("/preempt", {{"Pod", {{"metadata", 5}}}}, 400)["Error"].get<std::string>().find("metadata") != std::string::npos);
   auto huge = c.Post("/filter", std::string(10u << 20, '{'), "application/json");
   REQUIRE(huge);
   CHECK(huge->status == 413);
