@@ -52,6 +52,17 @@ std::string suffix_hint(std::string_view suffix) {
                          upper, kValid);
     }
   }
+  // "1e30Gi": an exponent and a suffix together. Kubernetes takes one or the other.
+  if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
+    std::size_t digits = 1;
+    if (digits < suffix.size() && (suffix[digits] == '+' || suffix[digits] == '-')) ++digits;
+    const std::size_t first_digit = digits;
+    while (digits < suffix.size() && suffix[digits] >= '0' && suffix[digits] <= '9') ++digits;
+    if (digits > first_digit && digits < suffix.size()) {
+      return fmt::format("unknown suffix \"{}\" (an exponent \"{}\" and a suffix \"{}\" together; Kubernetes takes one "
+                         "or the other, e.g. 16Gi or 16e9)", suffix, suffix.substr(0, digits), suffix.substr(digits));
+    }
+  }
   return fmt::format("unknown suffix \"{}\" (valid: {})", suffix, kValid);
 }
 

@@ -86,6 +86,7 @@ TEST_CASE("errors name the value, the source and the rule") {
   CHECK(error("2GiB").find("did you mean \"Gi\"") != std::string::npos);
   CHECK(error("2GB").find("Kubernetes writes G for powers of 1000 or Gi for powers of 1024") != std::string::npos);
   CHECK(error("2xi").find("unknown suffix \"xi\" (valid:") != std::string::npos);
+  CHECK(error("1e30Gi").find("an exponent \"e30\" and a suffix \"Gi\" together") != std::string::npos);
   CHECK(error("").find("empty") != std::string::npos);
   CHECK(error("-1Gi").find("negative") != std::string::npos);
   CHECK(error("abc").find("does not start with a number") != std::string::npos);
