@@ -34,6 +34,7 @@
 #include "plugin_api/client.hpp"
 #include "support/kube_payloads.hpp"
 #include "support/server_process.hpp"
+#include "extender_workload.hpp"
 
 namespace fracpack::bench {
 namespace {
@@ -91,22 +92,6 @@ struct Harness {
 Harness& harness() {
   static Harness h;
   return h;
-}
-
-/// The mix: 70 % fractions (4–40 GiB, a tenth of them sm-sharing), 20 % one whole GPU, 10 % 2–8.
-json make_pod(std::mt19937& rng, const std::string& name) {
-  const int kind = static_cast<int>(rng() % 10);
-  if (kind < 7) {
-    const int gib = 4 + static_cast<int>(rng() % 37);
-    const bool mps = rng() % 10 == 0;
-    return test::kube_pod(name, fmt::format(R"({{"nvidia.com/container.server.gpu-memory.request": "{}Gi"{}}})", gib,
-                                            mps ? R"(, "nvidia.com/container.server.gpu-compute.mode": "sm-sharing")" : ""));
-  }
-  json pod = test::kube_pod(name);
-  const int gpus = kind < 9 ? 1 : 2 + static_cast<int>(rng() % 7);
-  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = std::to_string(gpus);
-  pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = std::to_string(gpus);
-  return pod;
 }
 
 /// Server-side seconds and calls per (front, verb), from the server's own /metrics.
@@ -205,7 +190,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
       const int window = env_int("FRACPACK_BENCH_WINDOW", 35000);
       auto filler = api::connect(fmt::format("grpc://127.0.0.1:{}", h.grpc_port));
       for (int i = 0; i < window; ++i) {
-        json pod = make_pod(st.rng, fmt::format("fill-{}", st.serial++));
+        json pod = extender_workload_pod(st.rng, fmt::format("fill-{}", st.serial++));
         if (schedule(**filler, pod, h.nodes, nullptr, /*all_nodes=*/true)) st.held.push_back(pod["metadata"]["name"].get<std::string>());
       }
       st.filled = true;
@@ -225,7 +210,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
         oldest = st.held.front();
         st.held.pop_front();
       }
-      pod = make_pod(st.rng, fmt::format("pod-{}", st.serial++));
+      pod = extender_workload_pod(st.rng, fmt::format("pod-{}", st.serial++));
     }
     const auto t0 = Clock::now();
     if (!oldest.empty()) h.release(oldest);

@@ -1,5 +1,5 @@
 // The extender core in-process (no transport): Filter, Prioritize and Bind of one pod with all
-// 5,000 node names, on 5,000 nodes × 8 GPUs at steady state (35,000 pods held, the oldest released
+// 5,000 node names (extender_bench's pod mix), on 5,000 nodes × 8 GPUs at steady state (35,000 pods held, the oldest released
 // before each new pod). What the fronts add on top is extender_bench's business.
 #include <cstdlib>
 #include <deque>
@@ -8,23 +8,12 @@
 #include <benchmark/benchmark.h>
 
 #include "fracpack/extender.hpp"
-#include "support/kube_payloads.hpp"
+#include "extender_workload.hpp"
 
 namespace fracpack::bench {
 namespace {
 
 using nlohmann::json;
-
-json make_pod(std::mt19937& rng, const std::string& name) {
-  const int kind = static_cast<int>(rng() % 10);
-  if (kind < 7) {
-    return test::kube_pod(name, fmt::format(R"({{"nvidia.com/container.server.gpu-memory.request": "{}Gi"}})", 4 + static_cast<int>(rng() % 37)));
-  }
-  json pod = test::kube_pod(name);
-  const int gpus = kind < 9 ? 1 : 2 + static_cast<int>(rng() % 7);
-  pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = std::to_string(gpus);
-  return pod;
-}
 
 void BM_CoreVerb(benchmark::State& state, int verb) {
   std::unique_ptr<Extender> core = std::move(Extender::open(ExtenderOptions{}).value());
@@ -47,12 +36,12 @@ void BM_CoreVerb(benchmark::State& state, int verb) {
   };
   int serial = 0;
   const char* window = std::getenv("FRACPACK_BENCH_WINDOW");
-  for (int i = 0, w = window ? std::atoi(window) : 35000; i < w; ++i) schedule(make_pod(rng, fmt::format("fill-{}", serial++)));
+  for (int i = 0, w = window ? std::atoi(window) : 35000; i < w; ++i) schedule(extender_workload_pod(rng, fmt::format("fill-{}", serial++)));
   for (auto _ : state) {
     state.PauseTiming();
     (void)core->release(held.front());
     held.pop_front();
-    json pod = make_pod(rng, fmt::format("pod-{}", serial++));
+    json pod = extender_workload_pod(rng, fmt::format("pod-{}", serial++));
     state.ResumeTiming();
     if (verb == 0) {
       benchmark::DoNotOptimize(core->filter(pod, names));

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -40,9 +39,20 @@ class VerdictCache {
 
   /// Calls `visit(node, entry)` for each of `nodes` in order, with entries refreshed where the
   /// node changed. The caller keeps `state` unchanged during the call (a shared lock on the
-  /// ledger); concurrent calls serialise on the cache's own mutex.
+  /// ledger); concurrent calls serialise on the cache's own mutex. A template: it runs once per
+  /// node of every Filter.
+  template <class Visit>
   void visit(const ClusterState& state, const PodRequest& pod, const Policy& policy, const std::vector<std::size_t>& nodes,
-             const std::function<void(std::size_t, const Entry&)>& visit);
+             Visit&& visit) {
+    std::lock_guard lock(mu_);
+    Shape& shape = shape_for(state, pod, policy);
+    std::optional<PodTraits> traits;  // computed on the first stale entry only
+    for (std::size_t n : nodes) {
+      Entry& e = shape.entries[n];
+      if (e.stamp != state.node_stamp(n)) refresh(e, state, n, pod, policy, traits);
+      visit(n, static_cast<const Entry&>(e));
+    }
+  }
 
   /// rank_nodes(state, pod, policy, nodes) from the cached keys: normalised scores, best first.
   /// The GpuChoice of each RankedNode is left empty (Bind chooses the GPUs under its own lock).
@@ -58,6 +68,9 @@ class VerdictCache {
     std::vector<Entry> entries;  ///< by node position
   };
   Shape& shape_for(const ClusterState& state, const PodRequest& pod, const Policy& policy);
+  /// Recomputes one node's entry (verdict, categories, key) at its current stamp.
+  void refresh(Entry& e, const ClusterState& state, std::size_t n, const PodRequest& pod, const Policy& policy,
+               std::optional<PodTraits>& traits);
 
   std::size_t capacity_;
   std::mutex mu_;

@@ -28,34 +28,25 @@ VerdictCache::Shape& VerdictCache::shape_for(const ClusterState& state, const Po
   return shape;
 }
 
-void VerdictCache::visit(const ClusterState& state, const PodRequest& pod, const Policy& policy,
-                         const std::vector<std::size_t>& nodes, const std::function<void(std::size_t, const Entry&)>& visit) {
-  std::lock_guard lock(mu_);
-  Shape& shape = shape_for(state, pod, policy);
-  std::optional<PodTraits> traits;  // computed on the first stale entry only
-  for (std::size_t n : nodes) {
-    Entry& e = shape.entries[n];
-    if (e.stamp != state.node_stamp(n)) {
-      if (!traits) traits = binpack::traits_of(pod, state);
-      ++evaluations_;
-      e.stamp = state.node_stamp(n);
-      e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
-      e.categories.clear();
-      for (const auto& r : e.verdict.reasons) {
-        if (e.categories.find(r.category) != std::string::npos) continue;  // once per category
-        if (!e.categories.empty()) e.categories += "; ";
-        e.categories += r.category;
-      }
-      e.key.reset();
-      if (e.verdict.fits()) {
-        if (auto choice = binpack::choose_gpus(state, n, pod, *traits, policy)) {
-          NodeKey key = policy.node_key(*traits, state.summary(n), *choice);
-          key.position = static_cast<std::int64_t>(n);
-          e.key = key;
-        }
-      }
+void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, const PodRequest& pod, const Policy& policy,
+                           std::optional<PodTraits>& traits) {
+  if (!traits) traits = binpack::traits_of(pod, state);
+  ++evaluations_;
+  e.stamp = state.node_stamp(n);
+  e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
+  e.categories.clear();
+  for (const auto& r : e.verdict.reasons) {
+    if (e.categories.find(r.category) != std::string::npos) continue;  // once per category
+    if (!e.categories.empty()) e.categories += "; ";
+    e.categories += r.category;
+  }
+  e.key.reset();
+  if (e.verdict.fits()) {
+    if (auto choice = binpack::choose_gpus(state, n, pod, *traits, policy)) {
+      NodeKey key = policy.node_key(*traits, state.summary(n), *choice);
+      key.position = static_cast<std::int64_t>(n);
+      e.key = key;
     }
-    visit(n, e);
   }
 }
 

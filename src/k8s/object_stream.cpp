@@ -221,6 +221,14 @@ std::string kind_of(const json& object) {
   return it->get<std::string>();
 }
 
+std::string metadata_string(const json& object, const char* field) {
+  if (!object.is_object()) return "";
+  auto md = object.find("metadata");
+  if (md == object.end() || !md->is_object()) return "";
+  auto it = md->find(field);
+  return it != md->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string describe(const json& object, std::size_t index) {
   std::string kind = kind_of(object);
   if (kind.empty()) kind = "object";

@@ -3,6 +3,8 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "fracpack/k8s/object_stream.hpp"
+
 namespace fracpack::api {
 namespace {
 
@@ -17,13 +19,9 @@ std::string printable(std::string_view text) {
 }  // namespace
 
 std::string pod_key(const nlohmann::json& pod) {
-  const auto md = pod.find("metadata");
-  if (md == pod.end() || !md->is_object()) return "?/?";
-  auto text = [&](const char* field, const char* absent) {
-    auto it = md->find(field);
-    return it != md->end() && it->is_string() ? it->get<std::string>() : std::string(absent);
-  };
-  return printable(text("namespace", "default") + "/" + text("name", "?"));
+  std::string ns = k8s::metadata_string(pod, "namespace");
+  std::string name = k8s::metadata_string(pod, "name");
+  return printable((ns.empty() ? "default" : ns) + "/" + (name.empty() ? "?" : name));
 }
 
 void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, std::size_t candidates) {

@@ -42,13 +42,6 @@ std::size_t approx_bytes(const json& v) {
   return n;
 }
 
-std::string name_of(const json& o) {
-  auto md = o.find("metadata");
-  if (md == o.end() || !md->is_object()) return "";
-  auto n = md->find("name");
-  return n != md->end() && n->is_string() ? n->get<std::string>() : "";
-}
-
 /// The annotations a binder writes for a fraction: which devices, and the compute portion.
 std::map<std::string, std::string> annotations_for(const PodRequest& pod, const GpuChoice& choice) {
   std::map<std::string, std::string> out;
@@ -134,20 +127,8 @@ class ExtenderImpl final : public Extender {
         known.push_back(*positions[i]);
       }
     }
-    if (auto refusal = admit(*pod)) {
-      for (std::size_t n : known) answer.failed.emplace_back(state_->node(n).name, refusal->message);
-      return answer;
-    }
-    verdicts_.visit(*state_, *pod, *policy_, known, [&](std::size_t n, const VerdictCache::Entry& e) {
-      const std::string& name = state_->node(n).name;
-      if (e.verdict.fits()) {
-        answer.passed.push_back(name);
-      } else if (e.verdict.code == Code::kUnschedulableAndUnresolvable) {
-        answer.unresolvable.emplace_back(name, e.categories);
-      } else {
-        answer.failed.emplace_back(name, e.categories);
-      }
-    });
+    if (refused_by_queue(*pod, known, answer)) return answer;
+    add_verdicts(*pod, known, /*list_passing=*/true, answer);
     return answer;
   }
 
@@ -159,10 +140,7 @@ class ExtenderImpl final : public Extender {
     FilterAnswer answer;
     std::vector<std::size_t> all(state_->node_count());
     for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
-    if (auto refusal = admit(*pod)) {
-      for (std::size_t n : all) answer.failed.emplace_back(state_->node(n).name, refusal->message);
-      return answer;
-    }
+    if (refused_by_queue(*pod, all, answer)) return answer;
     if (max_nodes == 1) {
       if (auto best = select(*state_, *pod, *policy_)) {
         answer.passed.push_back(state_->node(best->node).name);
@@ -174,11 +152,7 @@ class ExtenderImpl final : public Extender {
       for (std::size_t i = 0; i < keep; ++i) answer.passed.push_back(state_->node(ranked[i].node).name);
       if (!answer.passed.empty()) return answer;
     }
-    verdicts_.visit(*state_, *pod, *policy_, all, [&](std::size_t n, const VerdictCache::Entry& e) {
-      if (e.verdict.fits()) return;  // (fits but no GPU choice: ranked nowhere, listed nowhere)
-      auto& list = e.verdict.code == Code::kUnschedulableAndUnresolvable ? answer.unresolvable : answer.failed;
-      list.emplace_back(state_->node(n).name, e.categories);
-    });
+    add_verdicts(*pod, all, /*list_passing=*/false, answer);  // none passes: every node with its reason
     return answer;
   }
 
@@ -466,6 +440,30 @@ class ExtenderImpl final : public Extender {
     return q;
   }
 
+  /// When the pod's queue refuses it, every node in `nodes` fails with the queue's reason.
+  /// Caller holds mu_.
+  bool refused_by_queue(const PodRequest& pod, const std::vector<std::size_t>& nodes, FilterAnswer& answer) const {
+    auto refusal = admit(pod);
+    if (!refusal) return false;
+    for (std::size_t n : nodes) answer.failed.emplace_back(state_->node(n).name, refusal->message);
+    return true;
+  }
+
+  /// Each node's cached verdict into `answer`: failing nodes with their reason categories, and
+  /// (with `list_passing`) the nodes that fit. Caller holds mu_.
+  void add_verdicts(const PodRequest& pod, const std::vector<std::size_t>& nodes, bool list_passing, FilterAnswer& answer) {
+    verdicts_.visit(*state_, pod, *policy_, nodes, [&](std::size_t n, const VerdictCache::Entry& e) {
+      const std::string& name = state_->node(n).name;
+      if (e.verdict.fits()) {
+        if (list_passing) answer.passed.push_back(name);
+      } else if (e.verdict.code == Code::kUnschedulableAndUnresolvable) {
+        answer.unresolvable.emplace_back(name, e.categories);
+      } else {
+        answer.failed.emplace_back(name, e.categories);
+      }
+    });
+  }
+
   /// Queue admission (none without queues). A pod whose queue is missing or not a leaf is refused.
   std::optional<queues::Refusal> admit(const PodRequest& pod) const {
     if (!book_) return std::nullopt;
@@ -509,10 +507,10 @@ class ExtenderImpl final : public Extender {
         accepted.push_back({kind, g->key(), &o});
       } else if (kind == "PriorityClass") {
         auto v = o.find("value");
-        if (v == o.end() || !v->is_number_integer() || name_of(o).empty()) {
-          return invalid_argument("PriorityClass {}: needs metadata.name and an integer value", name_of(o));
+        if (v == o.end() || !v->is_number_integer() || k8s::metadata_string(o, "name").empty()) {
+          return invalid_argument("PriorityClass {}: needs metadata.name and an integer value", k8s::metadata_string(o, "name"));
         }
-        accepted.push_back({kind, name_of(o), &o});
+        accepted.push_back({kind, k8s::metadata_string(o, "name"), &o});
       } else if (warnings != nullptr) {
         warnings->push_back(fmt::format("{}: kind \"{}\" is not used by the extender; ignored", k8s::describe(o, 0), kind));
       }

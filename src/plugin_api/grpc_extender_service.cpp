@@ -1,6 +1,8 @@
 // fracpack.v1.Extender: Filter, Prioritize, Bind, Preempt over the extender core.
 #include <fmt/format.h>
 
+#include "fracpack/k8s/object_stream.hpp"
+
 #include "plugin_api/decision_log.hpp"
 #include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/grpc_services.hpp"
@@ -32,13 +34,9 @@ Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderAr
     const std::string field = fmt::format("nodes[{}]", i);
     auto node = parse_object(args.nodes(i), field);
     if (!node) return node.status();
-    const json* name = node->contains("metadata") && (*node)["metadata"].is_object() && (*node)["metadata"].contains("name")
-                           ? &(*node)["metadata"]["name"]
-                           : nullptr;
-    if (name == nullptr || !name->is_string()) {
-      return Status(Code::kInvalidArgument, fmt::format("{}: a v1 Node needs metadata.name", field), field);
-    }
-    names.push_back(name->get<std::string>());
+    std::string name = k8s::metadata_string(*node, "name");
+    if (name.empty()) return Status(Code::kInvalidArgument, fmt::format("{}: a v1 Node needs metadata.name", field), field);
+    names.push_back(std::move(name));
     objects.push_back(std::move(*node));
   }
   std::vector<const json*> pointers;
@@ -59,23 +57,24 @@ grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderF
   auto parsed = pods_.parse(args->pod(), "pod");
   if (!parsed) return to_grpc(parsed.status());
   const json* pod = parsed->get();
+  Result<FilterAnswer> answer = Status(Code::kInternal, "filter: no answer");
+  std::size_t considered = 0;  // nodes the answer speaks of, for the decision log
   if (args->all_nodes()) {
     if (args->node_names_size() > 0 || args->nodes_size() > 0) {
       return to_grpc({Code::kInvalidArgument, "ExtenderArgs: all_nodes replaces node_names and nodes; give one", "all_nodes"});
     }
     if (args->max_nodes() < 0) return to_grpc({Code::kInvalidArgument, "ExtenderArgs: max_nodes must be ≥ 0 (0: all)", "max_nodes"});
-    auto answer = core_.filter_all(*pod, static_cast<std::size_t>(args->max_nodes()));
-    log_filter(*pod, answer, answer ? answer->passed.size() + answer->failed.size() + answer->unresolvable.size() : 0);
-    if (!answer) return to_grpc(answer.status(), "pod");
-    to_proto(*answer, out);
-    return grpc::Status::OK;
+    answer = core_.filter_all(*pod, static_cast<std::size_t>(args->max_nodes()));
+    if (answer) considered = answer->passed.size() + answer->failed.size() + answer->unresolvable.size();
+  } else {
+    std::map<std::string, std::string> rejected;
+    auto nodes = candidates(core_, *args, &rejected);
+    if (!nodes) return to_grpc(nodes.status());
+    considered = nodes->size();
+    answer = core_.filter(*pod, *nodes);
+    if (answer) with_rejections(*answer, rejected);
   }
-  std::map<std::string, std::string> rejected;
-  auto nodes = candidates(core_, *args, &rejected);
-  if (!nodes) return to_grpc(nodes.status());
-  auto answer = core_.filter(*pod, *nodes);
-  if (answer) with_rejections(*answer, rejected);
-  log_filter(*pod, answer, nodes->size());
+  log_filter(*pod, answer, considered);
   if (!answer) return to_grpc(answer.status(), "pod");
   to_proto(*answer, out);
   return grpc::Status::OK;

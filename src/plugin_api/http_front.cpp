@@ -73,10 +73,9 @@ NodesArg read_nodes(const json& args) {
   out.cache_capable = false;
   if (items->is_array()) {
     for (const auto& n : *items) {
-      const json* md = n.is_object() && n.contains("metadata") ? &n["metadata"] : nullptr;
-      const json* name = md != nullptr && md->is_object() && md->contains("name") ? &(*md)["name"] : nullptr;
-      if (name == nullptr || !name->is_string()) throw BadRequest{"ExtenderArgs.Nodes.items[] needs metadata.name"};
-      out.names.push_back(name->get<std::string>());
+      std::string name = k8s::metadata_string(n, "name");
+      if (name.empty()) throw BadRequest{"ExtenderArgs.Nodes.items[] needs metadata.name"};
+      out.names.push_back(std::move(name));
       out.objects.push_back(&n);
     }
   }

@@ -33,11 +33,12 @@ class PodCache {
     if (!parsed) return parsed.status();
     auto shared = std::make_shared<const nlohmann::json>(std::move(*parsed));
     std::lock_guard lock(mu_);
-    if (by_bytes_.count(bytes) == 0) {
-      order_.push_front(bytes);
-      by_bytes_.emplace(bytes, std::pair{shared, order_.begin()});
+    auto [it, fresh] = by_bytes_.try_emplace(bytes, shared, order_.end());
+    if (fresh) {
+      order_.push_front(&it->first);  // the map's own key: node-based, so its address is stable
+      it->second.second = order_.begin();
       if (by_bytes_.size() > capacity_) {
-        by_bytes_.erase(order_.back());
+        by_bytes_.erase(by_bytes_.find(*order_.back()));  // by iterator: the key lives in the node
         order_.pop_back();
       }
     }
@@ -47,8 +48,9 @@ class PodCache {
  private:
   std::size_t capacity_;
   std::mutex mu_;
-  std::list<std::string> order_;  ///< most recent first
-  std::unordered_map<std::string, std::pair<std::shared_ptr<const nlohmann::json>, std::list<std::string>::iterator>> by_bytes_;
+  std::list<const std::string*> order_;  ///< keys of by_bytes_, most recent first
+  std::unordered_map<std::string, std::pair<std::shared_ptr<const nlohmann::json>, std::list<const std::string*>::iterator>>
+      by_bytes_;
 };
 
 }  // namespace fracpack::api

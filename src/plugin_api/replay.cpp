@@ -44,9 +44,8 @@ std::string unschedulable_summary(const api::FilterReply& reply) {
 
 /// metadata.<field> when it is a string, else `fallback` (a hostile file must not stop the replay).
 std::string meta_string(const json& pod, const char* field, const char* fallback) {
-  const json& meta = pod["metadata"];
-  auto it = meta.find(field);
-  return it != meta.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+  std::string value = k8s::metadata_string(pod, field);
+  return value.empty() ? std::string(fallback) : value;
 }
 
 /// The best-scored host; ties go to the first in name order, so a replay is deterministic.

@@ -110,7 +110,8 @@ int serve(const ServeOptions& options) {
     spdlog::info("serving kube-scheduler extender on http://{}:{} (state {})", http.host, *port, options.core.state_path);
   }
   if (options.grpc) {
-    if (!split_address(*options.grpc)) {
+    const auto grpc_address = split_address(*options.grpc);
+    if (!grpc_address) {
       spdlog::error("--grpc {}: expected host:port", *options.grpc);
       return 2;
     }
@@ -124,7 +125,7 @@ int serve(const ServeOptions& options) {
       spdlog::error("{}", port.status().message());
       return 2;
     }
-    spdlog::info("serving gRPC fracpack.v1 on {}:{} ({}; state {})", split_address(*options.grpc)->first, *port,
+    spdlog::info("serving gRPC fracpack.v1 on {}:{} ({}; state {})", grpc_address->first, *port,
                  options.tls_cert.empty() ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS",
                  options.core.state_path);
   }

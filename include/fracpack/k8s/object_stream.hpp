@@ -48,6 +48,9 @@ Result<std::vector<InputObject>> read_input_file(const std::string& path);
 /// `kind` of an object, "" when absent or not a string.
 std::string kind_of(const nlohmann::json& object);
 
+/// `metadata.<field>` of an object ("name", "namespace", "uid"), "" when absent or not a string.
+std::string metadata_string(const nlohmann::json& object, const char* field);
+
 /// "Kind namespace/name" (or "Kind name", or "Kind #index") for messages.
 std::string describe(const nlohmann::json& object, std::size_t index);
 
