@@ -256,6 +256,24 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
   state.counters["held_pods"] = static_cast<double>(st.held.size());
 }
 
+/// The floor under every verb: one round trip that does no scheduling work. gRPC: Release of a pod
+/// the server never bound (NOT_FOUND after one hash lookup); JSON: GET /healthz. A pod costs four of
+/// these (Release, Filter, Prioritize, Bind), so 4 × this latency bounds pods/s from below.
+void BM_TransportFloor(benchmark::State& state, bool grpc_front) {
+  Harness& h = harness();
+  httplib::Client http("127.0.0.1", h.server->http_port());
+  http.set_keep_alive(true);
+  for (auto _ : state) {
+    if (grpc_front) {
+      h.release("never-bound");
+    } else if (auto res = http.Get("/healthz"); !res || res->status != 200) {
+      state.SkipWithError("healthz failed");
+      return;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 const int kPods = env_int("FRACPACK_BENCH_PODS", 5000);
 void Register(const char* name, const char* front, int threads) {
   benchmark::RegisterBenchmark(name, [front](benchmark::State& s) { BM_FilterPrioritizeBind(s, front); })
@@ -266,6 +284,14 @@ void Register(const char* name, const char* front, int threads) {
 }
 
 const bool kRegistered = [] {
+  benchmark::RegisterBenchmark("transport_floor_grpc", [](benchmark::State& s) { BM_TransportFloor(s, true); })
+      ->Iterations(kPods)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("transport_floor_json", [](benchmark::State& s) { BM_TransportFloor(s, false); })
+      ->Iterations(kPods)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
   Register("grpc_all_node_names", "grpc", 1);
   Register("grpc_all_nodes_best", "grpc_all_nodes", 1);
   Register("grpc_all_nodes_best", "grpc_all_nodes", 4);
