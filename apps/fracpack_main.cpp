@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "fracpack/density_job.hpp"
+#include "fracpack/fragmentation.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/place_job.hpp"
 #include "fracpack/policy.hpp"
@@ -127,6 +129,26 @@ int run(int argc, char** argv) {
   replay_cmd->add_option("--pods", replay.pods_file, "Pods to replay, YAML or JSON")->required()->check(CLI::ExistingFile);
   replay_cmd->add_flag("!--no-progress", replay.progress, "No progress bar");
 
+  auto* bench_cmd = app.add_subcommand("bench", "Benchmarks on real traces");
+  bench_cmd->require_subcommand(1);
+  auto* density_cmd = bench_cmd->add_subcommand(
+      "density", "Packing density on the Alibaba GPU trace (the FGD study's protocol): policies × seeds");
+  fracpack::DensityJobOptions density;
+  density_cmd->add_option("--nodes", density.nodes_csv, "Node list CSV (openb_node_list_gpu_node.csv)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  density_cmd->add_option("--pods", density.pods_csv, "Pod list CSV (openb_pod_list_*.csv)")->required()->check(CLI::ExistingFile);
+  density_cmd->add_option("--policy", density.policies, "Policies, comma-separated (the study's labels work too)")
+      ->capture_default_str();
+  density_cmd->add_option("--tune", density.tune, "Inflation: arrive until demand is this × GPU capacity")->capture_default_str();
+  density_cmd->add_option("--seeds", density.seeds, "Seeds: a range 42-51 and/or a list 1,2,3")->capture_default_str();
+  density_cmd->add_option("--out", density.out_dir, "Directory for allo.csv, frag_ratio.csv, summary.md, allocation.svg")
+      ->capture_default_str();
+  density_cmd->add_option("--published", density.published, "The study's allo.csv: print ours next to theirs")
+      ->check(CLI::ExistingFile);
+  density_cmd->add_option("--jobs", density.jobs, "Runs at once (default: one per core)")->check(CLI::Range(1u, 256u));
+  density_cmd->add_flag("!--no-progress", density.progress, "No progress bar");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -142,8 +164,13 @@ int run(int argc, char** argv) {
     return fracpack::serve(serve);
   }
   if (replay_cmd->parsed()) return fracpack::replay(replay);
+  if (density_cmd->parsed()) return fracpack::run_density_job(density);
   if (policies->parsed()) {
-    for (auto n : fracpack::policy_names()) fmt::print("{:<10} {}\n", n, (*fracpack::make_policy(n))->summary());
+    for (auto n : fracpack::policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n))->summary());
+    fmt::print("\nThe FGD study's policies, for `fracpack bench density` (fgd needs the trace's typical pods):\n");
+    fracpack::PolicyOptions study;
+    study.workload = std::make_shared<const std::vector<fracpack::TypicalPod>>(1, fracpack::TypicalPod{});
+    for (auto n : fracpack::study_policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n, study))->summary());
     return 0;
   }
   options.placement.sharing_mode = sharing_mode == "NonMemoryEnforced" ? fracpack::GpuSharingMode::kNonMemoryEnforced

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "fracpack/status.hpp"
 
 namespace fracpack {
+
+class ClusterState;
 
 /// A GPU that can take the pod, as a policy sees it.
 struct GpuCandidate {
@@ -59,13 +62,51 @@ class Policy {
   /// A key ≤ node_key() of every node whose summary lies in `range` (position included: use
   /// range.lo.position). Used to skip whole subtrees of the node index.
   [[nodiscard]] virtual NodeKey key_lower_bound(const PodTraits& pod, const SummaryRange& range) const = 0;
+
+  /// A node's exact key and GPUs, for a node where the pod passed every rule of domain.md §3;
+  /// nullopt when its GPUs cannot take the pod after all. The default orders GPUs by gpu_rank()
+  /// and the node by node_key() on its summary. Policies that need the node's whole state (the FGD
+  /// study's scorers: per-GPU free capacity, the pods already there) override it, and their
+  /// key_lower_bound() must then stay ≤ every key evaluate() can return.
+  struct Evaluated {
+    NodeKey key;
+    GpuChoice choice;
+  };
+  [[nodiscard]] virtual std::optional<Evaluated> evaluate(const ClusterState& state, std::size_t node,
+                                                          const PodRequest& pod, const PodTraits& traits) const;
+
+  /// How nodes of equal key are ordered. kByName: by name (domain.md §3 rule 9; fracpack's own
+  /// policies). kNodeOrder: by a fixed shuffle of the nodes drawn from tie_seed(), the same for every
+  /// pod; this is how the FGD study's simulator breaks its (many) integer-score ties, and
+  /// reproducing its published numbers depends on it (docs/density.md). kPerPod: a fresh draw per
+  /// pod (the study's Random). The caller sets NodeKey::value2 from tie_break(); the draws are
+  /// hashes, so the same input still gives the same placement.
+  enum class Ties : unsigned char { kByName, kNodeOrder, kPerPod };
+  [[nodiscard]] virtual Ties ties() const { return Ties::kByName; }
+  [[nodiscard]] virtual std::uint64_t tie_seed() const { return 0; }
 };
 
-/// Names accepted by make_policy(), in documentation order.
-std::vector<std::string_view> policy_names();
+/// The tie-breaking draw of `pod_key` (empty for kNodeOrder) on `node_name`: uniform over
+/// [0, 2^62), a pure function of its arguments.
+std::int64_t tie_break(std::uint64_t seed, std::string_view pod_key, std::string_view node_name);
 
-/// The policy called `name` ("pack", "spread", "best-fit", "first-fit");
-/// kInvalidArgument listing the valid names otherwise.
-Result<std::shared_ptr<const Policy>> make_policy(std::string_view name);
+struct TypicalPod;  // fragmentation.hpp
+
+/// What some policies need beyond their name.
+struct PolicyOptions {
+  std::uint64_t seed = 0;  ///< tie-breaking draws (Policy::ties() other than kByName)
+  /// The target workload of `fgd` (typical_pods() of the pod list; fragmentation.hpp).
+  std::shared_ptr<const std::vector<TypicalPod>> workload;
+};
+
+/// fracpack's own policies, accepted by make_policy() without options, in documentation order.
+std::vector<std::string_view> policy_names();
+/// The FGD study's policies (Weng et al., USENIX ATC'23), reproduced for the density harness:
+/// random, dot-product, gpu-clustering, gpu-packing, study-best-fit, fgd.
+std::vector<std::string_view> study_policy_names();
+
+/// The policy called `name` (policy_names() or study_policy_names()). kInvalidArgument listing the
+/// valid names for an unknown one, and for `fgd` without options.workload.
+Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const PolicyOptions& options = {});
 
 }  // namespace fracpack

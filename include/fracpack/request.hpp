@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fracpack/node.hpp"
+#include "fracpack/node_affinity.hpp"
 #include "fracpack/units.hpp"
 
 namespace fracpack {
@@ -71,6 +72,8 @@ struct PodRequest {
   /// Other extended resources asked for, checked against node allocatable.
   std::map<std::string, std::int64_t> extended;
   std::map<std::string, std::string> node_selector;
+  /// Required node affinity (any term must match; node_affinity.hpp). Empty: any node.
+  std::vector<NodeSelectorTerm> node_affinity;
 
   std::string queue = "default-queue";
   std::string priority_class;

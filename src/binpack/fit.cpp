@@ -328,6 +328,10 @@ void check_static(const ClusterState& state, std::size_t n, const PodRequest& po
       });
     }
   }
+  if (!matches(pod.node_affinity, node.labels)) {
+    return v.add(kNever, "node(s) didn't match Pod's node affinity/selector",
+                 [&] { return fmt::format("required node affinity {} does not match this node's labels", describe(pod.node_affinity)); });
+  }
   check_gpu_kind(state, n, pod, traits, v);
   check_resources(node, nullptr, pod, v);
 }

@@ -122,4 +122,46 @@ std::optional<GpuChoice> choose_gpus(const ClusterState& state, std::size_t n, c
   return make_choice(state, n, pod, traits, std::move(taken));
 }
 
+std::optional<Policy::Evaluated> evaluate_node(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                               const PodTraits& traits, const Policy& policy) {
+  auto e = policy.evaluate(state, n, pod, traits);
+  if (e) e->key.position = static_cast<std::int64_t>(n);
+  return e;
+}
+
+void break_tie(const Policy& policy, const PodRequest& pod, const NodeSpec& node, NodeKey& key) {
+  switch (policy.ties()) {
+    case Policy::Ties::kByName: return;
+    case Policy::Ties::kNodeOrder: key.value2 = tie_break(policy.tie_seed(), {}, node.name); return;
+    case Policy::Ties::kPerPod: key.value2 = tie_break(policy.tie_seed(), pod.key(), node.name); return;
+  }
+}
+
 }  // namespace fracpack::binpack
+
+namespace fracpack {
+
+std::optional<Policy::Evaluated> Policy::evaluate(const ClusterState& state, std::size_t node, const PodRequest& pod,
+                                                  const PodTraits& traits) const {
+  auto choice = binpack::choose_gpus(state, node, pod, traits, *this);
+  if (!choice) return std::nullopt;
+  Evaluated e;
+  e.key = node_key(traits, state.summary(node), *choice);
+  e.choice = std::move(*choice);
+  return e;
+}
+
+std::int64_t tie_break(std::uint64_t seed, std::string_view pod_key, std::string_view node_name) {
+  // FNV-1a over both names, then a splitmix64 finaliser: cheap, portable and well mixed.
+  std::uint64_t h = 1469598103934665603ULL ^ seed;
+  for (std::string_view part : {pod_key, std::string_view("\0", 1), node_name}) {
+    for (unsigned char c : part) h = (h ^ c) * 1099511628211ULL;
+  }
+  h += 0x9e3779b97f4a7c15ULL;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  return static_cast<std::int64_t>(h >> 2);
+}
+
+}  // namespace fracpack

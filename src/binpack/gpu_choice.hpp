@@ -20,4 +20,11 @@ std::optional<GpuChoice> choose_gpus(const ClusterState& state, std::size_t n, c
 GpuChoice make_choice(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
                       std::vector<int> gpus);
 
+/// policy.evaluate() with NodeKey::position set to `n` (before any random tie-break).
+std::optional<Policy::Evaluated> evaluate_node(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                               const PodTraits& traits, const Policy& policy);
+
+/// Sets key.value2 to the tie-breaking draw of the pod on `node` as the policy's ties() asks.
+void break_tie(const Policy& policy, const PodRequest& pod, const NodeSpec& node, NodeKey& key);
+
 }  // namespace fracpack::binpack

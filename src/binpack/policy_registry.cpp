@@ -8,6 +8,7 @@
 #include "binpack/policy_first_fit.hpp"
 #include "binpack/policy_pack.hpp"
 #include "binpack/policy_spread.hpp"
+#include "binpack/study_policies.hpp"
 #include "fracpack/policy.hpp"
 
 namespace fracpack {
@@ -21,6 +22,15 @@ constexpr std::array<std::pair<std::string_view, Factory>, 4> kPolicies{{
     {"first-fit", &binpack::make_first_fit_policy},
 }};
 
+using StudyFactory = std::shared_ptr<const Policy> (*)(std::uint64_t);
+constexpr std::array<std::pair<std::string_view, StudyFactory>, 5> kStudyPolicies{{
+    {"random", &binpack::make_random_policy},
+    {"dot-product", &binpack::make_dot_product_policy},
+    {"gpu-clustering", &binpack::make_gpu_clustering_policy},
+    {"gpu-packing", &binpack::make_gpu_packing_policy},
+    {"study-best-fit", &binpack::make_study_best_fit_policy},
+}};
+
 }  // namespace
 
 std::vector<std::string_view> policy_names() {
@@ -29,11 +39,29 @@ std::vector<std::string_view> policy_names() {
   return out;
 }
 
-Result<std::shared_ptr<const Policy>> make_policy(std::string_view name) {
+std::vector<std::string_view> study_policy_names() {
+  std::vector<std::string_view> out;
+  for (const auto& [name, _] : kStudyPolicies) out.push_back(name);
+  out.push_back("fgd");
+  return out;
+}
+
+Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const PolicyOptions& options) {
   for (const auto& [known, factory] : kPolicies) {
     if (known == name) return factory();
   }
-  return invalid_argument("unknown policy \"{}\" (known: {})", name, fmt::join(policy_names(), ", "));
+  for (const auto& [known, factory] : kStudyPolicies) {
+    if (known == name) return factory(options.seed);
+  }
+  if (name == "fgd") {
+    if (!options.workload || options.workload->empty()) {
+      return invalid_argument("policy {} needs a target workload (the typical pods of a pod list); "
+                              "`fracpack bench density` derives it from --pods", name);
+    }
+    return binpack::make_fgd_policy(options.seed, options.workload);
+  }
+  return invalid_argument("unknown policy \"{}\" (known: {}, {})", name, fmt::join(policy_names(), ", "),
+                          fmt::join(study_policy_names(), ", "));
 }
 
 }  // namespace fracpack

@@ -15,13 +15,13 @@ namespace {
 std::optional<RankedNode> evaluate(const ClusterState& state, std::size_t n, const PodRequest& pod,
                                    const PodTraits& traits, const Policy& policy) {
   if (!binpack::check_node(state, n, pod, traits, binpack::Detail::kNone).fits()) return std::nullopt;
-  auto choice = binpack::choose_gpus(state, n, pod, traits, policy);
-  if (!choice) return std::nullopt;
+  auto e = binpack::evaluate_node(state, n, pod, traits, policy);
+  if (!e) return std::nullopt;
   RankedNode r;
   r.node = n;
-  r.key = policy.node_key(traits, state.summary(n), *choice);
-  r.key.position = static_cast<std::int64_t>(n);
-  r.choice = std::move(*choice);
+  r.key = e->key;
+  binpack::break_tie(policy, pod, state.node(n), r.key);
+  r.choice = std::move(e->choice);
   return r;
 }
 
@@ -80,6 +80,7 @@ std::string pod_shape(const PodRequest& pod) {
     for (const auto& [name, amount] : *m) key += fmt::format("|{}={}", name, amount);
   }
   for (const auto& [k, v] : pod.node_selector) key += fmt::format("|{}:{}", k, v);
+  if (!pod.node_affinity.empty()) key += "|affinity:" + describe(pod.node_affinity);
   return key;
 }
 

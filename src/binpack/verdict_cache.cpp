@@ -42,11 +42,7 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   }
   e.key.reset();
   if (e.verdict.fits()) {
-    if (auto choice = binpack::choose_gpus(state, n, pod, *traits, policy)) {
-      NodeKey key = policy.node_key(*traits, state.summary(n), *choice);
-      key.position = static_cast<std::int64_t>(n);
-      e.key = key;
-    }
+    if (auto evaluated = binpack::evaluate_node(state, n, pod, *traits, policy)) e.key = evaluated->key;
   }
 }
 
@@ -59,6 +55,7 @@ std::vector<RankedNode> VerdictCache::rank(const ClusterState& state, const PodR
     RankedNode r;
     r.node = n;
     r.key = *e.key;
+    binpack::break_tie(policy, pod, state.node(n), r.key);  // the cache holds keys of the shape, not the pod
     out.push_back(std::move(r));
   });
   std::sort(out.begin(), out.end(), [](const RankedNode& a, const RankedNode& b) { return a.key < b.key; });

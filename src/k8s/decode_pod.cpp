@@ -94,6 +94,9 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   auto selector = string_map(*spec, "nodeSelector", who + ": spec");
   if (!selector) return selector.status();
   pod.node_selector = std::move(*selector);
+  auto affinity = read_required_node_affinity(*spec, who);
+  if (!affinity) return affinity.status();
+  pod.node_affinity = std::move(*affinity);
 
   if (fractions->fraction) {
     if (resources->gpus > 0) {

@@ -46,4 +46,10 @@ Result<FractionAnnotations> read_fraction_annotations(
     const std::map<std::string, std::string>& annotations, const std::vector<std::string>& containers,
     bool bound, const std::string& who);
 
+/// spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution as terms (empty when
+/// absent). Errors name the field: a term with matchFields (not supported: refused rather than
+/// ignored, so a pod is never placed on a node its author excluded), an unknown operator, In/NotIn
+/// without values, Exists/DoesNotExist with values, Gt/Lt without exactly one integer.
+Result<std::vector<NodeSelectorTerm>> read_required_node_affinity(const nlohmann::json& spec, const std::string& who);
+
 }  // namespace fracpack::k8s

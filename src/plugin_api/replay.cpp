@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/progress.hpp"
 #include "fracpack/serve.hpp"
 #include "plugin_api/client.hpp"
 
@@ -14,14 +15,6 @@ namespace fracpack {
 namespace {
 
 using nlohmann::json;
-
-void draw_progress(std::size_t done, std::size_t total) {
-  constexpr int kWidth = 40;
-  const int filled = total == 0 ? kWidth : static_cast<int>(kWidth * done / total);
-  fmt::print(stderr, "\r[{}{}] {}/{}", std::string(static_cast<std::size_t>(filled), '='),
-             std::string(static_cast<std::size_t>(kWidth - filled), ' '), done, total);
-  if (done == total) fmt::print(stderr, "\n");
-}
 
 /// kube-scheduler's own wording for a pod that fits nowhere: "0/N nodes are available: 5 x, 3 y."
 /// with each reason counted over the nodes, most frequent first.

@@ -9,9 +9,9 @@ namespace fracpack::test {
 namespace {
 
 TEST_CASE("select() agrees with the full scan on random clusters, for every policy") {
-  for (std::string_view name : policy_names()) {
+  for (const std::string& name : all_policy_names()) {
     CAPTURE(name);
-    auto pol = policy(std::string(name));
+    auto pol = policy(name);
     RandomWorld world(4242);
     auto created = ClusterState::create(world.nodes(60), PlacementConfig{});
     REQUIRE(created.is_ok());
@@ -62,7 +62,8 @@ TEST_CASE("filter_nodes() and select() agree on feasibility") {
 TEST_CASE("unknown policy names are refused with the list") {
   auto p = make_policy("tetris");
   REQUIRE_FALSE(p.is_ok());
-  CHECK(p.status().message() == "unknown policy \"tetris\" (known: pack, spread, best-fit, first-fit)");
+  CHECK(p.status().message() == "unknown policy \"tetris\" (known: pack, spread, best-fit, first-fit, random, dot-product, gpu-clustering, "
+                                     "gpu-packing, study-best-fit, fgd)");
 }
 
 TEST_CASE("pack: the fullest shared GPU that fits, then idle; nodes with a fitting shared GPU first") {

@@ -12,9 +12,9 @@ namespace {
 TEST_CASE("random placements and releases keep every invariant, for every policy") {
   int placed_total = 0;
   int steps_total = 0;
-  for (std::string_view name : policy_names()) {
+  for (const std::string& name : all_policy_names()) {
     CAPTURE(name);
-    auto pol = policy(std::string(name));
+    auto pol = policy(name);
     for (std::uint32_t seed = 1; seed <= 6; ++seed) {
       CAPTURE(seed);
       RandomWorld world(seed * 7919u);

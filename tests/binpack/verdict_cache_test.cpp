@@ -10,9 +10,9 @@ namespace fracpack::test {
 namespace {
 
 TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random binds and releases") {
-  for (std::string_view name : policy_names()) {
+  for (const std::string& name : all_policy_names()) {
     CAPTURE(name);
-    auto pol = policy(std::string(name));
+    auto pol = policy(name);
     RandomWorld world(777);
     auto created = ClusterState::create(world.nodes(50), PlacementConfig{});
     REQUIRE(created.is_ok());

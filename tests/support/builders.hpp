@@ -12,6 +12,7 @@
 #include "fracpack/cluster_state.hpp"
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/ledger.hpp"
+#include "fracpack/fragmentation.hpp"
 #include "fracpack/policy.hpp"
 #include "fracpack/scheduler.hpp"
 
@@ -164,9 +165,29 @@ inline ClusterState cluster(const std::vector<NodeBuilder>& nodes, PlacementConf
   return std::move(*s);
 }
 
+/// fracpack's policies and the FGD study's, for tests that hold for every policy.
+inline std::vector<std::string> all_policy_names() {
+  std::vector<std::string> out;
+  for (auto n : policy_names()) out.emplace_back(n);
+  for (auto n : study_policy_names()) out.emplace_back(n);
+  return out;
+}
+
+/// A small target workload for `fgd` in tests: half shared GPUs, a third whole GPUs, the rest CPU.
+inline std::shared_ptr<const std::vector<TypicalPod>> test_workload() {
+  auto w = std::make_shared<std::vector<TypicalPod>>();
+  w->push_back(TypicalPod{MilliCpu(1000), MilliGpu(500), 1, {}, 0.5});
+  w->push_back(TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.3});
+  w->push_back(TypicalPod{MilliCpu(4000), MilliGpu(0), 0, {}, 0.2});
+  return w;
+}
+
 inline std::shared_ptr<const Policy> policy(const std::string& name) {
-  auto p = make_policy(name);
-  REQUIRE(p.is_ok());
+  PolicyOptions options;
+  options.seed = 7;
+  options.workload = test_workload();
+  auto p = make_policy(name, options);
+  REQUIRE_MESSAGE(p.is_ok(), p.status().message());
   return *p;
 }
 

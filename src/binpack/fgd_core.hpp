@@ -1,0 +1,51 @@
+// The fragmentation arithmetic FGD and its refinements share. Internal to src/binpack/.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "binpack/study_policy.hpp"
+#include "fracpack/fragmentation.hpp"
+
+namespace fracpack::binpack {
+
+/// F(node) − F(node after the pod takes `gpus` and its CPU), in milli-GPU: how much the placement
+/// lowers (positive) or raises (negative) the node's fragmentation for the workload.
+double fragmentation_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
+                              const std::vector<TypicalPod>& workload);
+
+/// For a pod on one shared GPU: each GPU with room (the ledger's fit), scored by `rank` of its
+/// fragmentation decrease; the best (ties: lowest index). nullopt when no GPU has room.
+template <class Rank>
+std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                                   const std::vector<TypicalPod>& workload, Rank&& rank);
+
+/// fragmentation_decrease() of the pod taking `gpus` on node `n` of the ledger.
+double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                 const std::vector<int>& gpus, const std::vector<TypicalPod>& workload);
+
+}  // namespace fracpack::binpack
+
+#include "binpack/fit.hpp"
+
+namespace fracpack::binpack {
+
+template <class Rank>
+std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                                   const std::vector<TypicalPod>& workload, Rank&& rank) {
+  const NodeFree free = node_free(state, n);
+  const StudyPod p = study_pod(state, n, pod);
+  std::optional<int> best;
+  decltype(rank(0.0)) best_rank{};
+  for (std::size_t g = 0; g < free.gpu_milli.size(); ++g) {
+    if (gpu_capacity_for(state, n, g, pod, traits) <= 0) continue;
+    const auto r = rank(fragmentation_decrease(free, p, {static_cast<int>(g)}, workload));
+    if (!best || r > best_rank) {
+      best = static_cast<int>(g);
+      best_rank = r;
+    }
+  }
+  return best;
+}
+
+}  // namespace fracpack::binpack

@@ -1,0 +1,18 @@
+#include "fracpack/progress.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace fracpack {
+
+void draw_progress(std::size_t done, std::size_t total) {
+  constexpr int kWidth = 40;
+  const int filled = total == 0 ? kWidth : static_cast<int>(kWidth * done / total);
+  fmt::print(stderr, "\r[{}{}] {}/{}", std::string(static_cast<std::size_t>(filled), '='),
+             std::string(static_cast<std::size_t>(kWidth - filled), ' '), done, total);
+  if (done == total) fmt::print(stderr, "\n");
+}
+
+}  // namespace fracpack

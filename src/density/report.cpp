@@ -1,0 +1,110 @@
+// The run results as files: the published CSV layout, a summary table, the plot.
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "density/svg_plot.hpp"
+#include "fracpack/density.hpp"
+
+namespace fracpack::density {
+namespace {
+
+std::string cell(double v) { return std::isnan(v) ? "" : fmt::format("{:.2f}", v); }
+
+std::string curve_header(bool with_gpus) {
+  std::string h = with_gpus ? "workload,sc_policy,tune,seed,total_gpus" : "workload,sc_policy,tune,seed";
+  for (int x = 0; x < kCurvePoints; ++x) h += fmt::format(",{}", x);
+  return h + "\n";
+}
+
+/// Runs grouped by policy, in first-seen order.
+std::vector<std::pair<std::string, std::vector<const RunResult*>>> by_policy(const std::vector<RunResult>& runs) {
+  std::vector<std::pair<std::string, std::vector<const RunResult*>>> out;
+  for (const auto& r : runs) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == r.policy; });
+    if (it == out.end()) it = out.insert(out.end(), {r.policy, {}});
+    it->second.push_back(&r);
+  }
+  return out;
+}
+
+double mean_of(const std::vector<const RunResult*>& runs, const std::function<double(const RunResult&)>& f) {
+  double sum = 0;
+  int n = 0;
+  for (const auto* r : runs) {
+    const double v = f(*r);
+    if (std::isnan(v)) continue;
+    sum += v;
+    ++n;
+  }
+  return n == 0 ? std::nan("") : sum / n;
+}
+
+}  // namespace
+
+std::string_view published_label(std::string_view policy) {
+  static const std::map<std::string_view, std::string_view> kLabels{
+      {"random", "01-Random"},         {"dot-product", "02-DotProd"},     {"gpu-clustering", "03-GpuClustering"},
+      {"gpu-packing", "04-GpuPacking"}, {"study-best-fit", "05-BestFit"}, {"fgd", "06-FGD"},
+  };
+  auto it = kLabels.find(policy);
+  return it == kLabels.end() ? std::string_view{} : it->second;
+}
+
+std::string summary_table(const std::vector<RunResult>& runs) {
+  std::string out =
+      "| policy | seeds | allocated at 100 % | allocated at 130 % | unallocated GPUs | idle GPUs | frag. ratio at 130 % | "
+      "failed pods | s per run |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const auto& [policy, group] : by_policy(runs)) {
+    out += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {:.0f} | {:.2f} |\n", policy, group.size(),
+                       mean_of(group, [](const RunResult& r) { return r.allocation[100]; }),
+                       mean_of(group, [](const RunResult& r) { return r.allocation[130]; }),
+                       mean_of(group, [](const RunResult& r) { return r.unallocated_gpus; }),
+                       mean_of(group, [](const RunResult& r) { return static_cast<double>(r.idle_gpus); }),
+                       mean_of(group, [](const RunResult& r) { return r.frag_ratio[130]; }),
+                       mean_of(group, [](const RunResult& r) { return static_cast<double>(r.failed); }),
+                       mean_of(group, [](const RunResult& r) { return r.seconds; }));
+  }
+  return out;
+}
+
+Status write_report(const std::filesystem::path& dir, const Trace& trace, double ratio, const std::vector<RunResult>& runs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return invalid_argument("--out {}: cannot create the directory: {}", dir.string(), ec.message());
+  std::ofstream allo(dir / "allo.csv");
+  std::ofstream frag(dir / "frag_ratio.csv");
+  std::ofstream summary(dir / "summary.md");
+  if (!allo || !frag || !summary) return invalid_argument("--out {}: cannot write files there", dir.string());
+  allo << curve_header(true);
+  frag << curve_header(false);
+  for (const auto& r : runs) {
+    const std::string label(published_label(r.policy).empty() ? r.policy : published_label(r.policy));
+    allo << fmt::format("{},{},{},{},{}", trace.workload, label, ratio, r.seed, trace.gpus);
+    frag << fmt::format("{},{},{},{}", trace.workload, label, ratio, r.seed);
+    for (int x = 0; x < kCurvePoints; ++x) {
+      allo << ',' << cell(r.allocation[static_cast<std::size_t>(x)]);
+      frag << ',' << cell(r.frag_ratio[static_cast<std::size_t>(x)]);
+    }
+    allo << '\n';
+    frag << '\n';
+  }
+  summary << fmt::format("# Density: {} ({} nodes, {} GPUs, inflation {})\n\n", trace.workload, trace.nodes.size(), trace.gpus, ratio)
+          << summary_table(runs);
+  std::vector<PlotSeries> series;
+  for (const auto& [policy, group] : by_policy(runs)) {
+    PlotSeries s{policy, std::vector<double>(kCurvePoints)};
+    for (int x = 0; x < kCurvePoints; ++x) {
+      s.values[static_cast<std::size_t>(x)] = mean_of(group, [x](const RunResult& r) { return r.allocation[static_cast<std::size_t>(x)]; });
+    }
+    series.push_back(std::move(s));
+  }
+  std::ofstream svg(dir / "allocation.svg");
+  svg << allocation_svg(fmt::format("GPU allocation vs arrived demand — {}", trace.workload), series);
+  if (!allo || !frag || !summary || !svg) return invalid_argument("--out {}: writing failed (disk full?)", dir.string());
+  return {};
+}
+
+}  // namespace fracpack::density

@@ -1,0 +1,137 @@
+// One density run: arrivals through the ledger under one policy, with the curves recorded.
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "binpack/fit.hpp"
+#include "binpack/gpu_choice.hpp"
+#include "density/curve.hpp"
+#include "fracpack/cluster_state.hpp"
+#include "fracpack/density.hpp"
+#include "fracpack/policy.hpp"
+#include "fracpack/scheduler.hpp"
+#include "fracpack/verdict_cache.hpp"
+
+namespace fracpack::density {
+namespace {
+
+/// Fragmentation and free capacity per node, kept current as nodes change (one per placement).
+class FragmentationBook {
+ public:
+  FragmentationBook(const ClusterState& state, const std::vector<TypicalPod>& workload) : workload_(workload) {
+    frag_.resize(state.node_count());
+    free_.resize(state.node_count());
+    for (std::size_t n = 0; n < state.node_count(); ++n) update(state, n);
+  }
+  void update(const ClusterState& state, std::size_t n) {
+    const NodeFree f = node_free(state, n);
+    const std::int64_t free = f.gpu_total();
+    total_frag_ += fragmentation(f, workload_) - frag_[n];
+    total_free_ += free - free_[n];
+    frag_[n] = fragmentation(f, workload_);
+    free_[n] = free;
+  }
+  [[nodiscard]] double fragmentation_milli() const { return total_frag_; }
+  [[nodiscard]] std::int64_t free_milli() const { return total_free_; }
+
+ private:
+  const std::vector<TypicalPod>& workload_;
+  std::vector<double> frag_;
+  std::vector<std::int64_t> free_;
+  double total_frag_ = 0;
+  std::int64_t total_free_ = 0;
+};
+
+/// The best node for `pod`: the smallest cached key, ties drawn by the policy when it asks.
+std::optional<std::size_t> best_node(VerdictCache& cache, const ClusterState& state, const PodRequest& pod,
+                                     const Policy& policy, const std::vector<std::size_t>& all) {
+  std::vector<std::pair<std::size_t, NodeKey>> fitting;
+  cache.visit(state, pod, policy, all, [&](std::size_t n, const VerdictCache::Entry& e) {
+    if (e.key) fitting.emplace_back(n, *e.key);
+  });
+  if (fitting.empty()) return std::nullopt;
+  auto rank = [](const NodeKey& k) { return std::pair{k.tier, k.value}; };  // value2 is the tie-break
+  auto best = rank(fitting.front().second);
+  for (const auto& [n, key] : fitting) best = std::min(best, rank(key));
+  std::optional<std::pair<NodeKey, std::size_t>> chosen;
+  for (auto& [n, key] : fitting) {
+    if (rank(key) != best) continue;
+    binpack::break_tie(policy, pod, state.node(n), key);
+    if (!chosen || key < chosen->first) chosen.emplace(key, n);
+  }
+  return chosen->second;
+}
+
+}  // namespace
+
+Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uint64_t seed, double ratio) {
+  const auto started = std::chrono::steady_clock::now();
+  PolicyOptions options;
+  options.seed = seed;
+  options.workload = std::make_shared<const std::vector<TypicalPod>>(trace.typical);
+  auto policy = make_policy(policy_name, options);
+  if (!policy) return policy.status();
+  PlacementConfig config;  // no per-GPU reserve: the study gives each GPU its whole memory
+  auto created = ClusterState::create(trace.nodes, config);
+  if (!created) return created.status();
+  ClusterState& state = *created;
+
+  const std::vector<std::size_t> order = inflate(trace.pods, trace.gpus * 1000, ratio, seed);
+  std::set<std::string> shapes;
+  std::vector<PodRequest> requests;
+  requests.reserve(trace.pods.size());
+  for (const auto& p : trace.pods) {
+    requests.push_back(trace::to_pod_request(p));
+    shapes.insert(pod_shape(requests.back()));
+  }
+  VerdictCache cache(shapes.size() + 1);  // every shape stays cached: no re-evaluation after eviction
+  std::vector<std::size_t> all(state.node_count());
+  for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
+  FragmentationBook book(state, trace.typical);
+  CurveBuilder allocation(trace.gpus);
+  CurveBuilder frag_ratio(trace.gpus);
+
+  RunResult r;
+  r.policy = std::string(policy_name);
+  r.seed = seed;
+  std::int64_t arrived = 0;
+  std::int64_t used = 0;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    PodRequest pod = requests[order[k]];
+    if (k >= trace.pods.size()) pod.name += "-tuned-" + std::to_string(k);
+    const std::int64_t demand = trace.pods[order[k]].gpu_total().count();
+    if (auto n = best_node(cache, state, pod, **policy, all)) {
+      const PodTraits traits = binpack::traits_of(pod, state);
+      auto chosen = binpack::evaluate_node(state, *n, pod, traits, **policy);
+      const Status st = chosen ? state.reserve(pod, *n, chosen->choice)
+                               : Status(Code::kInternal, "the policy's node has no GPU choice");
+      if (!st.is_ok()) {
+        return Status(Code::kInternal, fmt::format("{} on {} refused by the ledger under {}: {}", pod.key(),
+                                                   state.node(*n).name, policy_name, st.message()));
+      }
+      book.update(state, *n);
+      used += demand;
+      ++r.placed;
+    } else {
+      ++r.failed;
+    }
+    arrived += demand;
+    allocation.add(arrived, 100.0 * static_cast<double>(used) / (1000.0 * static_cast<double>(trace.gpus)));
+    const std::int64_t free = book.free_milli();
+    frag_ratio.add(arrived, free > 0 ? 100.0 * book.fragmentation_milli() / static_cast<double>(free) : 0.0);
+  }
+  r.arrivals = static_cast<std::int64_t>(order.size());
+  r.allocation = allocation.points();
+  r.frag_ratio = frag_ratio.points();
+  r.final_allocation = 100.0 * static_cast<double>(used) / (1000.0 * static_cast<double>(trace.gpus));
+  r.unallocated_gpus = static_cast<double>(trace.gpus * 1000 - used) / 1000.0;
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    for (const auto& g : state.usage(n).gpus) r.idle_gpus += g.state == GpuState::kIdle ? 1 : 0;
+  }
+  r.final_fragmentation = book.fragmentation_milli() / 1000.0;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return r;
+}
+
+}  // namespace fracpack::density
