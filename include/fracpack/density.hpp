@@ -35,7 +35,12 @@ struct Trace {
 };
 
 /// Reads a node list and a pod list (trace/alibaba.hpp); errors name the file, line and column.
+/// kInvalidArgument too when no node has a GPU or no pod asks for one (nothing to measure).
 Result<Trace> load_trace(const std::filesystem::path& nodes_csv, const std::filesystem::path& pods_csv);
+
+/// What about the trace makes results misleading without stopping them: pods that can never run
+/// (no node has an allowed GPU model, or none has enough GPUs, CPU or memory even when empty).
+std::vector<std::string> trace_warnings(const Trace& trace);
 
 /// The arrival order for one seed: indices into `pods` (an index appearing again is a clone).
 /// Deterministic for (pods, capacity, ratio, seed) on every platform.
@@ -73,19 +78,24 @@ struct GridOptions {
 /// Every policy × seed, `jobs` at a time; results in (policy, seed) order.
 Result<std::vector<RunResult>> run_grid(const Trace& trace, const GridOptions& options);
 
+/// Creates `dir` when missing and checks a file can be written there (before hours of runs).
+Status prepare_output(const std::filesystem::path& dir);
+
 /// Writes `allo.csv` and `frag_ratio.csv` (the published files' layout), `summary.md` and
 /// `allocation.svg` into `dir` (created when missing).
 Status write_report(const std::filesystem::path& dir, const Trace& trace, double ratio, const std::vector<RunResult>& runs);
 
-/// The summary table (Markdown): per policy, the mean over seeds of allocation at 100 % and 130 %,
-/// unallocated GPUs, idle GPUs, fragmentation ratio at 130 %, and wall time per run.
+/// The summary table (Markdown): per policy, the mean over seeds of allocation at 100 % and 130 %
+/// ("—" when the run's --tune stops before), allocation after the last arrival, unallocated GPUs,
+/// idle GPUs, fragmentation ratio at 130 %, failed pods and wall time per run.
 std::string summary_table(const std::vector<RunResult>& runs);
 
 /// The published results (fgd-published/allo.csv): our mean at 130 % next to theirs for every
-/// policy present in both, for `workload`, as a Markdown table. kNotFound / kInvalidArgument for
-/// an unreadable file.
+/// policy present in both, for `workload` and inflation `tune`, as a Markdown table. kNotFound /
+/// kInvalidArgument for an unreadable file or one without the published columns (called with no
+/// runs, it only checks the file).
 Result<std::string> compare_published(const std::filesystem::path& published_allo_csv, const std::string& workload,
-                                      const std::vector<RunResult>& runs);
+                                      double tune, const std::vector<RunResult>& runs);
 
 /// The study's label for one of our policy names ("fgd" → "06-FGD"), or "" when it has none.
 std::string_view published_label(std::string_view policy);

@@ -12,7 +12,7 @@ namespace fracpack {
 struct DensityJobOptions {
   std::string nodes_csv;
   std::string pods_csv;
-  std::string policies = "random,dot-product,gpu-clustering,gpu-packing,study-best-fit,fgd";
+  std::string policies = "random,dot-product,gpu-clustering,gpu-packing,study-best-fit,fgd,fgd-cpu";
   std::string seeds = "42-51";
   double tune = 1.3;
   std::string out_dir = "density-out";
@@ -21,12 +21,16 @@ struct DensityJobOptions {
   bool progress = true;
 };
 
-/// "42-51" or "42,45,47" (or a mix) → seeds in the given order. kInvalidArgument naming --seeds.
+/// "42-51" or "42,45,47" (or a mix, spaces allowed) → seeds in the given order. kInvalidArgument
+/// naming --seeds for a malformed item, a backwards range, a seed listed twice, or more than
+/// 10,000 seeds in all.
 Result<std::vector<std::uint64_t>> parse_seeds(const std::string& text);
 
 /// Policy names separated by commas; the study's labels (Random, DotProd, GpuClustering,
-/// GpuPacking, BestFit, FGD, with or without their "0N-" prefix) map to our names.
-std::vector<std::string> parse_policy_list(const std::string& text);
+/// GpuPacking, BestFit, FGD, with or without their "0N-" prefix) map to our names. kInvalidArgument
+/// naming --policy when the list is empty or names a policy twice (unknown names are refused by
+/// make_policy() before any run).
+Result<std::vector<std::string>> parse_policy_list(const std::string& text);
 
 /// Runs the grid, writes the report into out_dir, prints the summary (and the comparison) on
 /// stdout. Returns the process exit code: 0, or 2 for bad input (message on stderr).

@@ -20,6 +20,15 @@ template <class Rank>
 std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
                                    const std::vector<TypicalPod>& workload, Rank&& rank);
 
+/// FGD's node score: ⌊100 · sigmoid(decrease / 1000)⌋ (fgd_score.go). The truncation makes many
+/// ties, broken by node order; exact decreases did worse (docs/density.md).
+std::int64_t sigmoid_score(double decrease);
+
+/// FGD's GPUs on node `n`: for a pod on one shared GPU, the GPU with the best sigmoid_score() of
+/// its fragmentation decrease (ties: lowest index); otherwise study_best_gpus().
+std::optional<std::vector<int>> fgd_gpus(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                                         const std::vector<TypicalPod>& workload);
+
 /// fragmentation_decrease() of the pod taking `gpus` on node `n` of the ledger.
 double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,
                                  const std::vector<int>& gpus, const std::vector<TypicalPod>& workload);

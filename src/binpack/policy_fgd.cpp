@@ -2,15 +2,11 @@
 // pod where the node's fragmentation for the target workload grows least. Score
 // int(100 · sigmoid((F_before − F_after) / 1000)) with F in milli-GPU; a shared pod tries each GPU
 // with room and takes the best (ties: lowest index); whole GPUs take the lowest-index idle ones.
-#include <cmath>
-
 #include "binpack/fgd_core.hpp"
 #include "binpack/study_policies.hpp"
 
 namespace fracpack::binpack {
 namespace {
-
-std::int64_t sigmoid_score(double decrease) { return static_cast<std::int64_t>(100.0 / (1.0 + std::exp(-decrease / 1000.0))); }
 
 class FgdPolicy final : public StudyPolicy {
  public:
@@ -22,10 +18,7 @@ class FgdPolicy final : public StudyPolicy {
  protected:
   std::optional<std::vector<int>> choose(const ClusterState& state, std::size_t n, const PodRequest& pod,
                                          const PodTraits& traits) const override {
-    if (traits.hold != GpuHold::kFraction || traits.devices != 1) return study_best_gpus(state, n, pod, traits);
-    auto g = best_shared_gpu(state, n, pod, traits, *workload_, sigmoid_score);
-    if (!g) return std::nullopt;
-    return std::vector<int>{*g};
+    return fgd_gpus(state, n, pod, traits, *workload_);
   }
 
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {

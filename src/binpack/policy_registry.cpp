@@ -43,6 +43,7 @@ std::vector<std::string_view> study_policy_names() {
   std::vector<std::string_view> out;
   for (const auto& [name, _] : kStudyPolicies) out.push_back(name);
   out.push_back("fgd");
+  out.push_back("fgd-cpu");
   return out;
 }
 
@@ -53,12 +54,13 @@ Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const P
   for (const auto& [known, factory] : kStudyPolicies) {
     if (known == name) return factory(options.seed);
   }
-  if (name == "fgd") {
+  if (name == "fgd" || name == "fgd-cpu") {
     if (!options.workload || options.workload->empty()) {
       return invalid_argument("policy {} needs a target workload (the typical pods of a pod list); "
                               "`fracpack bench density` derives it from --pods", name);
     }
-    return binpack::make_fgd_policy(options.seed, options.workload);
+    return name == "fgd" ? binpack::make_fgd_policy(options.seed, options.workload)
+                         : binpack::make_fgd_cpu_policy(options.seed, options.workload);
   }
   return invalid_argument("unknown policy \"{}\" (known: {}, {})", name, fmt::join(policy_names(), ", "),
                           fmt::join(study_policy_names(), ", "));

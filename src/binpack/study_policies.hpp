@@ -1,4 +1,5 @@
-// Factories of the FGD study's policies (one file pair each: policy_<name>.cpp). Internal.
+// Factories of the FGD study's policies and of fgd-cpu, ours (one file each: policy_<name>.cpp).
+// Internal.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +17,6 @@ std::shared_ptr<const Policy> make_gpu_clustering_policy(std::uint64_t seed);
 std::shared_ptr<const Policy> make_gpu_packing_policy(std::uint64_t seed);
 std::shared_ptr<const Policy> make_study_best_fit_policy(std::uint64_t seed);
 std::shared_ptr<const Policy> make_fgd_policy(std::uint64_t seed, std::shared_ptr<const std::vector<TypicalPod>> workload);
+std::shared_ptr<const Policy> make_fgd_cpu_policy(std::uint64_t seed, std::shared_ptr<const std::vector<TypicalPod>> workload);
 
 }  // namespace fracpack::binpack

@@ -11,19 +11,25 @@
 namespace fracpack::density {
 
 Result<std::string> compare_published(const std::filesystem::path& published_allo_csv, const std::string& workload,
-                                      const std::vector<RunResult>& runs) {
+                                      double tune, const std::vector<RunResult>& runs) {
   auto table = trace::read_csv(published_allo_csv);
   if (!table) return table.status();
   const int w = table->column("workload");
   const int p = table->column("sc_policy");
   const int at130 = table->column("130");
-  if (w < 0 || p < 0 || at130 < 0) {
-    return invalid_argument("{}: not the published layout (columns workload, sc_policy and 130 are required)", table->file);
+  const int tune_col = table->column("tune");
+  if (w < 0 || p < 0 || at130 < 0 || tune_col < 0) {
+    return invalid_argument("--published {}: not the published layout (columns workload, sc_policy, tune and 130 are required)",
+                            table->file);
   }
   std::map<std::string, std::pair<double, int>> theirs;  // label → (sum, count)
   for (std::size_t r = 0; r < table->rows.size(); ++r) {
     const auto& row = table->rows[r];
     if (row[static_cast<std::size_t>(w)] != workload) continue;
+    double row_tune = 0;
+    const std::string& tune_text = row[static_cast<std::size_t>(tune_col)];
+    std::from_chars(tune_text.data(), tune_text.data() + tune_text.size(), row_tune);
+    if (std::abs(row_tune - tune) > 1e-9) continue;
     const std::string& text = row[static_cast<std::size_t>(at130)];
     double v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -58,7 +64,7 @@ Result<std::string> compare_published(const std::filesystem::path& published_all
     const double pub = theirs[label].first / theirs[label].second;
     out += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:+.2f} |\n", policy, label, mine, pub, mine - pub);
   }
-  if (theirs.empty()) out += fmt::format("\n(no published rows for workload {})\n", workload);
+  if (theirs.empty()) out += fmt::format("\n(no published rows for workload {} at --tune {})\n", workload, tune);
   return out;
 }
 

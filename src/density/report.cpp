@@ -12,6 +12,7 @@ namespace fracpack::density {
 namespace {
 
 std::string cell(double v) { return std::isnan(v) ? "" : fmt::format("{:.2f}", v); }
+std::string shown(double v, int decimals = 2) { return std::isnan(v) ? "—" : fmt::format("{:.{}f}", v, decimals); }
 
 std::string curve_header(bool with_gpus) {
   std::string h = with_gpus ? "workload,sc_policy,tune,seed,total_gpus" : "workload,sc_policy,tune,seed";
@@ -55,25 +56,39 @@ std::string_view published_label(std::string_view policy) {
 
 std::string summary_table(const std::vector<RunResult>& runs) {
   std::string out =
-      "| policy | seeds | allocated at 100 % | allocated at 130 % | unallocated GPUs | idle GPUs | frag. ratio at 130 % | "
-      "failed pods | s per run |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| policy | seeds | allocated at 100 % | allocated at 130 % | allocated at the end | unallocated GPUs | idle GPUs | "
+      "frag. ratio at 130 % | failed pods | s per run |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [policy, group] : by_policy(runs)) {
-    out += fmt::format("| {} | {} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | {:.0f} | {:.2f} |\n", policy, group.size(),
-                       mean_of(group, [](const RunResult& r) { return r.allocation[100]; }),
-                       mean_of(group, [](const RunResult& r) { return r.allocation[130]; }),
-                       mean_of(group, [](const RunResult& r) { return r.unallocated_gpus; }),
-                       mean_of(group, [](const RunResult& r) { return static_cast<double>(r.idle_gpus); }),
-                       mean_of(group, [](const RunResult& r) { return r.frag_ratio[130]; }),
-                       mean_of(group, [](const RunResult& r) { return static_cast<double>(r.failed); }),
-                       mean_of(group, [](const RunResult& r) { return r.seconds; }));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", policy, group.size(),
+                       shown(mean_of(group, [](const RunResult& r) { return r.allocation[100]; })),
+                       shown(mean_of(group, [](const RunResult& r) { return r.allocation[130]; })),
+                       shown(mean_of(group, [](const RunResult& r) { return r.final_allocation; })),
+                       shown(mean_of(group, [](const RunResult& r) { return r.unallocated_gpus; }), 1),
+                       shown(mean_of(group, [](const RunResult& r) { return static_cast<double>(r.idle_gpus); }), 1),
+                       shown(mean_of(group, [](const RunResult& r) { return r.frag_ratio[130]; })),
+                       shown(mean_of(group, [](const RunResult& r) { return static_cast<double>(r.failed); }), 0),
+                       shown(mean_of(group, [](const RunResult& r) { return r.seconds; })));
   }
   return out;
 }
 
-Status write_report(const std::filesystem::path& dir, const Trace& trace, double ratio, const std::vector<RunResult>& runs) {
+Status prepare_output(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return invalid_argument("--out {}: cannot create the directory: {}", dir.string(), ec.message());
+  if (ec || !std::filesystem::is_directory(dir)) {
+    return invalid_argument("--out {}: cannot create the directory{}", dir.string(), ec ? ": " + ec.message() : " (a file is in the way)");
+  }
+  const auto probe = dir / ".fracpack-write-test";
+  {
+    std::ofstream f(probe);
+    if (!(f << "ok") || !f.flush()) return invalid_argument("--out {}: cannot write files there", dir.string());
+  }
+  std::filesystem::remove(probe, ec);
+  return {};
+}
+
+Status write_report(const std::filesystem::path& dir, const Trace& trace, double ratio, const std::vector<RunResult>& runs) {
+  if (auto st = prepare_output(dir); !st.is_ok()) return st;
   std::ofstream allo(dir / "allo.csv");
   std::ofstream frag(dir / "frag_ratio.csv");
   std::ofstream summary(dir / "summary.md");

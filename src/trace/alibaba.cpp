@@ -26,6 +26,9 @@ class RowReader {
     std::int64_t v = 0;
     const char* end = text.data() + text.size();
     auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (ec == std::errc::result_out_of_range) {
+      return invalid_argument("{}: {} = {} is outside {}..{}", t_.where(row_), t_.header[static_cast<std::size_t>(col)], text, lo, hi);
+    }
     if (text.empty() || ec != std::errc{} || ptr != end) {
       return invalid_argument("{}: {} \"{}\" is not an integer", t_.where(row_), t_.header[static_cast<std::size_t>(col)], text);
     }
@@ -105,11 +108,13 @@ Result<std::vector<TracePod>> read_pods(const std::filesystem::path& csv) {
   const int created_col = table->column("creation_time");
   const int deleted_col = table->column("deletion_time");
   std::vector<TracePod> pods;
+  std::set<std::string> seen;
   for (std::size_t r = 0; r < table->rows.size(); ++r) {
     RowReader row(*table, r);
     TracePod p;
     p.name = row.text((*cols)[0]);
     if (p.name.empty()) return invalid_argument("{}: name is empty", table->where(r));
+    if (!seen.insert(p.name).second) return invalid_argument("{}: pod {} appears twice", table->where(r), p.name);
     auto cpu = row.integer((*cols)[1], 0, kMaxCpu);
     if (!cpu) return cpu.status();
     auto memory = row.integer((*cols)[2], 0, kMaxMemory);
@@ -121,7 +126,11 @@ Result<std::vector<TracePod>> read_pods(const std::filesystem::path& csv) {
     p.cpu = MilliCpu(*cpu);
     p.memory = MiB(*memory);
     p.num_gpu = static_cast<int>(*num_gpu);
-    p.gpu_milli = MilliGpu(p.num_gpu == 0 ? 0 : *gpu_milli);
+    p.gpu_milli = MilliGpu(*gpu_milli);
+    if (p.num_gpu == 0 && *gpu_milli != 0) {
+      return invalid_argument("{}: pod {} has gpu_milli {} but num_gpu 0; a CPU-only pod has gpu_milli 0", table->where(r), p.name,
+                              *gpu_milli);
+    }
     if (p.num_gpu > 0 && *gpu_milli == 0) {
       return invalid_argument("{}: pod {} asks for {} GPU(s) with gpu_milli 0", table->where(r), p.name, p.num_gpu);
     }

@@ -19,6 +19,8 @@ std::string CsvTable::where(std::size_t row) const { return fmt::format("{} line
 
 namespace {
 
+constexpr std::uintmax_t kMaxCsvBytes = std::uintmax_t{1} << 30;
+
 struct Sink {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> current;
@@ -37,6 +39,15 @@ void on_row(int, void* data) {
 }  // namespace
 
 Result<CsvTable> read_csv(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return Status(Code::kNotFound, fmt::format("{}: no such file", path.string()));
+  if (!std::filesystem::is_regular_file(status)) {
+    return invalid_argument("{}: not a regular file (a CSV file is required)", path.string());
+  }
+  if (std::filesystem::file_size(path, ec) > kMaxCsvBytes) {
+    return invalid_argument("{}: larger than {} MiB; a trace file is a few MiB", path.string(), kMaxCsvBytes >> 20);
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::kNotFound, fmt::format("{}: cannot open the file", path.string()));
   csv_parser parser;
@@ -50,13 +61,18 @@ Result<CsvTable> read_csv(const std::filesystem::path& path) {
     if (got > 0 && csv_parse(&parser, buffer.data(), got, on_field, on_row, &sink) != got) ok = false;
   }
   if (ok && csv_fini(&parser, on_field, on_row, &sink) != 0) ok = false;
-  const std::string error = ok ? "" : csv_strerror(csv_error(&parser));
+  const int error = ok ? 0 : csv_error(&parser);
   csv_free(&parser);
-  if (!ok) return invalid_argument("{}: not valid CSV near row {}: {}", path.string(), sink.rows.size() + 1, error);
+  if (!ok) {
+    return invalid_argument("{}: not valid CSV near line {}: {}", path.string(), sink.rows.size() + 1,
+                            error == CSV_EPARSE ? "a quote that is not closed, or text right after a closing quote (RFC 4180)"
+                                                : csv_strerror(error));
+  }
   CsvTable table;
   table.file = path.string();
   if (sink.rows.empty()) return invalid_argument("{}: empty file (a header line is required)", table.file);
   table.header = std::move(sink.rows.front());
+  if (!table.header.empty() && table.header[0].rfind("\xEF\xBB\xBF", 0) == 0) table.header[0].erase(0, 3);  // a UTF-8 byte order mark
   for (std::size_t r = 1; r < sink.rows.size(); ++r) {
     auto& row = sink.rows[r];
     if (row.size() == 1 && row[0].empty()) continue;  // a blank line

@@ -21,8 +21,9 @@ struct CsvTable {
   [[nodiscard]] std::string where(std::size_t row) const;
 };
 
-/// Reads the whole file. kNotFound when it cannot be opened; kInvalidArgument for malformed CSV
-/// or a row whose field count differs from the header's.
+/// Reads the whole file. kNotFound when it does not exist or cannot be opened; kInvalidArgument
+/// for something other than a regular file (a device, a directory), a file over 1 GiB, malformed
+/// CSV, or a row whose field count differs from the header's. A UTF-8 byte order mark is skipped.
 Result<CsvTable> read_csv(const std::filesystem::path& path);
 
 }  // namespace fracpack::trace

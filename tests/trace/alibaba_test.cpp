@@ -65,7 +65,10 @@ TEST_CASE("trace: malformed files are refused with file, line and column") {
       {"unknown model", false, nodes_header + "n0,1,1,1,H100\n", "GPU model \"H100\""},
       {"duplicate node", false, nodes_header + "n0,1,1,1,T4\nn0,1,1,1,T4\n", "line 3: node n0 appears twice"},
       {"field count", false, nodes_header + "n0,1,1\n", "3 fields, the header has 5"},
-      {"bad quoting", false, nodes_header + "\"n0,1,1,1,T4\n", "not valid CSV"},
+      {"bad quoting", false, nodes_header + "\"n0,1,1,1,T4\n", "a quote that is not closed"},
+      {"huge number", false, nodes_header + "n0,99999999999999999999999,1,1,T4\n", "cpu_milli = 99999999999999999999999 is outside"},
+      {"duplicate pod", true, std::string(kPodHeader) + "a,1,1,0,0,,LS,R,0,1,0\na,1,1,0,0,,LS,R,0,1,0\n", "line 3: pod a appears twice"},
+      {"share without GPU", true, std::string(kPodHeader) + "a,1,1,0,500,,LS,R,0,1,0\n", "gpu_milli 500 but num_gpu 0"},
       {"empty file", false, "", "empty file"},
       {"milli above 1000", true, std::string(kPodHeader) + "a,1,1,1,1500,,LS,R,0,1,0\n", "gpu_milli = 1500 is outside 0..1000"},
       {"fraction of two GPUs", true, std::string(kPodHeader) + "a,1,1,2,500,,LS,R,0,1,0\n", "a fraction (500 milli) of 2 GPUs"},
@@ -82,6 +85,12 @@ TEST_CASE("trace: malformed files are refused with file, line and column") {
     CHECK(st.message().find(path.string()) != std::string::npos);
   }
   CHECK(trace::read_nodes("/nonexistent/nodes.csv").status().code() == Code::kNotFound);
+  // A device or a directory is refused before reading (reading /dev/zero would never end).
+  CHECK(trace::read_nodes("/dev/zero").status().message().find("not a regular file") != std::string::npos);
+  CHECK(trace::read_nodes(std::filesystem::temp_directory_path()).status().message().find("not a regular file") != std::string::npos);
+  // A UTF-8 byte order mark before the header is not part of the first column's name.
+  auto bom = trace::read_nodes(write_temp("bom.csv", "\xEF\xBB\xBF" + nodes_header + "n0,1,1,1,T4\n"));
+  CHECK_MESSAGE(bom.is_ok(), bom.status().message());
 }
 
 TEST_CASE("trace: the real Alibaba node and pod lists read whole") {

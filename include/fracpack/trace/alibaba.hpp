@@ -55,9 +55,9 @@ struct TracePod {
 /// column, non-integer or negative number, a GPU node of an unknown model, duplicate names.
 Result<std::vector<TraceNode>> read_nodes(const std::filesystem::path& csv);
 
-/// Reads a pod list. Errors as read_nodes, plus: num_gpu outside 0..64; gpu_milli outside 0..1000;
-/// a fraction (gpu_milli < 1000) on more than one GPU; a GPU pod with gpu_milli 0; an unknown model
-/// in gpu_spec.
+/// Reads a pod list. Errors as read_nodes, plus: duplicate pod names; num_gpu outside 0..64;
+/// gpu_milli outside 0..1000; a fraction (gpu_milli < 1000) on more than one GPU; a GPU pod with
+/// gpu_milli 0 or a CPU-only pod with gpu_milli > 0; an unknown model in gpu_spec.
 Result<std::vector<TracePod>> read_pods(const std::filesystem::path& csv);
 
 /// The node as the scheduler sees it: allocatable cpu and memory, `gpus` devices of the model's

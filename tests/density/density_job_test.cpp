@@ -1,0 +1,88 @@
+// `fracpack bench density` input checks: every bad flag is refused before any run, naming the flag.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "fracpack/density.hpp"
+#include "fracpack/density_job.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+std::filesystem::path temp_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / fmt::format("fracpack-job-{}-{}", getpid(), name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST_CASE("density job: seeds as ranges and lists, with every mistake named") {
+  CHECK(*parse_seeds("42-44, 50") == std::vector<std::uint64_t>{42, 43, 44, 50});
+  CHECK(*parse_seeds("7") == std::vector<std::uint64_t>{7});
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"51-42", "range 51-42 runs backwards"},
+      {"abc", "\"abc\" is not a seed"},
+      {"-5", "\"-5\" is not a seed"},
+      {"1-2-3", "\"1-2-3\" is not a seed"},
+      {"", "no seed given"},
+      {"42,42", "seed 42 is listed twice"},
+      {"1-5,3", "seed 3 is listed twice"},
+      {"1-100000", "more than 10000 seeds"},
+      {"0-5000,6000-11000", "more than 10000 seeds"},
+  };
+  for (const auto& [text, message] : bad) {
+    CAPTURE(text);
+    auto s = parse_seeds(text);
+    REQUIRE_FALSE(s.is_ok());
+    CHECK(s.status().message().rfind("--seeds: ", 0) == 0);
+    CHECK_MESSAGE(s.status().message().find(message) != std::string::npos, s.status().message());
+  }
+}
+
+TEST_CASE("density job: policies by our names or the study's labels, each once") {
+  CHECK(*parse_policy_list("FGD, BestFit,05-BestFit-x") == std::vector<std::string>{"fgd", "study-best-fit", "05-BestFit-x"});
+  CHECK(*parse_policy_list("06-FGD,fgd-cpu,DotProd") == std::vector<std::string>{"fgd", "fgd-cpu", "dot-product"});
+  auto twice = parse_policy_list("fgd,06-FGD");
+  REQUIRE_FALSE(twice.is_ok());
+  CHECK(twice.status().message() == "--policy: fgd is listed twice (\"06-FGD\" names it again)");
+  CHECK_FALSE(parse_policy_list(" , ").is_ok());
+}
+
+TEST_CASE("density job: bad --out, --published, --tune or policy fail before any run") {
+  const auto nodes = temp_file("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\n");
+  const auto pods = temp_file("pods.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1024,1,500\n");
+  DensityJobOptions base;
+  base.nodes_csv = nodes.string();
+  base.pods_csv = pods.string();
+  base.seeds = "1";
+  base.progress = false;
+  base.out_dir = (std::filesystem::temp_directory_path() / fmt::format("fracpack-job-out-{}", getpid())).string();
+  CHECK(run_density_job(base) == 0);
+  CHECK(std::filesystem::exists(std::filesystem::path(base.out_dir) / "allo.csv"));
+
+  auto with = [&](auto change) {
+    DensityJobOptions o = base;
+    change(o);
+    return run_density_job(o);
+  };
+  CHECK(with([&](DensityJobOptions& o) { o.out_dir = nodes.string(); }) == 2);  // a file is in the way
+  CHECK(with([&](DensityJobOptions& o) { o.out_dir = "/proc/fracpack-x"; }) == 2);
+  CHECK(with([&](DensityJobOptions& o) { o.published = nodes.string(); }) == 2);  // not the published layout
+  CHECK(with([&](DensityJobOptions& o) { o.tune = 0; }) == 2);
+  CHECK(with([&](DensityJobOptions& o) { o.policies = "nonsense"; }) == 2);
+  CHECK(with([&](DensityJobOptions& o) { o.pods_csv = temp_file("cpu.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nc,1,1,0,0\n").string(); }) == 2);
+  std::filesystem::remove_all(base.out_dir);
+}
+
+TEST_CASE("density: pods that can never run are reported before the runs") {
+  const auto nodes = temp_file("n2.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\n");
+  const auto pods = temp_file("p2.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\na,1000,1024,1,500,A10\nb,1000,1024,1,500,\n");
+  auto trace = density::load_trace(nodes, pods);
+  REQUIRE(trace.is_ok());
+  auto warnings = density::trace_warnings(*trace);
+  REQUIRE(warnings.size() == 1);
+  CHECK_MESSAGE(warnings[0].find("1 of 2 pods (50.0 % of the list's GPU demand) fit no node") == 0, warnings[0]);
+}
+
+}  // namespace
+}  // namespace fracpack::test
