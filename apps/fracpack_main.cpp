@@ -12,6 +12,7 @@
 #include "fracpack/policy.hpp"
 #include "fracpack/quantity.hpp"
 #include "fracpack/serve.hpp"
+#include "fracpack/workload_file.hpp"
 
 namespace {
 
@@ -76,6 +77,7 @@ int run(int argc, char** argv) {
   place->add_option("--pods", pods, "Pods to place, YAML or JSON")->required()->check(CLI::ExistingFile);
   std::vector<std::string> names;
   for (auto n : fracpack::policy_names()) names.emplace_back(n);
+  for (auto n : fracpack::study_policy_names()) names.emplace_back(n);
   place->add_option("--policy", options.policy, "Placement policy")->check(CLI::IsMember(names))->capture_default_str();
   place->add_option("--format", format, "Output format")->check(CLI::IsMember({"json", "table"}))->capture_default_str();
   place->add_option("--sharing-mode", sharing_mode, "KAI gpuSharingMode")
@@ -114,6 +116,10 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--cluster", serve_cluster, "Nodes, Queues, PodGroups (and running pods) to load")
       ->check(CLI::ExistingFile);
   serve_cmd->add_option("--policy", serve_policy, "Placement policy")->check(CLI::IsMember(names))->capture_default_str();
+  std::string serve_workload;
+  serve_cmd->add_option("--workload", serve_workload,
+                        "fgd / fgd-cpu: pods whose typical shapes are the target workload (Pod YAML/JSON, or an Alibaba pod-list CSV)")
+      ->check(CLI::ExistingFile);
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
   serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")
       ->check(CLI::Range(std::size_t{1} << 10, std::size_t{1} << 30))
@@ -161,6 +167,14 @@ int run(int argc, char** argv) {
     if (!serve_grpc.empty()) serve.grpc = serve_grpc;
     if (!serve_cluster.empty()) serve.cluster_file = serve_cluster;
     serve.core.policy = serve_policy;
+    if (!serve_workload.empty()) {
+      auto workload = fracpack::read_workload(serve_workload);
+      if (!workload) {
+        fmt::print(stderr, "fracpack serve: {}\n", workload.status().message());
+        return kInputError;
+      }
+      serve.core.workload = std::make_shared<const std::vector<fracpack::TypicalPod>>(std::move(*workload));
+    }
     return fracpack::serve(serve);
   }
   if (replay_cmd->parsed()) return fracpack::replay(replay);

@@ -19,6 +19,7 @@
 
 #include "fracpack/cluster_state.hpp"
 #include "fracpack/config.hpp"
+#include "fracpack/fragmentation.hpp"
 #include "fracpack/placement.hpp"
 #include "fracpack/scheduler.hpp"
 #include "fracpack/status.hpp"
@@ -29,6 +30,8 @@ struct ExtenderOptions {
   std::string state_path = ":memory:";  ///< SQLite file, or ":memory:"
   bool fsync_every_bind = false;        ///< synchronous=FULL: also survive power loss (slower)
   std::string policy = "pack";
+  /// The target workload of `fgd` / `fgd-cpu` (read_workload(); required for those policies).
+  std::shared_ptr<const std::vector<TypicalPod>> workload;
   PlacementConfig placement;
   DecodeConfig decode;
   std::size_t explain_nodes = 100;      ///< per-node reasons in Explain

@@ -56,8 +56,9 @@ Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const P
   }
   if (name == "fgd" || name == "fgd-cpu") {
     if (!options.workload || options.workload->empty()) {
-      return invalid_argument("policy {} needs a target workload (the typical pods of a pod list); "
-                              "`fracpack bench density` derives it from --pods", name);
+      return invalid_argument("policy {} needs a target workload, the typical pods of a pod list: give `fracpack serve` "
+                              "--workload FILE (`fracpack place` and `fracpack bench density` take it from their pods)",
+                              name);
     }
     return name == "fgd" ? binpack::make_fgd_policy(options.seed, options.workload)
                          : binpack::make_fgd_cpu_policy(options.seed, options.workload);

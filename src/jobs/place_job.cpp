@@ -1,4 +1,5 @@
 #include "fracpack/place_job.hpp"
+#include "fracpack/fragmentation.hpp"
 
 #include <algorithm>
 #include <map>
@@ -121,13 +122,25 @@ QueueTotals totals_of(const queues::QueueBook& book, std::size_t q, const Amount
 }  // namespace
 
 Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, const PlaceOptions& options) {
-  auto policy = make_policy(options.policy);
-  if (!policy) return policy.status();
+  if (auto known = make_policy(options.policy, PolicyOptions{0, std::make_shared<const std::vector<TypicalPod>>(1, TypicalPod{})});
+      !known) {
+    return known.status();  // an unknown name fails before the inputs are read
+  }
   PlaceReport report;
   report.policy = options.policy;
   auto read = jobs::read_inputs(objects, options, report);
   if (!read) return read.status();
   jobs::PlaceInputs& in = *read;
+  // fgd and fgd-cpu measure fragmentation for a target workload: here, every pod of the input.
+  std::vector<PodRequest> all_pods;
+  for (const auto* list : {&in.bound, &in.pending}) {
+    for (const auto& p : *list) all_pods.push_back(p.pod);
+  }
+  PolicyOptions policy_options;
+  policy_options.workload = std::make_shared<const std::vector<TypicalPod>>(typical_pods(all_pods));
+  if (policy_options.workload->empty()) policy_options.workload = std::make_shared<const std::vector<TypicalPod>>(1, TypicalPod{});
+  auto policy = make_policy(options.policy, policy_options);
+  if (!policy) return policy.status();
 
   report.nodes = in.nodes.size();
   for (const auto& node : in.nodes) {

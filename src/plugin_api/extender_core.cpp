@@ -608,7 +608,9 @@ class ExtenderImpl final : public Extender {
 }  // namespace
 
 Result<std::unique_ptr<Extender>> Extender::open(const ExtenderOptions& options) {
-  auto policy = make_policy(options.policy);
+  PolicyOptions policy_options;
+  policy_options.workload = options.workload;
+  auto policy = make_policy(options.policy, policy_options);
   if (!policy) return policy.status();
   auto store = api::Store::open(options.state_path, options.fsync_every_bind ? api::Durability::kPowerLoss
                                                                              : api::Durability::kProcessCrash);

@@ -5,6 +5,9 @@
 
 #include "fracpack/density.hpp"
 #include "fracpack/density_job.hpp"
+#include "fracpack/extender.hpp"
+#include "fracpack/place_job.hpp"
+#include "fracpack/workload_file.hpp"
 #include "support/builders.hpp"
 
 namespace fracpack::test {
@@ -82,6 +85,59 @@ TEST_CASE("density: pods that can never run are reported before the runs") {
   auto warnings = density::trace_warnings(*trace);
   REQUIRE(warnings.size() == 1);
   CHECK_MESSAGE(warnings[0].find("1 of 2 pods (50.0 % of the list's GPU demand) fit no node") == 0, warnings[0]);
+}
+
+}  // namespace
+}  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+TEST_CASE("fgd and fgd-cpu outside the harness: place takes the workload from its pods, serve from --workload") {
+  // place: the half-GPU pod completes the half-used GPU under both (the workload: these pods).
+  std::vector<json> objects{nvf("a", 2, 20000).obj, nvf("b", 2, 20000).obj,
+                            PodBuilder("half").fraction("0.5").bound_to("b").annotation("nvidia.com/container.main.gpus.devices", "1").obj,
+                            PodBuilder("p").fraction("0.5").obj, PodBuilder("w").whole(1).obj};
+  for (const char* name : {"fgd", "fgd-cpu"}) {
+    CAPTURE(name);
+    PlaceOptions options;
+    options.policy = name;
+    auto report = run_place(k8s::with_origins(objects, "test"), options);
+    REQUIRE_MESSAGE(report.is_ok(), report.status().message());
+    bool found = false;
+    for (const auto& p : report->placements) {
+      if (p.pod != "default/p") continue;
+      found = true;
+      CHECK(p.node == "b");
+      CHECK(p.choice.gpus == std::vector<int>{1});
+    }
+    CHECK(found);
+  }
+
+  // serve: without a workload the policy is refused with what to give; with one it filters.
+  ExtenderOptions without;
+  without.policy = "fgd-cpu";
+  auto refused = Extender::open(without);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().message().find("--workload FILE") != std::string::npos);
+
+  const auto csv = temp_file("workload.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nx,1000,1024,1,500\ny,1000,1024,1,1000\n");
+  auto workload = read_workload(csv.string());
+  REQUIRE_MESSAGE(workload.is_ok(), workload.status().message());
+  CHECK(workload->size() == 2);
+  const auto yaml = temp_file("workload.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec:\n  containers:\n"
+                                               "  - name: main\n    resources: {requests: {cpu: '1'}}\n"
+                                               "---\napiVersion: v1\nkind: Node\nmetadata: {name: ignored}\n");
+  CHECK_FALSE(read_workload(yaml.string()).is_ok());  // a CPU-only pod is no GPU workload
+  ExtenderOptions with;
+  with.policy = "fgd-cpu";
+  with.workload = std::make_shared<const std::vector<TypicalPod>>(*workload);
+  auto core = Extender::open(with);
+  REQUIRE_MESSAGE(core.is_ok(), core.status().message());
+  REQUIRE((*core)->apply({nvf("a", 2, 20000).obj}, nullptr).is_ok());
+  auto f = (*core)->filter(PodBuilder("q").fraction("0.5").obj, {"a"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"a"});
 }
 
 }  // namespace

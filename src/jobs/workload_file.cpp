@@ -1,0 +1,34 @@
+#include "fracpack/workload_file.hpp"
+
+#include <fmt/format.h>
+
+#include "fracpack/k8s/decode.hpp"
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/trace/alibaba.hpp"
+
+namespace fracpack {
+
+Result<std::vector<TypicalPod>> read_workload(const std::string& path, const DecodeConfig& decode) {
+  std::vector<PodRequest> pods;
+  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
+    auto rows = trace::read_pods(path);
+    if (!rows) return rows.status();
+    for (const auto& r : *rows) pods.push_back(trace::to_pod_request(r));
+  } else {
+    auto objects = k8s::read_input_file(path);
+    if (!objects) return objects.status();
+    for (const auto& o : *objects) {
+      if (k8s::kind_of(o.object) != "Pod") continue;
+      auto pod = k8s::decode_pod(o.object, decode, PriorityClasses{});
+      if (!pod) return invalid_argument("--workload {}: {}", path, pod.status().message());
+      pods.push_back(std::move(*pod));
+    }
+  }
+  auto typical = typical_pods(pods);
+  if (typical.empty() || std::all_of(typical.begin(), typical.end(), [](const TypicalPod& t) { return t.gpus == 0; })) {
+    return invalid_argument("--workload {}: no pod with a GPU request in milli-GPU (gpu-fraction, or whole GPUs)", path);
+  }
+  return typical;
+}
+
+}  // namespace fracpack
