@@ -35,6 +35,9 @@ struct ExtenderOptions {
   PlacementConfig placement;
   DecodeConfig decode;
   std::size_t explain_nodes = 100;      ///< per-node reasons in Explain
+  /// Pods seen by Filter and not yet bound that are kept for Bind (oldest dropped first; also
+  /// bounded to ~512 MiB of their JSON). A pod dropped must go through Filter again.
+  std::size_t pods_remembered = 100'000;
 };
 
 /// kube-scheduler's ExtenderFilterResult, in fracpack's types.

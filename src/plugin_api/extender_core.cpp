@@ -26,7 +26,6 @@ namespace {
 using nlohmann::json;
 using queues::Amounts;
 
-constexpr std::size_t kPodsRemembered = 100'000;         // pods seen by Filter, waiting for Bind
 constexpr std::size_t kBytesRemembered = std::size_t{512} << 20;  // and their JSON, roughly
 
 /// Roughly what a JSON value holds in memory: its strings plus a node's overhead per value.
@@ -407,13 +406,20 @@ class ExtenderImpl final : public Extender {
     // cheaper than a deep copy).
     if (found != seen_.end() && found->second.pod.uid == pod.uid && found->second.object == object) return;
     const std::size_t bytes = approx_bytes(object);
-    if (found != seen_.end()) seen_bytes_ -= found->second.bytes;
-    auto [it, fresh] = seen_.insert_or_assign(key, Known{pod, object, bytes});
+    if (found != seen_.end()) {
+      seen_bytes_ -= found->second.bytes;
+      found->second = Known{pod, object, bytes, found->second.seq};  // keeps its place in the order
+    } else {
+      seen_.emplace(key, Known{pod, object, bytes, ++seen_seq_});
+      seen_order_.emplace_back(key, seen_seq_);
+    }
     seen_bytes_ += bytes;
-    if (fresh) seen_order_.push_back(key);
     // Bounded by count and by bytes: a client sending huge distinct pods must not exhaust memory.
-    while (seen_order_.size() > 1 && (seen_order_.size() > kPodsRemembered || seen_bytes_ > kBytesRemembered)) {
-      if (auto old = seen_.find(seen_order_.front()); old != seen_.end()) {
+    // An order entry whose sequence number no longer matches belongs to a pod forgotten since
+    // (bound, or released): dropping it must not drop the pod's newer copy.
+    while (seen_order_.size() > 1 && (seen_order_.size() > options_.pods_remembered || seen_bytes_ > kBytesRemembered)) {
+      const auto& [oldest, seq] = seen_order_.front();
+      if (auto old = seen_.find(oldest); old != seen_.end() && old->second.seq == seq) {
         seen_bytes_ -= old->second.bytes;
         seen_.erase(old);
       }
@@ -424,7 +430,7 @@ class ExtenderImpl final : public Extender {
     std::lock_guard lock(seen_mu_);
     if (auto it = seen_.find(key); it != seen_.end()) {
       seen_bytes_ -= it->second.bytes;
-      seen_.erase(it);  // (its key leaves seen_order_ when it reaches the front)
+      seen_.erase(it);  // its order entry goes stale: it no longer matches any sequence number
     }
   }
   json object_of(const std::string& key) {
@@ -598,11 +604,13 @@ class ExtenderImpl final : public Extender {
     PodRequest pod;
     json object;
     std::size_t bytes = 0;  ///< approx_bytes(object)
+    std::uint64_t seq = 0;  ///< when it was remembered; its entry in seen_order_ carries the same
   };
   std::size_t seen_bytes_ = 0;
   std::mutex seen_mu_;
   std::map<std::string, Known> seen_;
-  std::deque<std::string> seen_order_;
+  std::deque<std::pair<std::string, std::uint64_t>> seen_order_;  ///< (pod key, Known::seq), oldest first
+  std::uint64_t seen_seq_ = 0;
 };
 
 }  // namespace

@@ -67,6 +67,29 @@ TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotat
   CHECK(core->bind("ns", "p2", "", "ghost").status().code() == Code::kNotFound);
 }
 
+TEST_CASE("a pod filtered again after it was bound and released keeps its place among remembered pods") {
+  // Two remembered pods at most. p is filtered, bound (forgotten), released, filtered again after
+  // q: dropping p's stale first entry must not drop its new copy (it used to: Bind then failed).
+  ExtenderOptions options;
+  options.pods_remembered = 2;
+  auto opened = Extender::open(options);
+  REQUIRE(opened.is_ok());
+  auto& core = *opened;
+  REQUIRE(core->apply({nvf("a", 4, 80000).obj}, nullptr).is_ok());
+  const json p = PodBuilder("p", "ns").gpu_memory("1Gi").obj;
+  REQUIRE(core->filter(p, {"a"}).is_ok());
+  REQUIRE(core->bind("ns", "p", "uid-p", "a").is_ok());
+  REQUIRE(core->release("ns/p").is_ok());
+  REQUIRE(core->filter(PodBuilder("q", "ns").gpu_memory("1Gi").obj, {"a"}).is_ok());
+  REQUIRE(core->filter(p, {"a"}).is_ok());
+  auto again = core->bind("ns", "p", "uid-p", "a");
+  CHECK_MESSAGE(again.is_ok(), again.status().message());
+  // The bound still holds: a third pod pushes out the oldest (q), which must then Filter again.
+  REQUIRE(core->filter(PodBuilder("r", "ns").gpu_memory("1Gi").obj, {"a"}).is_ok());
+  REQUIRE(core->filter(PodBuilder("s", "ns").gpu_memory("1Gi").obj, {"a"}).is_ok());
+  CHECK(core->bind("ns", "q", "uid-q", "a").status().code() == Code::kNotFound);
+}
+
 TEST_CASE("filter_all: every node, best first; failing nodes listed only when none passes") {
   auto core = open_core();
   REQUIRE(core->apply({nvf("a", 2, 80000).obj, nvf("b", 2, 80000).obj, nvf("c", 1, 16000).obj}, nullptr).is_ok());
