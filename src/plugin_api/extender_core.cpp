@@ -215,7 +215,10 @@ class ExtenderImpl final : public Extender {
     auto ranked = rank_nodes(*state_, *pod, *policy_, {*n});  // this node only: O(1), not an index search
     if (ranked.empty()) {
       auto why = filter_nodes(*state_, *pod, {*n});
-      return Status(Code::kUnschedulable, fmt::format("pod {} no longer fits node {}: {}", key, node, why.front().second.text()));
+      const Verdict& v = why.front().second;
+      // A lost race (the node filled up since Filter) or a node that could never take the pod.
+      const char* what = v.code == Code::kUnschedulableAndUnresolvable ? "can never fit" : "no longer fits";
+      return Status(Code::kUnschedulable, fmt::format("pod {} {} node {}: {}", key, what, node, v.text()));
     }
     if (Status st = state_->reserve(*pod, *n, ranked.front().choice); !st.is_ok()) return st;
     const Allocation& a = *state_->allocation(key);

@@ -141,6 +141,13 @@ TEST_CASE("a lost Filter → Bind race is a clean refusal, never an overcommit")
   auto lost = core->bind("default", "p3", "", "a");
   CHECK(lost.status().code() == Code::kUnschedulable);
   CHECK(lost.status().message().find("no longer fits node a") != std::string::npos);
+  // A node that could never take the pod is not a lost race, and the answer says so.
+  REQUIRE(core->apply({nvf("small", 1, 8000).obj}, nullptr).is_ok());
+  json big = PodBuilder("big").gpu_memory("12Gi").obj;
+  REQUIRE(core->filter(big, {"small"}).is_ok());
+  auto never = core->bind("default", "big", "", "small");
+  CHECK(never.status().code() == Code::kUnschedulable);
+  CHECK_MESSAGE(never.status().message().find("pod default/big can never fit node small: ") == 0, never.status().message());
 }
 
 TEST_CASE("acknowledged binds survive a restart exactly; releases too") {
