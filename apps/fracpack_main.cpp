@@ -181,7 +181,8 @@ int run(int argc, char** argv) {
   if (density_cmd->parsed()) return fracpack::run_density_job(density);
   if (policies->parsed()) {
     for (auto n : fracpack::policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n))->summary());
-    fmt::print("\nFor `fracpack bench density`: the FGD study's policies and fgd-cpu (fgd and fgd-cpu need the trace's typical pods):\n");
+    fmt::print("\nThe FGD study's policies and fgd-cpu, ours (`fracpack bench density`; also `place`, and `serve` with\n"
+               "--workload FILE, which fgd and fgd-cpu need for their target workload):\n");
     fracpack::PolicyOptions study;
     study.workload = std::make_shared<const std::vector<fracpack::TypicalPod>>(1, fracpack::TypicalPod{});
     for (auto n : fracpack::study_policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n, study))->summary());

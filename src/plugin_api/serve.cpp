@@ -83,6 +83,8 @@ int serve(const ServeOptions& options) {
     spdlog::error("{}", core.status().message());
     return 2;
   }
+  spdlog::info("policy {}{}", options.core.policy,
+               options.core.workload ? fmt::format(" (target workload: {} typical pod shapes)", options.core.workload->size()) : "");
   if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
   if (!options.http && !options.grpc) {
     spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
