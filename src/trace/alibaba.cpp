@@ -107,6 +107,7 @@ Result<std::vector<TracePod>> read_pods(const std::filesystem::path& csv) {
   const int qos_col = table->column("qos");
   const int created_col = table->column("creation_time");
   const int deleted_col = table->column("deletion_time");
+  const int scheduled_col = table->column("scheduled_time");
   std::vector<TracePod> pods;
   std::set<std::string> seen;
   for (std::size_t r = 0; r < table->rows.size(); ++r) {
@@ -156,10 +157,11 @@ Result<std::vector<TracePod>> read_pods(const std::filesystem::path& csv) {
       if (!t) return t.status();
       p.creation_time = *t;
     }
-    if (deleted_col >= 0 && !row.text(deleted_col).empty()) {
-      auto t = row.integer(deleted_col, 0, kMaxCpu);
+    for (auto [col, slot] : {std::pair{deleted_col, &p.deletion_time}, std::pair{scheduled_col, &p.scheduled_time}}) {
+      if (col < 0 || row.text(col).empty()) continue;
+      auto t = row.integer(col, 0, kMaxCpu);
       if (!t) return t.status();
-      p.deletion_time = *t;
+      *slot = *t;
     }
     pods.push_back(std::move(p));
   }

@@ -47,6 +47,7 @@ struct TracePod {
   std::string qos;       ///< LS, BE, Burstable, Guaranteed ("" when the column is absent)
   std::int64_t creation_time = 0;  ///< seconds from the trace start
   std::optional<std::int64_t> deletion_time;
+  std::optional<std::int64_t> scheduled_time;  ///< when the trace's scheduler started it (absent: never)
   /// Total GPU asked for, in milli-GPU (num_gpu × gpu_milli; 0 for CPU-only pods).
   [[nodiscard]] MilliGpu gpu_total() const { return gpu_milli * num_gpu; }
 };
