@@ -9,15 +9,11 @@
 #include "fracpack/place_job.hpp"
 #include "fracpack/workload_file.hpp"
 #include "support/builders.hpp"
+#include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
 
-std::filesystem::path temp_file(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / fmt::format("fracpack-job-{}-{}", getpid(), name);
-  std::ofstream(path) << text;
-  return path;
-}
 
 TEST_CASE("density job: seeds as ranges and lists, with every mistake named") {
   CHECK(*parse_seeds("42-44, 50") == std::vector<std::uint64_t>{42, 43, 44, 50});

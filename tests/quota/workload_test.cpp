@@ -6,16 +6,12 @@
 
 #include "fracpack/quota/workload.hpp"
 #include "support/builders.hpp"
+#include "support/temp_files.hpp"
 #include "support/trace_files.hpp"
 
 namespace fracpack::test {
 namespace {
 
-std::filesystem::path rules_file(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / fmt::format("fracpack-rules-{}-{}.yaml", getpid(), name);
-  std::ofstream(path) << text;
-  return path;
-}
 
 trace::TracePod tpod(const std::string& name, const std::string& qos, std::int64_t created, std::optional<std::int64_t> scheduled,
                      std::optional<std::int64_t> deleted) {
@@ -33,7 +29,7 @@ trace::TracePod tpod(const std::string& name, const std::string& qos, std::int64
 }
 
 TEST_CASE("quota rules: first match wins, by qos, name pattern and hash, with a default") {
-  auto rules = quota::read_rules(rules_file("ok", R"(
+  auto rules = quota::read_rules(temp_file("rules-ok.yaml", R"(
 rules:
   - qos: [LS]
     queue: inference
@@ -79,7 +75,7 @@ TEST_CASE("quota rules: every mistake is refused with the file and the rule") {
   };
   for (const auto& [text, message] : bad) {
     CAPTURE(text);
-    const auto path = rules_file("bad", text);
+    const auto path = temp_file("rules-bad.yaml", text);
     auto r = quota::read_rules(path);
     REQUIRE_FALSE(r.is_ok());
     CHECK(r.status().code() == Code::kInvalidArgument);
@@ -89,7 +85,7 @@ TEST_CASE("quota rules: every mistake is refused with the file and the rule") {
 }
 
 TEST_CASE("timed workload: arrival, run time, queue and preemptibility per pod; unmatched pods and idle rules reported") {
-  auto rules = quota::read_rules(rules_file("t", "rules: [{qos: LS, queue: inference, preemptible: false}, {qos: Guaranteed, queue: g}]"));
+  auto rules = quota::read_rules(temp_file("rules-t.yaml", "rules: [{qos: LS, queue: inference, preemptible: false}, {qos: Guaranteed, queue: g}]"));
   REQUIRE(rules.is_ok());
   std::vector<trace::TracePod> pods{tpod("b", "LS", 100, 130, 400), tpod("a", "LS", 100, std::nullopt, 250),
                                     tpod("c", "LS", 50, 60, std::nullopt)};

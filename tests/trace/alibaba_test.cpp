@@ -5,21 +5,17 @@
 #include <fstream>
 
 #include "fracpack/trace/alibaba.hpp"
+#include "support/temp_files.hpp"
 #include "support/trace_files.hpp"
 
 namespace fracpack::test {
 namespace {
 
-std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / fmt::format("fracpack-trace-{}-{}", getpid(), name);
-  std::ofstream(path) << text;
-  return path;
-}
 
 const char* kPodHeader = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
 
 TEST_CASE("trace: a node list and a pod list read into nodes and requests") {
-  auto nodes = trace::read_nodes(write_temp("n.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\nn1,32000,131072,0,\n"));
+  auto nodes = trace::read_nodes(temp_file("n.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\nn1,32000,131072,0,\n"));
   REQUIRE_MESSAGE(nodes.is_ok(), nodes.status().message());
   REQUIRE(nodes->size() == 2);
   NodeSpec spec = trace::to_node_spec((*nodes)[0]);
@@ -30,7 +26,7 @@ TEST_CASE("trace: a node list and a pod list read into nodes and requests") {
   CHECK(spec.memory == to_bytes(MiB(262144)));
   CHECK(trace::to_node_spec((*nodes)[1]).gpus.empty());
 
-  auto pods = trace::read_pods(write_temp("p.csv", std::string(kPodHeader) +
+  auto pods = trace::read_pods(temp_file("p.csv", std::string(kPodHeader) +
                                                         "a,6000,12288,1,460,,LS,Running,10,20,10\n"
                                                         "b,12000,24576,2,1000,V100M16|V100M32,BE,Running,0,,0\n"
                                                         "c,500,1024,0,0,,LS,Running,5,9,5\n"));
@@ -78,7 +74,7 @@ TEST_CASE("trace: malformed files are refused with file, line and column") {
   };
   for (const auto& c : cases) {
     CAPTURE(c.what);
-    const auto path = write_temp("bad.csv", c.text);
+    const auto path = temp_file("bad.csv", c.text);
     const Status st = c.pods ? trace::read_pods(path).status() : trace::read_nodes(path).status();
     CHECK(st.code() == Code::kInvalidArgument);
     CHECK_MESSAGE(st.message().find(c.message) != std::string::npos, st.message());
@@ -89,7 +85,7 @@ TEST_CASE("trace: malformed files are refused with file, line and column") {
   CHECK(trace::read_nodes("/dev/zero").status().message().find("not a regular file") != std::string::npos);
   CHECK(trace::read_nodes(std::filesystem::temp_directory_path()).status().message().find("not a regular file") != std::string::npos);
   // A UTF-8 byte order mark before the header is not part of the first column's name.
-  auto bom = trace::read_nodes(write_temp("bom.csv", "\xEF\xBB\xBF" + nodes_header + "n0,1,1,1,T4\n"));
+  auto bom = trace::read_nodes(temp_file("bom.csv", "\xEF\xBB\xBF" + nodes_header + "n0,1,1,1,T4\n"));
   CHECK_MESSAGE(bom.is_ok(), bom.status().message());
 }
 
