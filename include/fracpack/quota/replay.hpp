@@ -1,0 +1,53 @@
+// A queue replay over time (issue 6): pods arrive, wait, run for their run time and leave; every
+// `period` seconds after an event the scheduler runs one KAI session (queue order, admission,
+// placement: queues/session.hpp) over the pending pods. Time advances from event to event, never
+// second by second, so a 149-day trace replays in seconds.
+//
+// Not yet: reclaim and preemption of over-fair-share pods for starved queues (the next increment);
+// until then a pod waits for capacity to be freed by departures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fracpack/config.hpp"
+#include "fracpack/node.hpp"
+#include "fracpack/queues/queue.hpp"
+#include "fracpack/quota/workload.hpp"
+#include "fracpack/status.hpp"
+
+namespace fracpack::quota {
+
+struct ReplayOptions {
+  std::int64_t period = 1;  ///< seconds between scheduling cycles (KAI's default schedulePeriod is 1 s)
+  std::string policy = "pack";
+  PlacementConfig placement;
+};
+
+/// One leaf queue over the whole replay. GPU amounts are in GPUs (milli-GPU ÷ 1000) × hours.
+struct QueueReport {
+  std::string queue;
+  double gpu_hours = 0;             ///< allocated GPU integrated over time
+  double fair_share_gpu_hours = 0;  ///< the queue's fair share (as of each cycle) integrated
+  double deserved_gpu_hours = 0;    ///< quota × replay span (0 for an unlimited quota)
+  double over_quota_seconds = 0;    ///< time its allocated GPU exceeded its quota
+  std::vector<std::int64_t> pending_seconds;  ///< per started pod: start − arrival, in start order
+  std::int64_t started = 0;
+  std::int64_t never_started = 0;   ///< still pending when the workload ran out
+};
+
+struct ReplayReport {
+  std::vector<QueueReport> queues;  ///< leaf queues in tree order
+  std::int64_t start = 0;           ///< first arrival (seconds)
+  std::int64_t end = 0;             ///< last event
+  std::int64_t events = 0;          ///< arrivals + departures
+  std::int64_t cycles = 0;
+};
+
+/// Replays `workload` on `nodes` with `queues`. kInvalidArgument for a pod whose queue is not a
+/// leaf of the queue tree (naming both), invalid queues (QueueTree::build), or period < 1.
+Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> queues, const TimedWorkload& workload,
+                            const ReplayOptions& options);
+
+}  // namespace fracpack::quota

@@ -1,0 +1,174 @@
+#include "fracpack/quota/replay.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "fracpack/cluster_state.hpp"
+#include "fracpack/policy.hpp"
+#include "fracpack/queues/charge.hpp"
+#include "fracpack/queues/queue_book.hpp"
+#include "fracpack/queues/queue_tree.hpp"
+#include "fracpack/queues/session.hpp"
+#include "fracpack/scheduler.hpp"
+
+namespace fracpack::quota {
+namespace {
+
+using queues::Amounts;
+using queues::Resource;
+
+/// Integrates each leaf's allocated GPU, fair share and over-quota time between events.
+class Meter {
+ public:
+  explicit Meter(std::vector<std::size_t> leaves) : leaves_(std::move(leaves)) {}
+  void advance(const queues::QueueBook& book, std::int64_t from, std::int64_t to, std::vector<QueueReport>& out) const {
+    if (to <= from) return;
+    const double hours = static_cast<double>(to - from) / 3600.0;
+    for (std::size_t i = 0; i < leaves_.size(); ++i) {
+      const std::size_t q = leaves_[i];
+      const auto gpu = static_cast<double>(book.allocated(q)[Resource::kGpu]) / 1000.0;
+      out[i].gpu_hours += gpu * hours;
+      out[i].fair_share_gpu_hours += static_cast<double>(book.fair_share(q)[Resource::kGpu]) / 1000.0 * hours;
+      const std::int64_t quota = book.deserved(q)[Resource::kGpu];
+      if (quota != queues::kUnlimited && book.allocated(q)[Resource::kGpu] > quota) {
+        out[i].over_quota_seconds += static_cast<double>(to - from);
+      }
+    }
+  }
+
+ private:
+  std::vector<std::size_t> leaves_;
+};
+
+}  // namespace
+
+Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> queue_specs, const TimedWorkload& workload,
+                            const ReplayOptions& options) {
+  if (options.period < 1) return invalid_argument("--period {}: must be at least 1 second", options.period);
+  auto policy = make_policy(options.policy);
+  if (!policy) return policy.status();
+  auto created = ClusterState::create(std::move(nodes), options.placement);
+  if (!created) return created.status();
+  ClusterState& state = *created;
+  auto built = queues::QueueTree::build(std::move(queue_specs));
+  if (!built) return built.status();
+  const queues::QueueTree& tree = *built;
+  queues::QueueBook book(tree);
+
+  const auto& pods = workload.pods;
+  std::vector<std::size_t> leaf_of(pods.size());
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    auto q = tree.find(pods[i].pod.queue);
+    if (!q || !tree.is_leaf(*q)) {
+      return invalid_argument("pod {}: queue \"{}\" is not a leaf Queue of the queue file", pods[i].pod.name, pods[i].pod.queue);
+    }
+    leaf_of[i] = *q;
+  }
+  ReplayReport report;
+  std::vector<std::size_t> leaves;
+  std::map<std::size_t, std::size_t> slot_of;  // queue index → report slot
+  for (std::size_t q = 0; q < tree.size(); ++q) {
+    if (!tree.is_leaf(q)) continue;
+    slot_of[q] = leaves.size();
+    leaves.push_back(q);
+    report.queues.push_back(QueueReport{tree.queue(q).name});
+  }
+  Meter meter(leaves);
+  const Amounts total = queues::cluster_total(state);
+
+  using Departure = std::pair<std::int64_t, std::size_t>;  // (time, pod index), earliest first
+  std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+  std::vector<std::size_t> pending;  // pod indices, in arrival order
+  std::vector<Amounts> pending_charge(pods.size());
+  std::size_t next = 0;
+  std::int64_t clock = pods.empty() ? 0 : pods.front().arrival;
+  report.start = clock;
+
+  auto depart = [&](const Departure& d) {
+    meter.advance(book, clock, d.first, report.queues);
+    clock = std::max(clock, d.first);
+    const PodRequest& pod = pods[d.second].pod;
+    if (const Allocation* a = state.allocation(pod.key())) {
+      book.charge(leaf_of[d.second], queues::charge_placed(pod, state, *a), pod.preemptible, -1);
+      state.release(pod.key());
+    }
+    ++report.events;
+  };
+
+  while (next < pods.size() || !running.empty()) {
+    // The next event, and the scheduling cycle that follows it.
+    std::int64_t event = next < pods.size() ? pods[next].arrival : running.top().first;
+    if (!running.empty()) event = std::min(event, running.top().first);
+    const std::int64_t cycle = (event + options.period - 1) / options.period * options.period;
+    while (!running.empty() && running.top().first <= cycle) {
+      depart(running.top());
+      running.pop();
+    }
+    while (next < pods.size() && pods[next].arrival <= cycle) {
+      pending_charge[next] = queues::charge_pending(pods[next].pod, state);
+      pending.push_back(next++);
+      ++report.events;
+    }
+    meter.advance(book, clock, cycle, report.queues);
+    clock = std::max(clock, cycle);
+    if (pending.empty()) continue;
+
+    // One session over every pending pod: fair shares for this demand, then queue order.
+    std::vector<queues::Job> jobs;
+    jobs.reserve(pending.size());
+    std::vector<Amounts> requests(tree.size());
+    for (std::size_t q = 0; q < tree.size(); ++q) requests[q] = book.allocated(q);
+    for (std::size_t k = 0; k < pending.size(); ++k) {
+      const std::size_t i = pending[k];
+      queues::Job job;
+      job.name = pods[i].pod.key();
+      job.members = {pods[i].pod};
+      job.min_member = 1;
+      job.queue = leaf_of[i];
+      job.priority = pods[i].pod.priority;
+      job.preemptible = pods[i].pod.preemptible;
+      job.created = pods[i].arrival;
+      job.input_order = i;
+      job.member_charges = {pending_charge[i]};
+      job.charge = pending_charge[i];
+      requests[job.queue] += job.charge;
+      jobs.push_back(std::move(job));
+    }
+    book.compute_fair_shares(total, requests);
+    ExplainCache explain_cache;  // a pod that fits nowhere is explained once per shape and ledger version
+    auto outcomes = queues::run_session(state, book, **policy, jobs, total, 0, &explain_cache);
+    ++report.cycles;
+    std::vector<bool> started(jobs.size(), false);
+    for (const auto& o : outcomes) {  // in session order: map back by job
+      started[static_cast<std::size_t>(o.job - jobs.data())] = !o.refusal && !o.members.empty() && o.members.front().placement.has_value();
+    }
+    std::vector<std::size_t> still;
+    for (std::size_t k = 0; k < pending.size(); ++k) {
+      const std::size_t i = pending[k];
+      if (!started[k]) {
+        still.push_back(i);
+        continue;
+      }
+      QueueReport& qr = report.queues[slot_of[leaf_of[i]]];
+      ++qr.started;
+      qr.pending_seconds.push_back(cycle - pods[i].arrival);
+      if (pods[i].run_seconds) running.emplace(cycle + *pods[i].run_seconds, i);
+    }
+    pending = std::move(still);
+  }
+  for (std::size_t i : pending) ++report.queues[slot_of[leaf_of[i]]].never_started;
+  report.end = clock;
+  for (std::size_t s = 0; s < leaves.size(); ++s) {
+    const std::int64_t quota = book.deserved(leaves[s])[Resource::kGpu];
+    if (quota != queues::kUnlimited) {
+      report.queues[s].deserved_gpu_hours = static_cast<double>(quota) / 1000.0 * static_cast<double>(report.end - report.start) / 3600.0;
+    }
+  }
+  return report;
+}
+
+}  // namespace fracpack::quota

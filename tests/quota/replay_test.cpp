@@ -1,0 +1,91 @@
+// The queue replay on a scenario small enough to compute by hand: start times, pending times,
+// GPU-hours per queue, departures returning GPUs to the right queue.
+#include <doctest/doctest.h>
+
+#include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/quota/replay.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+/// A Queue with a GPU quota and no limit; CPU and memory unlimited.
+queues::QueueSpec gpu_queue(const std::string& name, double quota) {
+  json unlimited = {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}};
+  json q = {{"apiVersion", "scheduling.run.ai/v2"},
+            {"kind", "Queue"},
+            {"metadata", {{"name", name}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+            {"spec",
+             {{"resources",
+               {{"gpu", {{"quota", quota}, {"limit", -1}, {"overQuotaWeight", 1}}}, {"cpu", unlimited}, {"memory", unlimited}}}}}};
+  auto spec = queues::decode_queue(q);
+  REQUIRE_MESSAGE(spec.is_ok(), spec.status().message());
+  return *spec;
+}
+
+quota::TimedPod whole_gpu(const std::string& name, const std::string& queue, std::int64_t arrival, std::optional<std::int64_t> run) {
+  quota::TimedPod t;
+  t.pod = PodBuilder(name).whole(1).spec();
+  t.pod.queue = queue;
+  t.arrival = arrival;
+  t.run_seconds = run;
+  return t;
+}
+
+std::vector<NodeSpec> one_node_two_gpus() {
+  std::vector<NodeSpec> nodes;
+  nodes.push_back(nvf("n", 2, 20000).spec());
+  return nodes;
+}
+
+TEST_CASE("replay: two queues share two GPUs; waits, GPU-hours and departures computed by hand") {
+  // t=0: a1, a2 (100 s each) and a3 (50 s) arrive in queue a; t=10: b1 (30 s) in queue b.
+  // 0: a1, a2 start (b wants nothing: a's fair share is both GPUs); a3 waits.
+  // 10: b1 waits (no reclaim yet: both GPUs held). 100: a1, a2 leave; a3 and b1 start (one each).
+  // 130: b1 leaves. 150: a3 leaves.
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("a3", "a", 0, 50), whole_gpu("b1", "b", 10, 30)};
+  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 1), gpu_queue("b", 1)}, w, quota::ReplayOptions{});
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  REQUIRE(r->queues.size() == 2);
+  const auto& a = r->queues[0];
+  const auto& b = r->queues[1];
+  CHECK(a.queue == "a");
+  CHECK(a.started == 3);
+  CHECK(a.pending_seconds == std::vector<std::int64_t>{0, 0, 100});
+  CHECK(b.pending_seconds == std::vector<std::int64_t>{90});
+  CHECK(a.gpu_hours == doctest::Approx((2 * 100 + 1 * 50) / 3600.0));
+  CHECK(b.gpu_hours == doctest::Approx(30 / 3600.0));
+  CHECK(a.over_quota_seconds == doctest::Approx(100));  // 2 GPUs against a quota of 1, from 0 to 100
+  CHECK(b.over_quota_seconds == 0);
+  CHECK(a.deserved_gpu_hours == doctest::Approx(150 / 3600.0));  // quota 1 × the 150 s replayed
+  CHECK(r->start == 0);
+  CHECK(r->end == 150);
+  CHECK(r->events == 8);  // 4 arrivals, 4 departures
+  CHECK(a.never_started == 0);
+}
+
+TEST_CASE("replay: cycles fall on period boundaries; a pod that never fits never starts; unknown queues are refused") {
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("x", "a", 3, 10), whole_gpu("forever", "a", 4, std::nullopt), whole_gpu("big", "b", 5, 10)};
+  w.pods[2].pod = PodBuilder("big").whole(4).spec();
+  w.pods[2].pod.queue = "b";
+  quota::ReplayOptions options;
+  options.period = 10;
+  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 2), gpu_queue("b", 2)}, w, options);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  CHECK(r->queues[0].pending_seconds == std::vector<std::int64_t>{7, 6});  // both start at the cycle at t=10
+  CHECK(r->queues[1].never_started == 1);  // 4 GPUs on a 2-GPU node: waits forever, the replay still ends
+  CHECK(r->queues[0].gpu_hours == doctest::Approx((10 + 10) / 3600.0));  // x 10..20, forever 10..20 (the end)
+  CHECK(r->end == 20);
+
+  w.pods[0].pod.queue = "nope";
+  auto bad = quota::replay(one_node_two_gpus(), {gpu_queue("a", 2), gpu_queue("b", 2)}, w, options);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message() == "pod x: queue \"nope\" is not a leaf Queue of the queue file");
+  options.period = 0;
+  CHECK_FALSE(quota::replay(one_node_two_gpus(), {gpu_queue("a", 2)}, {}, options).is_ok());
+}
+
+}  // namespace
+}  // namespace fracpack::test
