@@ -11,6 +11,7 @@
 #include "fracpack/place_job.hpp"
 #include "fracpack/policy.hpp"
 #include "fracpack/quantity.hpp"
+#include "fracpack/quota_job.hpp"
 #include "fracpack/serve.hpp"
 #include "fracpack/workload_file.hpp"
 
@@ -155,6 +156,18 @@ int run(int argc, char** argv) {
   density_cmd->add_option("--jobs", density.jobs, "Runs at once (default: one per core)")->check(CLI::Range(1u, 256u));
   density_cmd->add_flag("!--no-progress", density.progress, "No progress bar");
 
+  auto* quota_cmd = app.add_subcommand("quota", "Queue quotas over time: replay a workload through KAI queues");
+  quota_cmd->require_subcommand(1);
+  auto* quota_replay = quota_cmd->add_subcommand("replay", "Replay the trace's pods over time through queues and report per queue");
+  fracpack::QuotaReplayOptions qr;
+  quota_replay->add_option("--nodes", qr.nodes, "Node list CSV, or Node objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
+  quota_replay->add_option("--queues", qr.queues, "KAI Queue objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
+  quota_replay->add_option("--pods", qr.pods, "Pod list CSV with creation/deletion times")->required()->check(CLI::ExistingFile);
+  quota_replay->add_option("--rules", qr.rules, "Queue rule file (examples/quota-rules.yaml)")->required()->check(CLI::ExistingFile);
+  quota_replay->add_option("--period", qr.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
+  quota_replay->add_option("--policy", qr.policy, "Placement policy")->check(CLI::IsMember(fracpack::policy_names()))->capture_default_str();
+  quota_replay->add_option("--out", qr.out, "Directory for queues.csv");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -179,6 +192,7 @@ int run(int argc, char** argv) {
   }
   if (replay_cmd->parsed()) return fracpack::replay(replay);
   if (density_cmd->parsed()) return fracpack::run_density_job(density);
+  if (quota_replay->parsed()) return fracpack::run_quota_replay(qr);
   if (policies->parsed()) {
     for (auto n : fracpack::policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n))->summary());
     fmt::print("\nThe FGD study's policies and fgd-cpu, ours (`fracpack bench density`; also `place`, and `serve` with\n"

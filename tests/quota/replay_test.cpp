@@ -3,8 +3,12 @@
 #include <doctest/doctest.h>
 
 #include "fracpack/queues/decode_queue.hpp"
+#include <fstream>
+
 #include "fracpack/quota/replay.hpp"
+#include "fracpack/quota_job.hpp"
 #include "support/builders.hpp"
+#include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
@@ -85,6 +89,51 @@ TEST_CASE("replay: cycles fall on period boundaries; a pod that never fits never
   CHECK(bad.status().message() == "pod x: queue \"nope\" is not a leaf Queue of the queue file");
   options.period = 0;
   CHECK_FALSE(quota::replay(one_node_two_gpus(), {gpu_queue("a", 2)}, {}, options).is_ok());
+}
+
+}  // namespace
+}  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+TEST_CASE("quota replay command: files in, the per-queue table and queues.csv out; bad input exits 2") {
+  const auto nodes = temp_file("qr-nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,1,T4\n");
+  const auto pods = temp_file("qr-pods.csv",
+                              "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+                              "p1,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                              "p2,1000,1024,1,1000,,BE,Running,10,50,10\n");
+  const auto rules = temp_file("qr-rules.yaml", "rules: [{qos: LS, queue: a, preemptible: false}, {qos: BE, queue: b}]");
+  const auto queue_file = temp_file("qr-queues.yaml", R"(
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: a}
+spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: b}
+spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
+)");
+  const auto out = std::filesystem::temp_directory_path() / fmt::format("fracpack-qr-out-{}", getpid());
+  QuotaReplayOptions o{nodes.string(), queue_file.string(), pods.string(), rules.string(), 1, "pack", out.string()};
+  REQUIRE(run_quota_replay(o) == 0);
+  std::ifstream csv(out / "queues.csv");
+  std::string header, a, b;
+  std::getline(csv, header);
+  std::getline(csv, a);
+  std::getline(csv, b);
+  // p1 holds the only GPU from 0 to 100; p2 (queue b) waits from 10 to 100, then runs its 40 s.
+  CHECK(a == "a,1,0,0,0,0,0.028,0.028,0.039,0.000");
+  CHECK(b.rfind("b,1,0,90,90,90,0.011,", 0) == 0);
+  std::filesystem::remove_all(out);
+
+  QuotaReplayOptions missing_queue = o;
+  missing_queue.rules = temp_file("qr-rules2.yaml", "rules: [{qos: LS, queue: a}, {qos: BE, queue: c}]").string();
+  CHECK(run_quota_replay(missing_queue) == 2);  // pod p2: queue "c" is not a leaf Queue
+  QuotaReplayOptions no_queues = o;
+  no_queues.queues = nodes.string();
+  CHECK(run_quota_replay(no_queues) == 2);
 }
 
 }  // namespace

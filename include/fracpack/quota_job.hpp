@@ -1,0 +1,29 @@
+// `fracpack quota replay`: the queue replay (quota/replay.hpp) as a command.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "fracpack/quota/replay.hpp"
+
+namespace fracpack {
+
+struct QuotaReplayOptions {
+  std::string nodes;   ///< the trace's node CSV, or Node objects (YAML/JSON)
+  std::string queues;  ///< KAI Queue objects (YAML/JSON)
+  std::string pods;    ///< the trace's pod CSV
+  std::string rules;   ///< queue rule file (quota/workload.hpp)
+  std::int64_t period = 1;
+  std::string policy = "pack";
+  std::string out;     ///< "" or a directory for queues.csv
+};
+
+/// The per-queue table (Markdown): started and never-started pods, pending time p50 / p95 / max,
+/// GPU-hours used against fair share and deserved, and hours over quota.
+std::string replay_table(const quota::ReplayReport& report);
+
+/// Runs the replay and prints the table (and writes queues.csv under `out`). Exit code 0, or 2 for
+/// bad input with the message on stderr; warnings (rules matching no pod, …) go to stderr too.
+int run_quota_replay(const QuotaReplayOptions& options);
+
+}  // namespace fracpack
