@@ -19,7 +19,7 @@ struct QuotaReplayOptions {
 };
 
 /// The per-queue table (Markdown): started and never-started pods, pending time p50 / p95 / max,
-/// GPU-hours used against fair share and deserved, and hours over quota.
+/// GPU-hours used against fair share and deserved, hours over quota, preemptions suffered / caused.
 std::string replay_table(const quota::ReplayReport& report);
 
 /// Runs the replay and prints the table (and writes queues.csv under `out`). Exit code 0, or 2 for

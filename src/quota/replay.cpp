@@ -4,6 +4,8 @@
 #include <functional>
 #include <map>
 #include <queue>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,7 @@
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/queue_book.hpp"
 #include "fracpack/queues/queue_tree.hpp"
+#include "fracpack/queues/reclaim.hpp"
 #include "fracpack/queues/session.hpp"
 #include "fracpack/scheduler.hpp"
 
@@ -80,44 +83,37 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   Meter meter(leaves);
   const Amounts total = queues::cluster_total(state);
 
-  using Departure = std::pair<std::int64_t, std::size_t>;  // (time, pod index), earliest first
+  // (time, pod index, run number): an entry whose run number is not the pod's current one belongs to
+  // a run cut short by eviction and is skipped.
+  using Departure = std::tuple<std::int64_t, std::size_t, std::uint32_t>;
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running;
+  std::vector<std::uint32_t> run_number(pods.size(), 0);
+  std::map<std::string, std::size_t> index_of;
+  for (std::size_t i = 0; i < pods.size(); ++i) index_of.emplace(pods[i].pod.key(), i);
   std::vector<std::size_t> pending;  // pod indices, in arrival order
   std::vector<Amounts> pending_charge(pods.size());
   std::size_t next = 0;
   std::int64_t clock = pods.empty() ? 0 : pods.front().arrival;
   report.start = clock;
 
-  auto depart = [&](const Departure& d) {
-    meter.advance(book, clock, d.first, report.queues);
-    clock = std::max(clock, d.first);
-    const PodRequest& pod = pods[d.second].pod;
+  auto stop = [&](std::size_t i) {  // what a running pod holds goes back to the cluster and its queue
+    const PodRequest& pod = pods[i].pod;
     if (const Allocation* a = state.allocation(pod.key())) {
-      book.charge(leaf_of[d.second], queues::charge_placed(pod, state, *a), pod.preemptible, -1);
+      book.charge(leaf_of[i], queues::charge_placed(pod, state, *a), pod.preemptible, -1);
       state.release(pod.key());
     }
+  };
+  auto drop_stale = [&] {
+    while (!running.empty() && std::get<2>(running.top()) != run_number[std::get<1>(running.top())]) running.pop();
+  };
+  auto depart = [&](const Departure& d) {
+    meter.advance(book, clock, std::get<0>(d), report.queues);
+    clock = std::max(clock, std::get<0>(d));
+    stop(std::get<1>(d));
     ++report.events;
   };
 
-  while (next < pods.size() || !running.empty()) {
-    // The next event, and the scheduling cycle that follows it.
-    std::int64_t event = next < pods.size() ? pods[next].arrival : running.top().first;
-    if (!running.empty()) event = std::min(event, running.top().first);
-    const std::int64_t cycle = (event + options.period - 1) / options.period * options.period;
-    while (!running.empty() && running.top().first <= cycle) {
-      depart(running.top());
-      running.pop();
-    }
-    while (next < pods.size() && pods[next].arrival <= cycle) {
-      pending_charge[next] = queues::charge_pending(pods[next].pod, state);
-      pending.push_back(next++);
-      ++report.events;
-    }
-    meter.advance(book, clock, cycle, report.queues);
-    clock = std::max(clock, cycle);
-    if (pending.empty()) continue;
-
-    // One session over every pending pod: fair shares for this demand, then queue order.
+  auto run_cycle = [&](std::int64_t cycle) {
     std::vector<queues::Job> jobs;
     jobs.reserve(pending.size());
     std::vector<Amounts> requests(tree.size());
@@ -156,9 +152,69 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       QueueReport& qr = report.queues[slot_of[leaf_of[i]]];
       ++qr.started;
       qr.pending_seconds.push_back(cycle - pods[i].arrival);
-      if (pods[i].run_seconds) running.emplace(cycle + *pods[i].run_seconds, i);
+      ++run_number[i];
+      if (pods[i].run_seconds) running.emplace(cycle + *pods[i].run_seconds, i, run_number[i]);
     }
     pending = std::move(still);
+  };
+  // Evicts victims for pending pods (not ones evicted this cycle); true when any pod was evicted.
+  auto reclaim = [&](std::set<std::size_t>& evicted_now) {
+    bool any = false;
+    std::vector<std::size_t> back;
+    for (std::size_t i : pending) {
+      if (evicted_now.count(i) != 0) continue;
+      auto victims = queues::find_victims(state, book, pods[i].pod, leaf_of[i], pending_charge[i], **policy);
+      if (!victims) continue;
+      for (const auto& key : victims->pods) {
+        auto it = index_of.find(key);
+        if (it == index_of.end()) continue;
+        const std::size_t v = it->second;
+        stop(v);
+        ++run_number[v];  // its departure entry goes stale; it starts over when it runs again
+        ++report.queues[slot_of[leaf_of[v]]].preemptions_suffered;
+        ++report.queues[slot_of[leaf_of[i]]].preemptions_caused;
+        evicted_now.insert(v);
+        back.push_back(v);
+        any = true;
+      }
+    }
+    for (std::size_t v : back) pending.push_back(v);
+    // Pending pods stay in arrival order (an evicted pod keeps its original arrival).
+    std::sort(pending.begin(), pending.end(), [&](std::size_t x, std::size_t y) {
+      return pods[x].arrival != pods[y].arrival ? pods[x].arrival < pods[y].arrival : x < y;
+    });
+    return any;
+  };
+
+  while (true) {
+    drop_stale();
+    if (next >= pods.size() && running.empty()) break;
+    // The next event, and the scheduling cycle that follows it.
+    std::int64_t event = next < pods.size() ? pods[next].arrival : std::get<0>(running.top());
+    if (!running.empty()) event = std::min(event, std::get<0>(running.top()));
+    const std::int64_t cycle = (event + options.period - 1) / options.period * options.period;
+    while (!running.empty() && std::get<0>(running.top()) <= cycle) {
+      const Departure d = running.top();
+      running.pop();
+      if (std::get<2>(d) == run_number[std::get<1>(d)]) depart(d);
+    }
+    while (next < pods.size() && pods[next].arrival <= cycle) {
+      pending_charge[next] = queues::charge_pending(pods[next].pod, state);
+      pending.push_back(next++);
+      ++report.events;
+    }
+    meter.advance(book, clock, cycle, report.queues);
+    clock = std::max(clock, cycle);
+    if (pending.empty()) continue;
+
+    // One session over every pending pod: fair shares for this demand, then queue order. Then
+    // reclaim for the pods still waiting, and when it evicted anything, one more session.
+    std::set<std::size_t> evicted_now;
+    for (int round = 0; round < 2 && !pending.empty(); ++round) {
+      run_cycle(cycle);
+      if (round == 1 || pending.empty()) break;
+      if (!reclaim(evicted_now)) break;
+    }
   }
   for (std::size_t i : pending) ++report.queues[slot_of[leaf_of[i]]].never_started;
   report.end = clock;

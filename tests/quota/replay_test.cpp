@@ -43,13 +43,17 @@ std::vector<NodeSpec> one_node_two_gpus() {
 }
 
 TEST_CASE("replay: two queues share two GPUs; waits, GPU-hours and departures computed by hand") {
-  // t=0: a1, a2 (100 s each) and a3 (50 s) arrive in queue a; t=10: b1 (30 s) in queue b.
-  // 0: a1, a2 start (b wants nothing: a's fair share is both GPUs); a3 waits.
-  // 10: b1 waits (no reclaim yet: both GPUs held). 100: a1, a2 leave; a3 and b1 start (one each).
-  // 130: b1 leaves. 150: a3 leaves.
+  // Queue a (quota 2) runs non-preemptible pods; b has quota 0, so nothing is reclaimed for it.
+  // t=0: a1, a2 (100 s each) and a3 (50 s) arrive in a; t=10: b1 (30 s) in b.
+  // 0: a1, a2 start; a3 waits (a is at its quota: non-preemptible pods may not go over it).
+  // 10: b1 waits. 100: a1, a2 leave; a3 and b1 start. 130: b1 leaves. 150: a3 leaves.
   quota::TimedWorkload w;
   w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("a3", "a", 0, 50), whole_gpu("b1", "b", 10, 30)};
-  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 1), gpu_queue("b", 1)}, w, quota::ReplayOptions{});
+  for (int i = 0; i < 3; ++i) {
+    w.pods[static_cast<std::size_t>(i)].pod.preemptible = false;
+    w.pods[static_cast<std::size_t>(i)].pod.priority = 125;
+  }
+  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 2), gpu_queue("b", 0)}, w, quota::ReplayOptions{});
   REQUIRE_MESSAGE(r.is_ok(), r.status().message());
   REQUIRE(r->queues.size() == 2);
   const auto& a = r->queues[0];
@@ -60,13 +64,43 @@ TEST_CASE("replay: two queues share two GPUs; waits, GPU-hours and departures co
   CHECK(b.pending_seconds == std::vector<std::int64_t>{90});
   CHECK(a.gpu_hours == doctest::Approx((2 * 100 + 1 * 50) / 3600.0));
   CHECK(b.gpu_hours == doctest::Approx(30 / 3600.0));
-  CHECK(a.over_quota_seconds == doctest::Approx(100));  // 2 GPUs against a quota of 1, from 0 to 100
-  CHECK(b.over_quota_seconds == 0);
-  CHECK(a.deserved_gpu_hours == doctest::Approx(150 / 3600.0));  // quota 1 × the 150 s replayed
+  CHECK(a.over_quota_seconds == 0);
+  CHECK(b.over_quota_seconds == doctest::Approx(30));  // one GPU against a quota of 0, from 100 to 130
+  CHECK(a.deserved_gpu_hours == doctest::Approx(2 * 150 / 3600.0));  // quota 2 × the 150 s replayed
+  CHECK(a.preemptions_suffered == 0);
   CHECK(r->start == 0);
   CHECK(r->end == 150);
   CHECK(r->events == 8);  // 4 arrivals, 4 departures
-  CHECK(a.never_started == 0);
+}
+
+TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fair share; the victim starts over") {
+  // a (quota 1) takes both GPUs with preemptible a1, a2 (100 s). b1 (quota 1, 30 s) arrives at 10:
+  // b is under its fair share (1), a over it (2 > 1): one of a's pods is evicted, b1 starts at 10.
+  // The victim waits until b1 leaves at 40 and runs its 100 s again, to 140.
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("b1", "b", 10, 30)};
+  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 1), gpu_queue("b", 1)}, w, quota::ReplayOptions{});
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  const auto& a = r->queues[0];
+  const auto& b = r->queues[1];
+  CHECK(b.pending_seconds == std::vector<std::int64_t>{0});
+  CHECK(a.pending_seconds == std::vector<std::int64_t>{0, 0, 40});  // the restart counts from the original arrival
+  CHECK(a.preemptions_suffered == 1);
+  CHECK(b.preemptions_caused == 1);
+  CHECK(a.preemptions_caused == 0);
+  CHECK(a.gpu_hours == doctest::Approx((100 + 10 + 100) / 3600.0));
+  CHECK(b.gpu_hours == doctest::Approx(30 / 3600.0));
+  CHECK(r->end == 140);
+
+  // Non-preemptible pods are never taken, even over the fair share.
+  for (int i = 0; i < 2; ++i) {
+    w.pods[static_cast<std::size_t>(i)].pod.preemptible = false;
+    w.pods[static_cast<std::size_t>(i)].pod.priority = 125;
+  }
+  auto kept = quota::replay(one_node_two_gpus(), {gpu_queue("a", 2), gpu_queue("b", 1)}, w, quota::ReplayOptions{});
+  REQUIRE(kept.is_ok());
+  CHECK(kept->queues[0].preemptions_suffered == 0);
+  CHECK(kept->queues[1].pending_seconds == std::vector<std::int64_t>{90});
 }
 
 TEST_CASE("replay: cycles fall on period boundaries; a pod that never fits never starts; unknown queues are refused") {
@@ -124,7 +158,7 @@ spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
   std::getline(csv, a);
   std::getline(csv, b);
   // p1 holds the only GPU from 0 to 100; p2 (queue b) waits from 10 to 100, then runs its 40 s.
-  CHECK(a == "a,1,0,0,0,0,0.028,0.028,0.039,0.000");
+  CHECK(a == "a,1,0,0,0,0,0.028,0.028,0.039,0.000,0,0");  // a's pod is non-preemptible: b (quota 0) cannot reclaim
   CHECK(b.rfind("b,1,0,90,90,90,0.011,", 0) == 0);
   std::filesystem::remove_all(out);
 

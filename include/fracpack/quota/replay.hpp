@@ -3,8 +3,11 @@
 // placement: queues/session.hpp) over the pending pods. Time advances from event to event, never
 // second by second, so a 149-day trace replays in seconds.
 //
-// Not yet: reclaim and preemption of over-fair-share pods for starved queues (the next increment);
-// until then a pod waits for capacity to be freed by departures.
+// Reclaim: after a session, each pod still pending whose queue would stay within its fair share
+// takes room from preemptible pods of queues over their fair share (queues::find_victims, KAI's
+// reclaimable rules; also preemption of lower-priority pods of its own queue); the victims go back
+// to pending with their original arrival time and start over when they run again, and one more
+// session runs in the same cycle. Pods evicted in a cycle do not reclaim in that cycle.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +36,10 @@ struct QueueReport {
   double deserved_gpu_hours = 0;    ///< quota × replay span (0 for an unlimited quota)
   double over_quota_seconds = 0;    ///< time its allocated GPU exceeded its quota
   std::vector<std::int64_t> pending_seconds;  ///< per started pod: start − arrival, in start order
-  std::int64_t started = 0;
+  std::int64_t started = 0;          ///< starts, restarts after eviction included
   std::int64_t never_started = 0;   ///< still pending when the workload ran out
+  std::int64_t preemptions_suffered = 0;  ///< its pods evicted for another pod
+  std::int64_t preemptions_caused = 0;    ///< pods evicted for its pods
 };
 
 struct ReplayReport {
