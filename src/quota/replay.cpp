@@ -161,10 +161,20 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   auto reclaim = [&](std::set<std::size_t>& evicted_now) {
     bool any = false;
     std::vector<std::size_t> back;
+    // Pods alike (shape, queue, priority) get the same "no victims" until something is evicted:
+    // under contention hundreds of waiting pods share a few shapes.
+    std::set<std::string> hopeless;
     for (std::size_t i : pending) {
       if (evicted_now.count(i) != 0) continue;
+      const std::string alike = fmt::format("{}#{}#{}#{}", pod_shape(pods[i].pod), leaf_of[i], pods[i].pod.priority,
+                                            pods[i].pod.preemptible);
+      if (hopeless.count(alike) != 0) continue;
       auto victims = queues::find_victims(state, book, pods[i].pod, leaf_of[i], pending_charge[i], **policy);
-      if (!victims) continue;
+      if (!victims) {
+        hopeless.insert(alike);
+        continue;
+      }
+      hopeless.clear();
       for (const auto& key : victims->pods) {
         auto it = index_of.find(key);
         if (it == index_of.end()) continue;
