@@ -15,14 +15,16 @@ struct QuotaReplayOptions {
   std::string rules;   ///< queue rule file (quota/workload.hpp)
   std::int64_t period = 1;
   std::string policy = "pack";
-  std::string out;     ///< "" or a directory for queues.csv
+  std::string out;     ///< "" or a directory for queues.csv, timeline.csv and queue-<name>.svg
 };
 
 /// The per-queue table (Markdown): started and never-started pods, pending time p50 / p95 / max,
 /// GPU-hours used against fair share and deserved, hours over quota, preemptions suffered / caused.
 std::string replay_table(const quota::ReplayReport& report);
 
-/// Runs the replay and prints the table (and writes queues.csv under `out`). Exit code 0, or 2 for
+/// Runs the replay and prints the table (and writes queues.csv, timeline.csv — cluster allocation
+/// and each queue's allocated GPUs and fair share after every cycle — and one SVG per queue,
+/// allocated vs fair share vs deserved over time, under `out`). Exit code 0, or 2 for
 /// bad input with the message on stderr; warnings (rules matching no pod, …) go to stderr too.
 int run_quota_replay(const QuotaReplayOptions& options);
 

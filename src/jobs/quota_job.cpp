@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <functional>
 
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/queues/decode_queue.hpp"
+#include "plot/line_plot.hpp"
 
 namespace fracpack {
 namespace {
@@ -62,6 +65,46 @@ Result<std::vector<queues::QueueSpec>> read_queues(const std::string& path) {
   return out;
 }
 
+/// Step-shaped (x, y) points of one column of the timeline: values hold until the next cycle.
+std::vector<std::pair<double, double>> steps(const quota::ReplayReport& r, const std::function<double(const quota::TimelinePoint&)>& y) {
+  std::vector<std::pair<double, double>> out;
+  for (std::size_t i = 0; i < r.timeline.size(); ++i) {
+    const double x = static_cast<double>(r.timeline[i].time - r.start) / 86400.0;
+    if (i > 0) out.emplace_back(x, y(r.timeline[i - 1]));
+    out.emplace_back(x, y(r.timeline[i]));
+  }
+  return out;
+}
+
+Status write_timeline(const std::filesystem::path& dir, const quota::ReplayReport& r) {
+  std::ofstream csv(dir / "timeline.csv");
+  csv << "time_s,cluster_allocated_pct";
+  for (const auto& q : r.queues) csv << fmt::format(",{0}_allocated_gpus,{0}_fair_share_gpus", q.queue);
+  csv << "\n";
+  for (const auto& p : r.timeline) {
+    csv << fmt::format("{},{:.3f}", p.time, p.cluster_allocated_pct);
+    for (std::size_t q = 0; q < p.allocated.size(); ++q) csv << fmt::format(",{:.3f},{:.3f}", p.allocated[q], p.fair_share[q]);
+    csv << "\n";
+  }
+  const double days = std::max(1e-9, static_cast<double>(r.end - r.start) / 86400.0);
+  for (std::size_t q = 0; q < r.queues.size(); ++q) {
+    double top = std::isnan(r.deserved[q]) ? 0 : r.deserved[q];
+    for (const auto& p : r.timeline) top = std::max({top, p.allocated[q], p.fair_share[q]});
+    std::vector<plot::Series> lines{
+        {"allocated", steps(r, [q](const quota::TimelinePoint& p) { return p.allocated[q]; }), false},
+        {"fair share", steps(r, [q](const quota::TimelinePoint& p) { return p.fair_share[q]; }), false},
+    };
+    if (!std::isnan(r.deserved[q])) lines.push_back({"deserved (quota)", {{0, r.deserved[q]}, {days, r.deserved[q]}}, true});
+    std::ofstream svg(dir / fmt::format("queue-{}.svg", r.queues[q].queue));
+    svg << plot::line_plot_svg(plot::Axes{fmt::format("Queue {}: GPUs over time", r.queues[q].queue), "days", "GPUs", days,
+                                          top > 0 ? top * 1.1 : 1, false},
+                               lines);
+    if (!svg) return invalid_argument("--out {}: cannot write queue-{}.svg", dir.string(), r.queues[q].queue);
+  }
+  if (!csv) return invalid_argument("--out {}: cannot write timeline.csv", dir.string());
+  return {};
+}
+
 }  // namespace
 
 std::string replay_table(const quota::ReplayReport& report) {
@@ -109,6 +152,7 @@ int run_quota_replay(const QuotaReplayOptions& options) {
     std::filesystem::create_directories(options.out, ec);
     std::ofstream csv(std::filesystem::path(options.out) / "queues.csv");
     if (ec || !csv) return fail(invalid_argument("--out {}: cannot write queues.csv there", options.out));
+    if (auto st = write_timeline(options.out, *report); !st.is_ok()) return fail(st);
     csv << "queue,started,never_started,pending_p50_s,pending_p95_s,pending_max_s,gpu_hours,fair_share_gpu_hours,deserved_gpu_hours,"
            "over_quota_hours,preemptions_suffered,preemptions_caused\n";
     for (const auto& q : report->queues) {

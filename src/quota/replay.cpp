@@ -1,6 +1,7 @@
 #include "fracpack/quota/replay.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <queue>
@@ -113,6 +114,22 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     ++report.events;
   };
 
+  auto sample = [&](std::int64_t cycle) {
+    TimelinePoint point;
+    point.time = cycle;
+    std::int64_t held = 0;
+    for (std::size_t q : leaves) {
+      held += book.allocated(q)[Resource::kGpu];
+      point.allocated.push_back(static_cast<double>(book.allocated(q)[Resource::kGpu]) / 1000.0);
+      point.fair_share.push_back(static_cast<double>(book.fair_share(q)[Resource::kGpu]) / 1000.0);
+    }
+    point.cluster_allocated_pct = total[Resource::kGpu] > 0 ? 100.0 * static_cast<double>(held) / static_cast<double>(total[Resource::kGpu]) : 0;
+    if (!report.timeline.empty() && report.timeline.back().time == cycle) {
+      report.timeline.back() = std::move(point);  // a second session in the same cycle
+    } else {
+      report.timeline.push_back(std::move(point));
+    }
+  };
   auto run_cycle = [&](std::int64_t cycle) {
     std::vector<queues::Job> jobs;
     jobs.reserve(pending.size());
@@ -156,6 +173,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       if (pods[i].run_seconds) running.emplace(cycle + *pods[i].run_seconds, i, run_number[i]);
     }
     pending = std::move(still);
+    sample(cycle);
   };
   // Evicts victims for pending pods (not ones evicted this cycle); true when any pod was evicted.
   auto reclaim = [&](std::set<std::size_t>& evicted_now) {
@@ -215,7 +233,10 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     }
     meter.advance(book, clock, cycle, report.queues);
     clock = std::max(clock, cycle);
-    if (pending.empty()) continue;
+    if (pending.empty()) {
+      sample(cycle);
+      continue;
+    }
 
     // One session over every pending pod: fair shares for this demand, then queue order. Then
     // reclaim for the pods still waiting, and when it evicted anything, one more session.
@@ -230,6 +251,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   report.end = clock;
   for (std::size_t s = 0; s < leaves.size(); ++s) {
     const std::int64_t quota = book.deserved(leaves[s])[Resource::kGpu];
+    report.deserved.push_back(quota == queues::kUnlimited ? std::nan("") : static_cast<double>(quota) / 1000.0);
     if (quota != queues::kUnlimited) {
       report.queues[s].deserved_gpu_hours = static_cast<double>(quota) / 1000.0 * static_cast<double>(report.end - report.start) / 3600.0;
     }

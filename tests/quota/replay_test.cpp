@@ -4,6 +4,7 @@
 
 #include "fracpack/queues/decode_queue.hpp"
 #include <fstream>
+#include <tuple>
 
 #include "fracpack/quota/replay.hpp"
 #include "fracpack/quota_job.hpp"
@@ -91,6 +92,14 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   CHECK(a.gpu_hours == doctest::Approx((100 + 10 + 100) / 3600.0));
   CHECK(b.gpu_hours == doctest::Approx(30 / 3600.0));
   CHECK(r->end == 140);
+  // The timeline after each cycle: time, a's GPUs, b's GPUs.
+  std::vector<std::tuple<std::int64_t, double, double>> seen;
+  for (const auto& p : r->timeline) seen.emplace_back(p.time, p.allocated[0], p.allocated[1]);
+  const std::vector<std::tuple<std::int64_t, double, double>> expected{{0, 2, 0}, {10, 1, 1}, {40, 2, 0}, {100, 1, 0}, {140, 0, 0}};
+  CHECK(seen == expected);
+  CHECK(r->timeline[1].cluster_allocated_pct == doctest::Approx(100));
+  CHECK(r->timeline[1].fair_share[1] == doctest::Approx(1));
+  CHECK(r->deserved == std::vector<double>{1, 1});
 
   // Non-preemptible pods are never taken, even over the fair share.
   for (int i = 0; i < 2; ++i) {
@@ -160,6 +169,12 @@ spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
   // p1 holds the only GPU from 0 to 100; p2 (queue b) waits from 10 to 100, then runs its 40 s.
   CHECK(a == "a,1,0,0,0,0,0.028,0.028,0.039,0.000,0,0");  // a's pod is non-preemptible: b (quota 0) cannot reclaim
   CHECK(b.rfind("b,1,0,90,90,90,0.011,", 0) == 0);
+  std::ifstream timeline(out / "timeline.csv");
+  std::string first;
+  std::getline(timeline, first);
+  CHECK(first == "time_s,cluster_allocated_pct,a_allocated_gpus,a_fair_share_gpus,b_allocated_gpus,b_fair_share_gpus");
+  CHECK(std::filesystem::file_size(out / "queue-a.svg") > 500);
+  CHECK(std::filesystem::exists(out / "queue-b.svg"));
   std::filesystem::remove_all(out);
 
   QuotaReplayOptions missing_queue = o;

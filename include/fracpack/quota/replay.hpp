@@ -42,8 +42,18 @@ struct QueueReport {
   std::int64_t preemptions_caused = 0;    ///< pods evicted for its pods
 };
 
+/// The state after one scheduling cycle. GPU amounts in GPUs.
+struct TimelinePoint {
+  std::int64_t time = 0;                 ///< seconds (trace time)
+  double cluster_allocated_pct = 0;      ///< allocated GPU ÷ the cluster's GPUs, in %
+  std::vector<double> allocated;         ///< per leaf queue (ReplayReport::queues order)
+  std::vector<double> fair_share;        ///< per leaf queue
+};
+
 struct ReplayReport {
   std::vector<QueueReport> queues;  ///< leaf queues in tree order
+  std::vector<double> deserved;     ///< per leaf queue: GPU quota in GPUs (NaN when unlimited)
+  std::vector<TimelinePoint> timeline;  ///< one point per scheduling cycle
   std::int64_t start = 0;           ///< first arrival (seconds)
   std::int64_t end = 0;             ///< last event
   std::int64_t events = 0;          ///< arrivals + departures
