@@ -162,8 +162,13 @@ int run(int argc, char** argv) {
   fracpack::QuotaReplayOptions qr;
   quota_replay->add_option("--nodes", qr.nodes, "Node list CSV, or Node objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
   quota_replay->add_option("--queues", qr.queues, "KAI Queue objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
-  quota_replay->add_option("--pods", qr.pods, "Pod list CSV with creation/deletion times")->required()->check(CLI::ExistingFile);
-  quota_replay->add_option("--rules", qr.rules, "Queue rule file (examples/quota-rules.yaml)")->required()->check(CLI::ExistingFile);
+  quota_replay->add_option("--pods", qr.pods,
+                           "Pod list CSV with creation/deletion times, or Pod objects (creationTimestamp, queue label, "
+                           "annotation replay.fracpack.io/run-seconds)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  quota_replay->add_option("--rules", qr.rules, "Queue rule file, with a pod-list CSV (examples/quota-rules.yaml)")
+      ->check(CLI::ExistingFile);
   quota_replay->add_option("--period", qr.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
   quota_replay->add_option("--policy", qr.policy, "Placement policy")->check(CLI::IsMember(fracpack::policy_names()))->capture_default_str();
   quota_replay->add_option("--out", qr.out, "Directory for queues.csv");

@@ -11,8 +11,8 @@ namespace fracpack {
 struct QuotaReplayOptions {
   std::string nodes;   ///< the trace's node CSV, or Node objects (YAML/JSON)
   std::string queues;  ///< KAI Queue objects (YAML/JSON)
-  std::string pods;    ///< the trace's pod CSV
-  std::string rules;   ///< queue rule file (quota/workload.hpp)
+  std::string pods;    ///< the trace's pod CSV, or Pod objects (YAML/JSON; quota/workload.hpp)
+  std::string rules;   ///< queue rule file, with a pod CSV only
   std::int64_t period = 1;
   std::string policy = "pack";
   std::string out;     ///< "" or a directory for queues.csv, timeline.csv and queue-<name>.svg

@@ -132,11 +132,22 @@ int run_quota_replay(const QuotaReplayOptions& options) {
   if (!nodes) return fail(nodes.status());
   auto queue_specs = read_queues(options.queues);
   if (!queue_specs) return fail(queue_specs.status());
-  auto rules = quota::read_rules(options.rules);
-  if (!rules) return fail(rules.status());
-  auto pods = trace::read_pods(options.pods);
-  if (!pods) return fail(pods.status());
-  auto workload = quota::timed_workload(*pods, *rules);
+  Result<quota::TimedWorkload> workload = invalid_argument("no workload");
+  if (ends_with(options.pods, ".csv")) {  // the trace's pod list: queues from the rule file
+    if (options.rules.empty()) return fail(invalid_argument("--rules is required with a pod-list CSV (--pods {})", options.pods));
+    auto rules = quota::read_rules(options.rules);
+    if (!rules) return fail(rules.status());
+    auto pods = trace::read_pods(options.pods);
+    if (!pods) return fail(pods.status());
+    workload = quota::timed_workload(*pods, *rules);
+  } else {  // Pod objects: queues from their labels, run times from an annotation
+    if (!options.rules.empty()) {
+      return fail(invalid_argument("--rules applies to a pod-list CSV; Pod objects name their queue with the kai.scheduler/queue label"));
+    }
+    auto objects = k8s::read_objects_file(options.pods);
+    if (!objects) return fail(objects.status());
+    workload = quota::timed_workload_from_objects(*objects, options.pods);
+  }
   if (!workload) return fail(workload.status());
   for (const auto& w : workload->warnings) fmt::print(stderr, "warning: {}\n", w);
   quota::ReplayOptions replay_options;

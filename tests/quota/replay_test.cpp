@@ -187,3 +187,44 @@ spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
 
 }  // namespace
 }  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+TEST_CASE("Pod objects as a replay workload: arrival from creationTimestamp, run time from the annotation, queue from the label") {
+  auto pod = [](const std::string& name, const std::string& queue, const std::string& created, const char* run,
+                const std::string& priority_class = "") {
+    PodBuilder b(name);
+    b.whole(1).label("kai.scheduler/queue", queue);
+    b.obj["metadata"]["creationTimestamp"] = created;
+    if (run != nullptr) b.annotation(std::string(quota::kRunSecondsAnnotation), run);
+    if (!priority_class.empty()) b.priority_class(priority_class);
+    return b.obj;
+  };
+  std::vector<json> objects{pod("late", "b", "2026-01-01T00:00:10Z", "30"), pod("early", "a", "2026-01-01T00:00:00Z", "100", "inference"),
+                            pod("forever", "a", "2026-01-01T00:00:05Z", nullptr)};
+  auto w = quota::timed_workload_from_objects(objects, "pods.yaml");
+  REQUIRE_MESSAGE(w.is_ok(), w.status().message());
+  REQUIRE(w->pods.size() == 3);
+  CHECK(w->pods[0].pod.name == "early");
+  CHECK(w->pods[0].run_seconds == 100);
+  CHECK_FALSE(w->pods[0].pod.preemptible);  // KAI's inference class
+  CHECK(w->pods[1].pod.name == "forever");
+  CHECK_FALSE(w->pods[1].run_seconds.has_value());
+  CHECK(w->pods[2].arrival - w->pods[0].arrival == 10);
+  CHECK(w->pods[2].pod.queue == "b");
+
+  auto bad_run = quota::timed_workload_from_objects({pod("x", "a", "2026-01-01T00:00:00Z", "soon")}, "pods.yaml");
+  REQUIRE_FALSE(bad_run.is_ok());
+  CHECK(bad_run.status().message() == "pods.yaml: pod default/x: annotation replay.fracpack.io/run-seconds = \"soon\" must be a "
+                                      "non-negative integer (seconds)");
+  json undated = pod("y", "a", "2026-01-01T00:00:00Z", "1");
+  undated["metadata"].erase("creationTimestamp");
+  auto no_time = quota::timed_workload_from_objects({undated}, "pods.yaml");
+  REQUIRE_FALSE(no_time.is_ok());
+  CHECK(no_time.status().message().find("metadata.creationTimestamp is required") != std::string::npos);
+  CHECK_FALSE(quota::timed_workload_from_objects({nvf("n", 1, 1000).obj}, "pods.yaml").is_ok());  // no pods
+}
+
+}  // namespace
+}  // namespace fracpack::test

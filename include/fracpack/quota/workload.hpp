@@ -26,6 +26,9 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "fracpack/config.hpp"
 #include "fracpack/request.hpp"
 #include "fracpack/status.hpp"
 #include "fracpack/trace/alibaba.hpp"
@@ -75,5 +78,17 @@ struct TimedWorkload {
 /// deletion time runs to the end. kInvalidArgument naming the pod when no rule (and no default)
 /// matches it, or when its times run backwards.
 Result<TimedWorkload> timed_workload(const std::vector<trace::TracePod>& pods, const RuleSet& rules);
+
+/// The annotation that gives a Pod object's run time in seconds for a replay (absent: it runs to
+/// the end).
+inline constexpr std::string_view kRunSecondsAnnotation = "replay.fracpack.io/run-seconds";
+
+/// Pod objects (as kubectl prints them) as a workload: arrival = metadata.creationTimestamp, run
+/// time from kRunSecondsAnnotation, queue from the pod's queue label (kai.scheduler/queue),
+/// priority and preemptibility as KAI decides them (PriorityClass objects in the same list are
+/// used). kInvalidArgument naming the pod for an undecodable pod, a missing creationTimestamp or a
+/// run time that is not a non-negative integer; no pods at all is an error too.
+Result<TimedWorkload> timed_workload_from_objects(const std::vector<nlohmann::json>& objects, const std::string& source,
+                                                  const DecodeConfig& decode = {});
 
 }  // namespace fracpack::quota
