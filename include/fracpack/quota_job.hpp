@@ -22,9 +22,9 @@ struct QuotaReplayOptions {
 /// GPU-hours used against fair share and deserved, hours over quota, preemptions suffered / caused.
 std::string replay_table(const quota::ReplayReport& report);
 
-/// Runs the replay and prints the table (and writes queues.csv, timeline.csv — cluster allocation
-/// and each queue's allocated GPUs and fair share after every cycle — and one SVG per queue,
-/// allocated vs fair share vs deserved over time, under `out`). Exit code 0, or 2 for
+/// Runs the replay and prints the table (and writes queues.csv, timeline.csv — cluster allocation,
+/// fragmentation, and each queue's allocated GPUs and fair share after every cycle — cluster.svg,
+/// and one SVG per queue, allocated vs fair share vs deserved over time, under `out`). Exit code 0, or 2 for
 /// bad input with the message on stderr; warnings (rules matching no pod, …) go to stderr too.
 int run_quota_replay(const QuotaReplayOptions& options);
 

@@ -78,15 +78,23 @@ std::vector<std::pair<double, double>> steps(const quota::ReplayReport& r, const
 
 Status write_timeline(const std::filesystem::path& dir, const quota::ReplayReport& r) {
   std::ofstream csv(dir / "timeline.csv");
-  csv << "time_s,cluster_allocated_pct";
+  csv << "time_s,cluster_allocated_pct,fragmentation_pct";
   for (const auto& q : r.queues) csv << fmt::format(",{0}_allocated_gpus,{0}_fair_share_gpus", q.queue);
   csv << "\n";
   for (const auto& p : r.timeline) {
-    csv << fmt::format("{},{:.3f}", p.time, p.cluster_allocated_pct);
+    csv << fmt::format("{},{:.3f},{:.3f}", p.time, p.cluster_allocated_pct, p.fragmentation_pct);
     for (std::size_t q = 0; q < p.allocated.size(); ++q) csv << fmt::format(",{:.3f},{:.3f}", p.allocated[q], p.fair_share[q]);
     csv << "\n";
   }
   const double days = std::max(1e-9, static_cast<double>(r.end - r.start) / 86400.0);
+  {
+    std::ofstream svg(dir / "cluster.svg");
+    svg << plot::line_plot_svg(
+        plot::Axes{"Cluster: GPU allocated and fragmentation of idle GPU over time", "days", "%", days, 100, false},
+        {{"GPU allocated", steps(r, [](const quota::TimelinePoint& p) { return p.cluster_allocated_pct; }), false},
+         {"fragmentation of idle GPU", steps(r, [](const quota::TimelinePoint& p) { return p.fragmentation_pct; }), false}});
+    if (!svg) return invalid_argument("--out {}: cannot write cluster.svg", dir.string());
+  }
   for (std::size_t q = 0; q < r.queues.size(); ++q) {
     double top = std::isnan(r.deserved[q]) ? 0 : r.deserved[q];
     for (const auto& p : r.timeline) top = std::max({top, p.allocated[q], p.fair_share[q]});

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/cluster_state.hpp"
+#include "fracpack/fragmentation.hpp"
 #include "fracpack/policy.hpp"
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/queue_book.hpp"
@@ -114,9 +115,33 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     ++report.events;
   };
 
+  // Fragmentation for the workload's typical pods, recomputed only for nodes that changed.
+  std::vector<PodRequest> requests_for_shapes;
+  requests_for_shapes.reserve(pods.size());
+  for (const auto& p : pods) requests_for_shapes.push_back(p.pod);
+  const std::vector<TypicalPod> typical = typical_pods(requests_for_shapes);
+  std::vector<std::uint64_t> frag_stamp(state.node_count(), 0);
+  std::vector<double> frag_of(state.node_count(), 0);
+  std::vector<std::int64_t> free_of(state.node_count(), 0);
+  auto fragmentation_pct = [&] {
+    double frag = 0;
+    std::int64_t free = 0;
+    for (std::size_t n = 0; n < state.node_count(); ++n) {
+      if (frag_stamp[n] != state.node_stamp(n)) {
+        const NodeFree f = node_free(state, n);
+        frag_of[n] = fragmentation(f, typical);
+        free_of[n] = f.gpu_total();
+        frag_stamp[n] = state.node_stamp(n);
+      }
+      frag += frag_of[n];
+      free += free_of[n];
+    }
+    return free > 0 ? 100.0 * frag / static_cast<double>(free) : 0.0;
+  };
   auto sample = [&](std::int64_t cycle) {
     TimelinePoint point;
     point.time = cycle;
+    point.fragmentation_pct = fragmentation_pct();
     std::int64_t held = 0;
     for (std::size_t q : leaves) {
       held += book.allocated(q)[Resource::kGpu];

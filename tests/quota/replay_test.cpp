@@ -98,6 +98,8 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   const std::vector<std::tuple<std::int64_t, double, double>> expected{{0, 2, 0}, {10, 1, 1}, {40, 2, 0}, {100, 1, 0}, {140, 0, 0}};
   CHECK(seen == expected);
   CHECK(r->timeline[1].cluster_allocated_pct == doctest::Approx(100));
+  CHECK(r->timeline[1].fragmentation_pct == 0);  // nothing idle
+  CHECK(r->timeline[3].fragmentation_pct == 0);  // one idle GPU, and a whole-GPU pod can use it
   CHECK(r->timeline[1].fair_share[1] == doctest::Approx(1));
   CHECK(r->deserved == std::vector<double>{1, 1});
 
@@ -172,7 +174,8 @@ spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
   std::ifstream timeline(out / "timeline.csv");
   std::string first;
   std::getline(timeline, first);
-  CHECK(first == "time_s,cluster_allocated_pct,a_allocated_gpus,a_fair_share_gpus,b_allocated_gpus,b_fair_share_gpus");
+  CHECK(first == "time_s,cluster_allocated_pct,fragmentation_pct,a_allocated_gpus,a_fair_share_gpus,b_allocated_gpus,b_fair_share_gpus");
+  CHECK(std::filesystem::exists(out / "cluster.svg"));
   CHECK(std::filesystem::file_size(out / "queue-a.svg") > 500);
   CHECK(std::filesystem::exists(out / "queue-b.svg"));
   std::filesystem::remove_all(out);

@@ -46,6 +46,8 @@ struct QueueReport {
 struct TimelinePoint {
   std::int64_t time = 0;                 ///< seconds (trace time)
   double cluster_allocated_pct = 0;      ///< allocated GPU ÷ the cluster's GPUs, in %
+  /// FGD's fragmentation ratio of idle GPU (fragmentation.hpp) for the workload's typical pods, in %.
+  double fragmentation_pct = 0;
   std::vector<double> allocated;         ///< per leaf queue (ReplayReport::queues order)
   std::vector<double> fair_share;        ///< per leaf queue
 };
