@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "fracpack/quota/replay.hpp"
 
@@ -17,6 +18,9 @@ struct QuotaReplayOptions {
   std::string policy = "pack";
   std::string out;     ///< "" or a directory for queues.csv, timeline.csv and queue-<name>.svg
 };
+
+/// Warnings about the queues against the cluster: top-level GPU quotas summing above its GPUs.
+std::vector<std::string> quota_warnings(const std::vector<NodeSpec>& nodes, const std::vector<queues::QueueSpec>& queues);
 
 /// The per-queue table (Markdown): started and never-started pods, pending time p50 / p95 / max,
 /// GPU-hours used against fair share and deserved, hours over quota, preemptions suffered / caused.

@@ -115,6 +115,22 @@ Status write_timeline(const std::filesystem::path& dir, const quota::ReplayRepor
 
 }  // namespace
 
+std::vector<std::string> quota_warnings(const std::vector<NodeSpec>& nodes, const std::vector<queues::QueueSpec>& queue_specs) {
+  std::int64_t cluster_gpus = 0;
+  for (const auto& n : nodes) cluster_gpus += static_cast<std::int64_t>(n.gpus.size());
+  std::int64_t quota_milli = 0;
+  for (const auto& q : queue_specs) {
+    if (q.parent.empty() && q.resource(queues::Resource::kGpu).quota > 0) quota_milli += q.resource(queues::Resource::kGpu).quota;
+  }
+  std::vector<std::string> out;
+  if (quota_milli > cluster_gpus * 1000) {  // allowed (KAI allows it), but rarely meant
+    out.push_back(fmt::format("the top-level queues' GPU quotas sum to {} GPUs, more than the cluster's {}; "
+                              "not every queue can get its quota at once",
+                              queues::format_amount(queues::Resource::kGpu, quota_milli), cluster_gpus));
+  }
+  return out;
+}
+
 std::string replay_table(const quota::ReplayReport& report) {
   std::string out = fmt::format(
       "Replayed {:.1f} days ({} events, {} scheduling cycles).\n\n"
@@ -158,6 +174,7 @@ int run_quota_replay(const QuotaReplayOptions& options) {
   }
   if (!workload) return fail(workload.status());
   for (const auto& w : workload->warnings) fmt::print(stderr, "warning: {}\n", w);
+  for (const auto& w : quota_warnings(*nodes, *queue_specs)) fmt::print(stderr, "warning: {}\n", w);
   quota::ReplayOptions replay_options;
   replay_options.period = options.period;
   replay_options.policy = options.policy;

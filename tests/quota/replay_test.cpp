@@ -102,6 +102,10 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   CHECK(r->timeline[3].fragmentation_pct == 0);  // one idle GPU, and a whole-GPU pod can use it
   CHECK(r->timeline[1].fair_share[1] == doctest::Approx(1));
   CHECK(r->deserved == std::vector<double>{1, 1});
+  CHECK(quota_warnings(one_node_two_gpus(), {gpu_queue("a", 1), gpu_queue("b", 1)}).empty());
+  auto over = quota_warnings(one_node_two_gpus(), {gpu_queue("a", 2), gpu_queue("b", 1)});
+  REQUIRE(over.size() == 1);
+  CHECK(over[0] == "the top-level queues' GPU quotas sum to 3 GPUs, more than the cluster's 2; not every queue can get its quota at once");
 
   // Non-preemptible pods are never taken, even over the fair share.
   for (int i = 0; i < 2; ++i) {
