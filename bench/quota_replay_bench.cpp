@@ -8,6 +8,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include "support/shared_data.hpp"
+
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/queues/decode_queue.hpp"
 #include "fracpack/quota/replay.hpp"
@@ -16,12 +18,9 @@ namespace fracpack::bench {
 namespace {
 
 std::optional<std::filesystem::path> trace_dir() {
-  if (const char* dir = std::getenv("FRACPACK_TRACE_DIR")) return std::filesystem::path(dir) / "alibaba-gpu-v2023";
-  std::filesystem::path at = std::filesystem::weakly_canonical(FRACPACK_SOURCE_DIR);
-  for (int up = 0; up < 5 && at != at.parent_path(); ++up, at = at.parent_path()) {
-    if (std::filesystem::is_directory(at / "shared/data/alibaba-gpu-v2023")) return at / "shared/data/alibaba-gpu-v2023";
-  }
-  return std::nullopt;
+  auto dir = test::shared_data_dir();
+  if (!dir) return std::nullopt;
+  return *dir / "alibaba-gpu-v2023";
 }
 
 void BM_Replay(benchmark::State& state) {

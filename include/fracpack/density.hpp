@@ -30,6 +30,8 @@ struct Trace {
   std::string workload;                  ///< the pod list's file stem ("openb_pod_list_default")
   std::vector<NodeSpec> nodes;
   std::vector<trace::TracePod> pods;     ///< sorted by name
+  std::vector<PodRequest> requests;      ///< trace::to_pod_request() of each pod, same order
+  std::size_t shapes = 0;                ///< distinct pod_shape() among the requests
   std::vector<TypicalPod> typical;       ///< the target workload: typical_pods() of `pods`
   std::int64_t gpus = 0;                 ///< GPUs in the cluster
 };

@@ -56,6 +56,31 @@ double fragment_for(const NodeFree& node, const TypicalPod& m);
 /// Σ weight × fragment_for over the workload: the node's fragmentation, in milli-GPU.
 double fragmentation(const NodeFree& node, const std::vector<TypicalPod>& workload);
 
+/// The cluster's fragmentation and free GPU capacity (milli-GPU) for a workload, kept current
+/// node by node: a node is recomputed only when its ClusterState::node_stamp() changed.
+class FragmentationTotals {
+ public:
+  FragmentationTotals(const ClusterState& state, std::vector<TypicalPod> workload);
+  /// Recomputes node `n` if it changed.
+  void refresh(const ClusterState& state, std::size_t n);
+  /// Recomputes every node that changed (O(nodes) stamp checks).
+  void refresh(const ClusterState& state);
+  [[nodiscard]] double fragmentation_milli() const { return total_frag_; }
+  [[nodiscard]] std::int64_t free_milli() const { return total_free_; }
+  /// FGD's fragmentation ratio of idle GPU, in % (0 when nothing is idle).
+  [[nodiscard]] double ratio_pct() const {
+    return total_free_ > 0 ? 100.0 * total_frag_ / static_cast<double>(total_free_) : 0.0;
+  }
+
+ private:
+  std::vector<TypicalPod> workload_;
+  std::vector<std::uint64_t> stamp_;
+  std::vector<double> frag_;
+  std::vector<std::int64_t> free_;
+  double total_frag_ = 0;
+  std::int64_t total_free_ = 0;
+};
+
 /// The GPU model of node `n` (its nvidia.com/gpu.product label), or nullptr.
 const std::string* gpu_model(const ClusterState& state, std::size_t n);
 

@@ -5,15 +5,19 @@
 
 namespace fracpack::binpack {
 
-double fragmentation_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
-                              const std::vector<TypicalPod>& workload) {
+NodeFree after_placing(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus) {
   NodeFree after = before;
   after.cpu -= pod.cpu;
   for (int g : gpus) {
     auto& f = after.gpu_milli[static_cast<std::size_t>(g)];
     f = std::max<std::int64_t>(0, f - pod.milli);
   }
-  return fragmentation(before, workload) - fragmentation(after, workload);
+  return after;
+}
+
+double fragmentation_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
+                              const std::vector<TypicalPod>& workload) {
+  return fragmentation(before, workload) - fragmentation(after_placing(before, pod, gpus), workload);
 }
 
 std::int64_t sigmoid_score(double decrease) { return static_cast<std::int64_t>(100.0 / (1.0 + std::exp(-decrease / 1000.0))); }

@@ -9,6 +9,9 @@
 
 namespace fracpack::binpack {
 
+/// The node after the pod takes its CPU and its share of each of `gpus` (free shares floor at 0).
+NodeFree after_placing(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus);
+
 /// F(node) − F(node after the pod takes `gpus` and its CPU), in milli-GPU: how much the placement
 /// lowers (positive) or raises (negative) the node's fragmentation for the workload.
 double fragmentation_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,

@@ -117,4 +117,31 @@ double fragmentation(const NodeFree& node, const std::vector<TypicalPod>& worklo
   return f;
 }
 
+FragmentationTotals::FragmentationTotals(const ClusterState& state, std::vector<TypicalPod> workload)
+    : workload_(std::move(workload)),
+      stamp_(state.node_count(), 0),
+      frag_(state.node_count(), 0),
+      free_(state.node_count(), 0) {
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    stamp_[n] = state.node_stamp(n) + 1;  // differs: every node is computed once
+    refresh(state, n);
+  }
+}
+
+void FragmentationTotals::refresh(const ClusterState& state, std::size_t n) {
+  if (stamp_[n] == state.node_stamp(n)) return;
+  const NodeFree f = node_free(state, n);
+  const double frag = fragmentation(f, workload_);
+  const std::int64_t free = f.gpu_total();
+  total_frag_ += frag - frag_[n];
+  total_free_ += free - free_[n];
+  frag_[n] = frag;
+  free_[n] = free;
+  stamp_[n] = state.node_stamp(n);
+}
+
+void FragmentationTotals::refresh(const ClusterState& state) {
+  for (std::size_t n = 0; n < state.node_count(); ++n) refresh(state, n);
+}
+
 }  // namespace fracpack

@@ -54,12 +54,7 @@ class FgdCpuPolicy final : public StudyPolicy {
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {
     const NodeFree before = node_free(state, n);
     const StudyPod p = study_pod(state, n, pod);
-    NodeFree after = before;
-    after.cpu -= p.cpu;
-    for (int g : gpus) {
-      auto& f = after.gpu_milli[static_cast<std::size_t>(g)];
-      f = std::max<std::int64_t>(0, f - p.milli);
-    }
+    const NodeFree after = after_placing(before, p, gpus);
     const double fragments = fragmentation(before, *workload_) - fragmentation(after, *workload_);
     return sigmoid_score(fragments + stranded(before) - stranded(after));
   }

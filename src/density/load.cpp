@@ -1,8 +1,10 @@
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "fracpack/density.hpp"
+#include "fracpack/scheduler.hpp"
 
 namespace fracpack::density {
 
@@ -24,10 +26,14 @@ Result<Trace> load_trace(const std::filesystem::path& nodes_csv, const std::file
     return invalid_argument("{}: no pod asks for a GPU; density measures GPU allocation", pods_csv.string());
   }
   std::stable_sort(t.pods.begin(), t.pods.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  std::vector<PodRequest> requests;
-  requests.reserve(t.pods.size());
-  for (const auto& p : t.pods) requests.push_back(trace::to_pod_request(p));
-  t.typical = typical_pods(requests);
+  std::set<std::string> shapes;
+  t.requests.reserve(t.pods.size());
+  for (const auto& p : t.pods) {
+    t.requests.push_back(trace::to_pod_request(p));
+    shapes.insert(pod_shape(t.requests.back()));
+  }
+  t.shapes = shapes.size();
+  t.typical = typical_pods(t.requests);
   return t;
 }
 

@@ -2,7 +2,6 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <set>
 
 #include "binpack/fit.hpp"
 #include "binpack/gpu_choice.hpp"
@@ -15,33 +14,6 @@
 
 namespace fracpack::density {
 namespace {
-
-/// Fragmentation and free capacity per node, kept current as nodes change (one per placement).
-class FragmentationBook {
- public:
-  FragmentationBook(const ClusterState& state, const std::vector<TypicalPod>& workload) : workload_(workload) {
-    frag_.resize(state.node_count());
-    free_.resize(state.node_count());
-    for (std::size_t n = 0; n < state.node_count(); ++n) update(state, n);
-  }
-  void update(const ClusterState& state, std::size_t n) {
-    const NodeFree f = node_free(state, n);
-    const std::int64_t free = f.gpu_total();
-    total_frag_ += fragmentation(f, workload_) - frag_[n];
-    total_free_ += free - free_[n];
-    frag_[n] = fragmentation(f, workload_);
-    free_[n] = free;
-  }
-  [[nodiscard]] double fragmentation_milli() const { return total_frag_; }
-  [[nodiscard]] std::int64_t free_milli() const { return total_free_; }
-
- private:
-  const std::vector<TypicalPod>& workload_;
-  std::vector<double> frag_;
-  std::vector<std::int64_t> free_;
-  double total_frag_ = 0;
-  std::int64_t total_free_ = 0;
-};
 
 /// The best node for `pod`: the smallest cached key, ties drawn by the policy when it asks.
 std::optional<std::size_t> best_node(VerdictCache& cache, const ClusterState& state, const PodRequest& pod,
@@ -78,17 +50,10 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
   ClusterState& state = *created;
 
   const std::vector<std::size_t> order = inflate(trace.pods, trace.gpus * 1000, ratio, seed);
-  std::set<std::string> shapes;
-  std::vector<PodRequest> requests;
-  requests.reserve(trace.pods.size());
-  for (const auto& p : trace.pods) {
-    requests.push_back(trace::to_pod_request(p));
-    shapes.insert(pod_shape(requests.back()));
-  }
-  VerdictCache cache(shapes.size() + 1);  // every shape stays cached: no re-evaluation after eviction
+  VerdictCache cache(trace.shapes + 1);  // every shape stays cached: no re-evaluation after eviction
   std::vector<std::size_t> all(state.node_count());
   for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
-  FragmentationBook book(state, trace.typical);
+  FragmentationTotals book(state, trace.typical);
   CurveBuilder allocation(trace.gpus);
   CurveBuilder frag_ratio(trace.gpus);
 
@@ -98,7 +63,7 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
   std::int64_t arrived = 0;
   std::int64_t used = 0;
   for (std::size_t k = 0; k < order.size(); ++k) {
-    PodRequest pod = requests[order[k]];
+    PodRequest pod = trace.requests[order[k]];
     if (k >= trace.pods.size()) pod.name += "-tuned-" + std::to_string(k);
     const std::int64_t demand = trace.pods[order[k]].gpu_total().count();
     if (auto n = best_node(cache, state, pod, **policy, all)) {
@@ -110,7 +75,7 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
         return Status(Code::kInternal, fmt::format("{} on {} refused by the ledger under {}: {}", pod.key(),
                                                    state.node(*n).name, policy_name, st.message()));
       }
-      book.update(state, *n);
+      book.refresh(state, *n);
       used += demand;
       ++r.placed;
     } else {
@@ -118,8 +83,7 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
     }
     arrived += demand;
     allocation.add(arrived, 100.0 * static_cast<double>(used) / (1000.0 * static_cast<double>(trace.gpus)));
-    const std::int64_t free = book.free_milli();
-    frag_ratio.add(arrived, free > 0 ? 100.0 * book.fragmentation_milli() / static_cast<double>(free) : 0.0);
+    frag_ratio.add(arrived, book.ratio_pct());
   }
   r.arrivals = static_cast<std::int64_t>(order.size());
   r.allocation = allocation.points();

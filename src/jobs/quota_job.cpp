@@ -27,13 +27,9 @@ std::int64_t percentile(std::vector<std::int64_t> v, double p) {
 
 std::string seconds(std::int64_t s) { return s < 0 ? "—" : fmt::format("{}", s); }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 Result<std::vector<NodeSpec>> read_nodes_any(const std::string& path) {
   std::vector<NodeSpec> out;
-  if (ends_with(path, ".csv")) {
+  if (std::filesystem::path(path).extension() == ".csv") {
     auto rows = trace::read_nodes(path);
     if (!rows) return rows.status();
     for (const auto& r : *rows) out.push_back(trace::to_node_spec(r));
@@ -157,7 +153,7 @@ int run_quota_replay(const QuotaReplayOptions& options) {
   auto queue_specs = read_queues(options.queues);
   if (!queue_specs) return fail(queue_specs.status());
   Result<quota::TimedWorkload> workload = invalid_argument("no workload");
-  if (ends_with(options.pods, ".csv")) {  // the trace's pod list: queues from the rule file
+  if (std::filesystem::path(options.pods).extension() == ".csv") {  // the trace's pod list: queues from the rule file
     if (options.rules.empty()) return fail(invalid_argument("--rules is required with a pod-list CSV (--pods {})", options.pods));
     auto rules = quota::read_rules(options.rules);
     if (!rules) return fail(rules.status());

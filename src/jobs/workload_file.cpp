@@ -1,5 +1,7 @@
 #include "fracpack/workload_file.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
@@ -10,7 +12,7 @@ namespace fracpack {
 
 Result<std::vector<TypicalPod>> read_workload(const std::string& path, const DecodeConfig& decode) {
   std::vector<PodRequest> pods;
-  if (path.size() >= 4 && path.compare(path.size() - 4, 4, ".csv") == 0) {
+  if (std::filesystem::path(path).extension() == ".csv") {
     auto rows = trace::read_pods(path);
     if (!rows) return rows.status();
     for (const auto& r : *rows) pods.push_back(trace::to_pod_request(r));

@@ -80,7 +80,9 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     if (!tree.is_leaf(q)) continue;
     slot_of[q] = leaves.size();
     leaves.push_back(q);
-    report.queues.push_back(QueueReport{tree.queue(q).name});
+    QueueReport row;
+    row.queue = tree.queue(q).name;
+    report.queues.push_back(std::move(row));
   }
   Meter meter(leaves);
   const Amounts total = queues::cluster_total(state);
@@ -119,29 +121,12 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   std::vector<PodRequest> requests_for_shapes;
   requests_for_shapes.reserve(pods.size());
   for (const auto& p : pods) requests_for_shapes.push_back(p.pod);
-  const std::vector<TypicalPod> typical = typical_pods(requests_for_shapes);
-  std::vector<std::uint64_t> frag_stamp(state.node_count(), 0);
-  std::vector<double> frag_of(state.node_count(), 0);
-  std::vector<std::int64_t> free_of(state.node_count(), 0);
-  auto fragmentation_pct = [&] {
-    double frag = 0;
-    std::int64_t free = 0;
-    for (std::size_t n = 0; n < state.node_count(); ++n) {
-      if (frag_stamp[n] != state.node_stamp(n)) {
-        const NodeFree f = node_free(state, n);
-        frag_of[n] = fragmentation(f, typical);
-        free_of[n] = f.gpu_total();
-        frag_stamp[n] = state.node_stamp(n);
-      }
-      frag += frag_of[n];
-      free += free_of[n];
-    }
-    return free > 0 ? 100.0 * frag / static_cast<double>(free) : 0.0;
-  };
+  FragmentationTotals fragments(state, typical_pods(requests_for_shapes));
   auto sample = [&](std::int64_t cycle) {
     TimelinePoint point;
     point.time = cycle;
-    point.fragmentation_pct = fragmentation_pct();
+    fragments.refresh(state);
+    point.fragmentation_pct = fragments.ratio_pct();
     std::int64_t held = 0;
     for (std::size_t q : leaves) {
       held += book.allocated(q)[Resource::kGpu];

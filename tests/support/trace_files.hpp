@@ -1,6 +1,5 @@
-// Where the shared Alibaba trace is: $FRACPACK_TRACE_DIR, else a `shared/data` folder next to the
-// checkout or one of its parents (the layout CI and developers have). Tests that need the trace
-// fail under CI=true when it is missing, and are skipped with a message elsewhere.
+// The shared Alibaba trace for tests (shared_data.hpp finds it): tests that need it fail under
+// CI=true when it is missing, and are skipped with a message elsewhere.
 #pragma once
 
 #include <cstdlib>
@@ -10,22 +9,9 @@
 
 #include <doctest/doctest.h>
 
-namespace fracpack::test {
+#include "support/shared_data.hpp"
 
-/// The folder holding alibaba-gpu-v2023/ and fgd-published/, or nullopt.
-inline std::optional<std::filesystem::path> shared_data_dir() {
-  if (const char* dir = std::getenv("FRACPACK_TRACE_DIR"); dir != nullptr && *dir != '\0') {
-    if (std::filesystem::is_directory(std::filesystem::path(dir) / "alibaba-gpu-v2023")) return std::filesystem::path(dir);
-    return std::nullopt;
-  }
-  std::filesystem::path at = std::filesystem::weakly_canonical(FRACPACK_SOURCE_DIR);
-  for (int up = 0; up < 5 && !at.empty(); ++up, at = at.parent_path()) {
-    const auto candidate = at / "shared" / "data";
-    if (std::filesystem::is_directory(candidate / "alibaba-gpu-v2023")) return candidate;
-    if (at == at.parent_path()) break;
-  }
-  return std::nullopt;
-}
+namespace fracpack::test {
 
 /// The shared data folder; a failure under CI=true when it is missing, a skip message otherwise.
 inline std::optional<std::filesystem::path> require_shared_data() {
