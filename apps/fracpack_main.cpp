@@ -156,22 +156,48 @@ int run(int argc, char** argv) {
   density_cmd->add_option("--jobs", density.jobs, "Runs at once (default: one per core)")->check(CLI::Range(1u, 256u));
   density_cmd->add_flag("!--no-progress", density.progress, "No progress bar");
 
-  auto* quota_cmd = app.add_subcommand("quota", "Queue quotas over time: replay a workload through KAI queues");
+  auto* quota_cmd = app.add_subcommand("quota", "Queue quotas over time: replay a workload through KAI queues, and tune quotas");
   quota_cmd->require_subcommand(1);
+  // The inputs both quota commands read; --cluster and --workload are the names for them.
+  auto add_quota_inputs = [](CLI::App* cmd, fracpack::QuotaInputFiles& files) {
+    cmd->add_option("--nodes,--cluster", files.nodes, "Node list CSV, or Node objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--queues", files.queues, "KAI Queue objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--pods,--workload", files.pods,
+                    "Pod list CSV with creation/deletion times, or Pod objects (creationTimestamp, queue label, "
+                    "annotation replay.fracpack.io/run-seconds)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    cmd->add_option("--rules", files.rules, "Queue rule file, with a pod-list CSV (examples/quota-rules.yaml)")->check(CLI::ExistingFile);
+    cmd->add_option("--node-fraction", files.node_fraction,
+                    "Keep this fraction of the nodes, spread evenly over the list (a smaller cluster with the same GPU models)")
+        ->check(CLI::Range(1e-9, 1.0))
+        ->capture_default_str();
+  };
   auto* quota_replay = quota_cmd->add_subcommand("replay", "Replay the trace's pods over time through queues and report per queue");
   fracpack::QuotaReplayOptions qr;
-  quota_replay->add_option("--nodes", qr.nodes, "Node list CSV, or Node objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
-  quota_replay->add_option("--queues", qr.queues, "KAI Queue objects (YAML/JSON)")->required()->check(CLI::ExistingFile);
-  quota_replay->add_option("--pods", qr.pods,
-                           "Pod list CSV with creation/deletion times, or Pod objects (creationTimestamp, queue label, "
-                           "annotation replay.fracpack.io/run-seconds)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  quota_replay->add_option("--rules", qr.rules, "Queue rule file, with a pod-list CSV (examples/quota-rules.yaml)")
-      ->check(CLI::ExistingFile);
+  add_quota_inputs(quota_replay, qr);
   quota_replay->add_option("--period", qr.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
   quota_replay->add_option("--policy", qr.policy, "Placement policy")->check(CLI::IsMember(fracpack::policy_names()))->capture_default_str();
-  quota_replay->add_option("--out", qr.out, "Directory for queues.csv");
+  quota_replay->add_option("--out", qr.out, "Directory for queues.csv, timeline.csv and the SVG timelines");
+
+  auto* quota_tune = quota_cmd->add_subcommand("tune", "Search GPU quotas and over-quota weights per queue for an objective");
+  fracpack::QuotaTuneOptions qt;
+  add_quota_inputs(quota_tune, qt);
+  quota_tune->add_option("--objective", qt.objective,
+                         "What to achieve, e.g. \"p95 pending of inference <= 60s, then maximise allocation\" or "
+                         "\"share within 10% of weight\" (see docs/quota-tuning.md)")
+      ->required();
+  quota_tune->add_option("--period", qt.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
+  quota_tune->add_option("--policy", qt.policy, "Placement policy")->check(CLI::IsMember(fracpack::policy_names()))->capture_default_str();
+  quota_tune->add_option("--budget", qt.budget_seconds, "Wall-time budget in seconds, checked between rounds (0: none)")
+      ->check(CLI::Range(0.0, 7.0 * 86400))
+      ->capture_default_str();
+  quota_tune->add_option("--max-rounds", qt.max_rounds, "Stop after this many search rounds (0: until converged); same answer on every machine")
+      ->capture_default_str();
+  quota_tune->add_option("--jobs", qt.jobs, "Candidates replayed at once (default: one per core)")->check(CLI::Range(1u, 256u));
+  quota_tune->add_option("--top", qt.top, "Candidates shown in the table")->check(CLI::Range(std::size_t{1}, std::size_t{1000}))->capture_default_str();
+  quota_tune->add_flag("!--keep-cpu-memory", qt.scale_cpu_memory, "Leave finite CPU/memory quotas as they are (default: scale with the GPU quota)");
+  quota_tune->add_option("--out", qt.out, "Directory for queues.yaml, candidates.csv and the recommendation's replay (recommended/)");
 
   try {
     app.parse(argc, argv);
@@ -198,6 +224,7 @@ int run(int argc, char** argv) {
   if (replay_cmd->parsed()) return fracpack::replay(replay);
   if (density_cmd->parsed()) return fracpack::run_density_job(density);
   if (quota_replay->parsed()) return fracpack::run_quota_replay(qr);
+  if (quota_tune->parsed()) return fracpack::run_quota_tune(qt);
   if (policies->parsed()) {
     for (auto n : fracpack::policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n))->summary());
     fmt::print("\nThe FGD study's policies and fgd-cpu, ours (`fracpack bench density`; also `place`, and `serve` with\n"

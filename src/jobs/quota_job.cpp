@@ -9,56 +9,20 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/k8s/decode.hpp"
-#include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/quota/metrics.hpp"
 #include "plot/line_plot.hpp"
+#include "quota_inputs.hpp"
 
 namespace fracpack {
 namespace {
 
-/// Nearest-rank percentile of `v` (seconds); -1 for none.
-std::int64_t percentile(std::vector<std::int64_t> v, double p) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::max(1.0, std::ceil(p * static_cast<double>(v.size()))));
-  return v[std::min(rank, v.size()) - 1];
+std::string seconds(const std::optional<std::int64_t>& s) {
+  if (!s) return "—";
+  return *s == quota::kWaitsForever ? "never" : fmt::format("{}", *s);
 }
-
-std::string seconds(std::int64_t s) { return s < 0 ? "—" : fmt::format("{}", s); }
-
-Result<std::vector<NodeSpec>> read_nodes_any(const std::string& path) {
-  std::vector<NodeSpec> out;
-  if (std::filesystem::path(path).extension() == ".csv") {
-    auto rows = trace::read_nodes(path);
-    if (!rows) return rows.status();
-    for (const auto& r : *rows) out.push_back(trace::to_node_spec(r));
-    return out;
-  }
-  auto objects = k8s::read_objects_file(path);
-  if (!objects) return objects.status();
-  for (const auto& o : *objects) {
-    if (k8s::kind_of(o) != "Node") continue;
-    auto n = k8s::decode_node(o, DecodeConfig{});
-    if (!n) return invalid_argument("--nodes {}: {}", path, n.status().message());
-    out.push_back(std::move(*n));
-  }
-  if (out.empty()) return invalid_argument("--nodes {}: no Node objects", path);
-  return out;
-}
-
-Result<std::vector<queues::QueueSpec>> read_queues(const std::string& path) {
-  auto objects = k8s::read_objects_file(path);
-  if (!objects) return objects.status();
-  std::vector<queues::QueueSpec> out;
-  for (const auto& o : *objects) {
-    if (k8s::kind_of(o) != "Queue") continue;
-    auto q = queues::decode_queue(o);
-    if (!q) return invalid_argument("--queues {}: {}", path, q.status().message());
-    out.push_back(std::move(*q));
-  }
-  if (out.empty()) return invalid_argument("--queues {}: no Queue objects", path);
-  return out;
+std::string csv_seconds(const std::optional<std::int64_t>& s) {
+  if (!s) return "";
+  return *s == quota::kWaitsForever ? "inf" : fmt::format("{}", *s);
 }
 
 /// Step-shaped (x, y) points of one column of the timeline: values hold until the next cycle.
@@ -134,13 +98,30 @@ std::string replay_table(const quota::ReplayReport& report) {
       "preemptions suffered / caused |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
       static_cast<double>(report.end - report.start) / 86400.0, report.events, report.cycles);
-  for (const auto& q : report.queues) {
-    out += fmt::format("| {} | {} | {} | {} / {} / {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {} / {} |\n", q.queue, q.started,
-                       q.never_started, seconds(percentile(q.pending_seconds, 0.50)), seconds(percentile(q.pending_seconds, 0.95)),
-                       seconds(percentile(q.pending_seconds, 1.0)), q.gpu_hours, q.fair_share_gpu_hours, q.deserved_gpu_hours,
-                       q.over_quota_seconds / 3600.0, q.preemptions_suffered, q.preemptions_caused);
+  for (const auto& q : quota::metrics_of(report, 0).queues) {
+    const std::string never = q.never_startable > 0 ? fmt::format("{} ({} fit no node)", q.never_started, q.never_startable)
+                                                    : fmt::format("{}", q.never_started);
+    out += fmt::format("| {} | {} | {} | {} / {} / {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {} / {} |\n", q.queue, q.started, never,
+                       seconds(q.pending_p50), seconds(q.pending_p95), seconds(q.pending_max), q.gpu_hours, q.fair_share_gpu_hours,
+                       q.deserved_gpu_hours, q.over_quota_hours, q.preemptions, q.preemptions_caused);
   }
   return out;
+}
+
+Status write_replay_files(const std::string& dir, const quota::ReplayReport& report) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream csv(std::filesystem::path(dir) / "queues.csv");
+  if (ec || !csv) return invalid_argument("--out {}: cannot write queues.csv there", dir);
+  csv << "queue,started,never_started,never_startable,pending_p50_s,pending_p95_s,pending_max_s,gpu_hours,fair_share_gpu_hours,"
+         "deserved_gpu_hours,over_quota_hours,preemptions_suffered,preemptions_caused\n";
+  for (const auto& q : quota::metrics_of(report, 0).queues) {
+    csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", q.queue, q.started, q.never_started, q.never_startable,
+                       csv_seconds(q.pending_p50), csv_seconds(q.pending_p95), csv_seconds(q.pending_max), q.gpu_hours,
+                       q.fair_share_gpu_hours, q.deserved_gpu_hours, q.over_quota_hours, q.preemptions, q.preemptions_caused);
+  }
+  if (!csv) return invalid_argument("--out {}: cannot write queues.csv", dir);
+  return write_timeline(dir, report);
 }
 
 int run_quota_replay(const QuotaReplayOptions& options) {
@@ -148,51 +129,19 @@ int run_quota_replay(const QuotaReplayOptions& options) {
     fmt::print(stderr, "fracpack quota replay: {}\n", st.message());
     return 2;
   };
-  auto nodes = read_nodes_any(options.nodes);
-  if (!nodes) return fail(nodes.status());
-  auto queue_specs = read_queues(options.queues);
-  if (!queue_specs) return fail(queue_specs.status());
-  Result<quota::TimedWorkload> workload = invalid_argument("no workload");
-  if (std::filesystem::path(options.pods).extension() == ".csv") {  // the trace's pod list: queues from the rule file
-    if (options.rules.empty()) return fail(invalid_argument("--rules is required with a pod-list CSV (--pods {})", options.pods));
-    auto rules = quota::read_rules(options.rules);
-    if (!rules) return fail(rules.status());
-    auto pods = trace::read_pods(options.pods);
-    if (!pods) return fail(pods.status());
-    workload = quota::timed_workload(*pods, *rules);
-  } else {  // Pod objects: queues from their labels, run times from an annotation
-    if (!options.rules.empty()) {
-      return fail(invalid_argument("--rules applies to a pod-list CSV; Pod objects name their queue with the kai.scheduler/queue label"));
-    }
-    auto objects = k8s::read_objects_file(options.pods);
-    if (!objects) return fail(objects.status());
-    workload = quota::timed_workload_from_objects(*objects, options.pods);
-  }
-  if (!workload) return fail(workload.status());
-  for (const auto& w : workload->warnings) fmt::print(stderr, "warning: {}\n", w);
-  for (const auto& w : quota_warnings(*nodes, *queue_specs)) fmt::print(stderr, "warning: {}\n", w);
+  auto in = read_quota_inputs(options);
+  if (!in) return fail(in.status());
+  for (const auto& w : in->warnings) fmt::print(stderr, "warning: {}\n", w);
   quota::ReplayOptions replay_options;
   replay_options.period = options.period;
   replay_options.policy = options.policy;
   const auto started = std::chrono::steady_clock::now();
-  auto report = quota::replay(std::move(*nodes), std::move(*queue_specs), *workload, replay_options);
+  auto report = quota::replay(std::move(in->nodes), std::move(in->queues), in->workload, replay_options);
   if (!report) return fail(report.status());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   fmt::print("{}\n(replay took {:.2f} s wall)\n", replay_table(*report), wall);
   if (!options.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.out, ec);
-    std::ofstream csv(std::filesystem::path(options.out) / "queues.csv");
-    if (ec || !csv) return fail(invalid_argument("--out {}: cannot write queues.csv there", options.out));
-    if (auto st = write_timeline(options.out, *report); !st.is_ok()) return fail(st);
-    csv << "queue,started,never_started,pending_p50_s,pending_p95_s,pending_max_s,gpu_hours,fair_share_gpu_hours,deserved_gpu_hours,"
-           "over_quota_hours,preemptions_suffered,preemptions_caused\n";
-    for (const auto& q : report->queues) {
-      csv << fmt::format("{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", q.queue, q.started, q.never_started,
-                         percentile(q.pending_seconds, 0.5), percentile(q.pending_seconds, 0.95), percentile(q.pending_seconds, 1.0),
-                         q.gpu_hours, q.fair_share_gpu_hours, q.deserved_gpu_hours, q.over_quota_seconds / 3600.0,
-                         q.preemptions_suffered, q.preemptions_caused);
-    }
+    if (auto st = write_replay_files(options.out, *report); !st.is_ok()) return fail(st);
   }
   return 0;
 }

@@ -106,7 +106,8 @@ std::optional<Refusal> QueueBook::admit(std::size_t q, const Amounts& request, b
     for (Resource r : kResources) {
       const QueueResource& term = spec.resource(r);
       if (request[r] > 0 && term.limit != kUnlimited && allocated_[*at][r] + request[r] > term.limit) {
-        return Refusal{"OverLimit", spec.name, over_limit_message(spec, r, allocated_[*at][r], request[r])};
+        return Refusal{"OverLimit", spec.name,
+                       refusal_messages_ ? over_limit_message(spec, r, allocated_[*at][r], request[r]) : std::string()};
       }
     }
   }
@@ -117,7 +118,7 @@ std::optional<Refusal> QueueBook::admit(std::size_t q, const Amounts& request, b
       const QueueResource& term = spec.resource(r);
       if (request[r] > 0 && term.quota != kUnlimited && non_preemptible_[*at][r] + request[r] > term.quota) {
         return Refusal{"NonPreemptibleOverQuota", spec.name,
-                       over_quota_message(spec, r, non_preemptible_[*at][r], request[r])};
+                       refusal_messages_ ? over_quota_message(spec, r, non_preemptible_[*at][r], request[r]) : std::string()};
       }
     }
   }

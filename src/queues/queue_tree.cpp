@@ -72,6 +72,11 @@ Result<QueueTree> QueueTree::build(std::vector<QueueSpec> queues, std::vector<st
     t.top_down_.push_back(q);
     for (auto it = t.children_[q].rbegin(); it != t.children_[q].rend(); ++it) stack.push_back(*it);
   }
+  t.paths_.resize(t.queues_.size());
+  for (std::size_t q = 0; q < t.queues_.size(); ++q) {
+    t.paths_[q] = {q};
+    for (auto p = t.parent(q); p; p = t.parent(*p)) t.paths_[q].push_back(*p);
+  }
 
   if (warnings != nullptr) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -114,11 +119,5 @@ std::optional<std::size_t> QueueTree::parent(std::size_t q) const {
 }
 
 std::size_t QueueTree::depth(std::size_t q) const { return path_to_root(q).size() - 1; }
-
-std::vector<std::size_t> QueueTree::path_to_root(std::size_t q) const {
-  std::vector<std::size_t> out{q};
-  for (auto p = parent(q); p; p = parent(*p)) out.push_back(*p);
-  return out;
-}
 
 }  // namespace fracpack::queues

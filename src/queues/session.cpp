@@ -68,12 +68,21 @@ std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amou
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
                                     const std::vector<Job>& jobs, const Amounts& total, std::size_t detailed,
                                     ExplainCache* cache) {
+  std::vector<const Job*> pointers;
+  pointers.reserve(jobs.size());
+  for (const Job& job : jobs) pointers.push_back(&job);
+  return run_session(state, book, policy, pointers, total, detailed, cache);
+}
+
+std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
+                                    const std::vector<const Job*>& jobs, const Amounts& total, std::size_t detailed,
+                                    ExplainCache* cache) {
   const QueueTree& tree = book.tree();
   std::vector<JobList> pending(tree.size());
   std::vector<std::size_t> waiting(tree.size(), 0);  // pending jobs in each subtree
-  for (const Job& job : jobs) {
-    pending[job.queue].push_back(&job);
-    for (std::size_t q : tree.path_to_root(job.queue)) ++waiting[q];
+  for (const Job* job : jobs) {
+    pending[job->queue].push_back(job);
+    for (std::size_t q : tree.path_to_root(job->queue)) ++waiting[q];
   }
   for (auto& list : pending) std::stable_sort(list.begin(), list.end(), job_before);
   const QueueOrder before(book, total);

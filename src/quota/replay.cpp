@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -56,6 +57,8 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   if (options.period < 1) return invalid_argument("--period {}: must be at least 1 second", options.period);
   auto policy = make_policy(options.policy);
   if (!policy) return policy.status();
+  auto empty = ClusterState::create(nodes, options.placement);  // for "could this pod ever start?"
+  if (!empty) return empty.status();
   auto created = ClusterState::create(std::move(nodes), options.placement);
   if (!created) return created.status();
   ClusterState& state = *created;
@@ -63,6 +66,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   if (!built) return built.status();
   const queues::QueueTree& tree = *built;
   queues::QueueBook book(tree);
+  book.set_refusal_messages(false);  // the replay counts refusals, it never shows them
 
   const auto& pods = workload.pods;
   std::vector<std::size_t> leaf_of(pods.size());
@@ -118,15 +122,19 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   };
 
   // Fragmentation for the workload's typical pods, recomputed only for nodes that changed.
-  std::vector<PodRequest> requests_for_shapes;
-  requests_for_shapes.reserve(pods.size());
-  for (const auto& p : pods) requests_for_shapes.push_back(p.pod);
-  FragmentationTotals fragments(state, typical_pods(requests_for_shapes));
+  std::optional<FragmentationTotals> fragments;
+  if (options.timeline) {
+    std::vector<PodRequest> requests_for_shapes;
+    requests_for_shapes.reserve(pods.size());
+    for (const auto& p : pods) requests_for_shapes.push_back(p.pod);
+    fragments.emplace(state, typical_pods(requests_for_shapes));
+  }
   auto sample = [&](std::int64_t cycle) {
+    if (!options.timeline) return;
     TimelinePoint point;
     point.time = cycle;
-    fragments.refresh(state);
-    point.fragmentation_pct = fragments.ratio_pct();
+    fragments->refresh(state);
+    point.fragmentation_pct = fragments->ratio_pct();
     std::int64_t held = 0;
     for (std::size_t q : leaves) {
       held += book.allocated(q)[Resource::kGpu];
@@ -140,39 +148,41 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       report.timeline.push_back(std::move(point));
     }
   };
+  // One Job per pod, made when it arrives and kept while it waits (also after an eviction).
+  std::vector<queues::Job> job_of(pods.size());
+  auto make_job = [&](std::size_t i) {
+    queues::Job& job = job_of[i];
+    job.name = pods[i].pod.key();
+    job.members = {pods[i].pod};
+    job.min_member = 1;
+    job.queue = leaf_of[i];
+    job.priority = pods[i].pod.priority;
+    job.preemptible = pods[i].pod.preemptible;
+    job.created = pods[i].arrival;
+    job.input_order = i;
+    job.member_charges = {pending_charge[i]};
+    job.charge = pending_charge[i];
+  };
   auto run_cycle = [&](std::int64_t cycle) {
-    std::vector<queues::Job> jobs;
+    std::vector<const queues::Job*> jobs;
     jobs.reserve(pending.size());
     std::vector<Amounts> requests(tree.size());
     for (std::size_t q = 0; q < tree.size(); ++q) requests[q] = book.allocated(q);
-    for (std::size_t k = 0; k < pending.size(); ++k) {
-      const std::size_t i = pending[k];
-      queues::Job job;
-      job.name = pods[i].pod.key();
-      job.members = {pods[i].pod};
-      job.min_member = 1;
-      job.queue = leaf_of[i];
-      job.priority = pods[i].pod.priority;
-      job.preemptible = pods[i].pod.preemptible;
-      job.created = pods[i].arrival;
-      job.input_order = i;
-      job.member_charges = {pending_charge[i]};
-      job.charge = pending_charge[i];
-      requests[job.queue] += job.charge;
-      jobs.push_back(std::move(job));
+    for (std::size_t i : pending) {
+      jobs.push_back(&job_of[i]);
+      requests[leaf_of[i]] += pending_charge[i];
     }
     book.compute_fair_shares(total, requests);
     ExplainCache explain_cache;  // a pod that fits nowhere is explained once per shape and ledger version
     auto outcomes = queues::run_session(state, book, **policy, jobs, total, 0, &explain_cache);
     ++report.cycles;
-    std::vector<bool> started(jobs.size(), false);
+    std::vector<bool> started(pods.size(), false);
     for (const auto& o : outcomes) {  // in session order: map back by job
-      started[static_cast<std::size_t>(o.job - jobs.data())] = !o.refusal && !o.members.empty() && o.members.front().placement.has_value();
+      started[o.job->input_order] = !o.refusal && !o.members.empty() && o.members.front().placement.has_value();
     }
     std::vector<std::size_t> still;
-    for (std::size_t k = 0; k < pending.size(); ++k) {
-      const std::size_t i = pending[k];
-      if (!started[k]) {
+    for (const std::size_t i : pending) {
+      if (!started[i]) {
         still.push_back(i);
         continue;
       }
@@ -186,16 +196,24 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     sample(cycle);
   };
   // Evicts victims for pending pods (not ones evicted this cycle); true when any pod was evicted.
+  // Pods alike for reclaim: same shape, queue, priority and preemptibility.
+  std::vector<std::size_t> alike_of(pods.size());
+  {
+    std::map<std::string, std::size_t> ids;
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pods[i].pod), leaf_of[i], pods[i].pod.priority, pods[i].pod.preemptible);
+      alike_of[i] = ids.emplace(key, ids.size()).first->second;
+    }
+  }
   auto reclaim = [&](std::set<std::size_t>& evicted_now) {
     bool any = false;
     std::vector<std::size_t> back;
     // Pods alike (shape, queue, priority) get the same "no victims" until something is evicted:
     // under contention hundreds of waiting pods share a few shapes.
-    std::set<std::string> hopeless;
+    std::set<std::size_t> hopeless;
     for (std::size_t i : pending) {
       if (evicted_now.count(i) != 0) continue;
-      const std::string alike = fmt::format("{}#{}#{}#{}", pod_shape(pods[i].pod), leaf_of[i], pods[i].pod.priority,
-                                            pods[i].pod.preemptible);
+      const std::size_t alike = alike_of[i];
       if (hopeless.count(alike) != 0) continue;
       auto victims = queues::find_victims(state, book, pods[i].pod, leaf_of[i], pending_charge[i], **policy);
       if (!victims) {
@@ -238,6 +256,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     }
     while (next < pods.size() && pods[next].arrival <= cycle) {
       pending_charge[next] = queues::charge_pending(pods[next].pod, state);
+      make_job(next);
       pending.push_back(next++);
       ++report.events;
     }
@@ -257,8 +276,12 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       if (!reclaim(evicted_now)) break;
     }
   }
-  for (std::size_t i : pending) ++report.queues[slot_of[leaf_of[i]]].never_started;
   report.end = clock;
+  for (std::size_t i : pending) {
+    QueueReport& qr = report.queues[slot_of[leaf_of[i]]];
+    ++qr.never_started;
+    if (!select(*empty, pods[i].pod, **policy)) ++qr.never_startable;
+  }
   for (std::size_t s = 0; s < leaves.size(); ++s) {
     const std::int64_t quota = book.deserved(leaves[s])[Resource::kGpu];
     report.deserved.push_back(quota == queues::kUnlimited ? std::nan("") : static_cast<double>(quota) / 1000.0);

@@ -130,6 +130,13 @@ TEST_CASE("KAI #1369: 2 devices × 60 % under deserved 1 is refused for a non-pr
   CHECK(refusal->message.find("requested 1.2") != std::string::npos);
   CHECK(refusal->message.find("raise gpu.quota of queue team to ≥ 1.2") != std::string::npos);
   CHECK_FALSE(book.admit(f.at("team"), charge(pod, std::nullopt), /*preemptible=*/true));
+
+  book.set_refusal_messages(false);  // replays: the same decision, no message formatted
+  auto quiet = book.admit(f.at("team"), charge(pod, std::nullopt), /*preemptible=*/false);
+  REQUIRE(quiet);
+  CHECK(quiet->reason == "NonPreemptibleOverQuota");
+  CHECK(quiet->queue == "team");
+  CHECK(quiet->message.empty());
 }
 
 TEST_CASE("limit 0 and unset block; -1 does not; checks run at every ancestor") {

@@ -9,39 +9,13 @@
 #include "fracpack/quota/replay.hpp"
 #include "fracpack/quota_job.hpp"
 #include "support/builders.hpp"
+#include "support/quota_scenarios.hpp"
 #include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
 
-/// A Queue with a GPU quota and no limit; CPU and memory unlimited.
-queues::QueueSpec gpu_queue(const std::string& name, double quota) {
-  json unlimited = {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}};
-  json q = {{"apiVersion", "scheduling.run.ai/v2"},
-            {"kind", "Queue"},
-            {"metadata", {{"name", name}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
-            {"spec",
-             {{"resources",
-               {{"gpu", {{"quota", quota}, {"limit", -1}, {"overQuotaWeight", 1}}}, {"cpu", unlimited}, {"memory", unlimited}}}}}};
-  auto spec = queues::decode_queue(q);
-  REQUIRE_MESSAGE(spec.is_ok(), spec.status().message());
-  return *spec;
-}
-
-quota::TimedPod whole_gpu(const std::string& name, const std::string& queue, std::int64_t arrival, std::optional<std::int64_t> run) {
-  quota::TimedPod t;
-  t.pod = PodBuilder(name).whole(1).spec();
-  t.pod.queue = queue;
-  t.arrival = arrival;
-  t.run_seconds = run;
-  return t;
-}
-
-std::vector<NodeSpec> one_node_two_gpus() {
-  std::vector<NodeSpec> nodes;
-  nodes.push_back(nvf("n", 2, 20000).spec());
-  return nodes;
-}
+std::vector<NodeSpec> one_node_two_gpus() { return one_node(2); }
 
 TEST_CASE("replay: two queues share two GPUs; waits, GPU-hours and departures computed by hand") {
   // Queue a (quota 2) runs non-preemptible pods; b has quota 0, so nothing is reclaimed for it.
@@ -129,6 +103,7 @@ TEST_CASE("replay: cycles fall on period boundaries; a pod that never fits never
   REQUIRE_MESSAGE(r.is_ok(), r.status().message());
   CHECK(r->queues[0].pending_seconds == std::vector<std::int64_t>{7, 6});  // both start at the cycle at t=10
   CHECK(r->queues[1].never_started == 1);  // 4 GPUs on a 2-GPU node: waits forever, the replay still ends
+  CHECK(r->queues[1].never_startable == 1);  // … and no quota could change that
   CHECK(r->queues[0].gpu_hours == doctest::Approx((10 + 10) / 3600.0));  // x 10..20, forever 10..20 (the end)
   CHECK(r->end == 20);
 
@@ -147,25 +122,17 @@ namespace fracpack::test {
 namespace {
 
 TEST_CASE("quota replay command: files in, the per-queue table and queues.csv out; bad input exits 2") {
-  const auto nodes = temp_file("qr-nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,1,T4\n");
-  const auto pods = temp_file("qr-pods.csv",
-                              "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
-                              "p1,1000,1024,1,1000,,LS,Running,0,100,0\n"
-                              "p2,1000,1024,1,1000,,BE,Running,10,50,10\n");
-  const auto rules = temp_file("qr-rules.yaml", "rules: [{qos: LS, queue: a, preemptible: false}, {qos: BE, queue: b}]");
-  const auto queue_file = temp_file("qr-queues.yaml", R"(
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: a}
-spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: b}
-spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
-)");
+  const QuotaFiles files = quota_files("qr", 1,
+                                        "p1,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                                        "p2,1000,1024,1,1000,,BE,Running,10,50,10\n",
+                                        1, 0);
   const auto out = std::filesystem::temp_directory_path() / fmt::format("fracpack-qr-out-{}", getpid());
-  QuotaReplayOptions o{nodes.string(), queue_file.string(), pods.string(), rules.string(), 1, "pack", out.string()};
+  QuotaReplayOptions o;
+  o.nodes = files.nodes.string();
+  o.queues = files.queues.string();
+  o.pods = files.pods.string();
+  o.rules = files.rules.string();
+  o.out = out.string();
   REQUIRE(run_quota_replay(o) == 0);
   std::ifstream csv(out / "queues.csv");
   std::string header, a, b;
@@ -173,8 +140,8 @@ spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
   std::getline(csv, a);
   std::getline(csv, b);
   // p1 holds the only GPU from 0 to 100; p2 (queue b) waits from 10 to 100, then runs its 40 s.
-  CHECK(a == "a,1,0,0,0,0,0.028,0.028,0.039,0.000,0,0");  // a's pod is non-preemptible: b (quota 0) cannot reclaim
-  CHECK(b.rfind("b,1,0,90,90,90,0.011,", 0) == 0);
+  CHECK(a == "a,1,0,0,0,0,0,0.028,0.028,0.039,0.000,0,0");  // a's pod is non-preemptible: b (quota 0) cannot reclaim
+  CHECK(b.rfind("b,1,0,0,90,90,90,0.011,", 0) == 0);
   std::ifstream timeline(out / "timeline.csv");
   std::string first;
   std::getline(timeline, first);
@@ -188,7 +155,7 @@ spec: {resources: {gpu: {quota: 0, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
   missing_queue.rules = temp_file("qr-rules2.yaml", "rules: [{qos: LS, queue: a}, {qos: BE, queue: c}]").string();
   CHECK(run_quota_replay(missing_queue) == 2);  // pod p2: queue "c" is not a leaf Queue
   QuotaReplayOptions no_queues = o;
-  no_queues.queues = nodes.string();
+  no_queues.queues = files.nodes.string();
   CHECK(run_quota_replay(no_queues) == 2);
 }
 

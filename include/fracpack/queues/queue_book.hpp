@@ -46,6 +46,9 @@ class QueueBook {
 
   /// Admission of a job asking `request` in leaf queue `q`. O(depth), no allocation when admitted.
   [[nodiscard]] std::optional<Refusal> admit(std::size_t q, const Amounts& request, bool preemptible) const;
+  /// Off: refusals carry reason and queue but an empty message (replays that never show them skip
+  /// formatting thousands of messages per cycle). On by default.
+  void set_refusal_messages(bool on) { refusal_messages_ = on; }
 
   /// True when `q` holds more than its fair share of every resource (KAI's
   /// FairShareLessThanAllocated: the strict all-resource comparison its queue order uses).
@@ -65,6 +68,7 @@ class QueueBook {
   std::vector<Amounts> non_preemptible_;
   std::vector<Amounts> fair_share_;
   Amounts total_;
+  bool refusal_messages_ = true;
 };
 
 }  // namespace fracpack::queues

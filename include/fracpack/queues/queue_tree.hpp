@@ -36,8 +36,8 @@ class QueueTree {
   [[nodiscard]] const std::vector<std::size_t>& top_down() const { return top_down_; }
   /// 0 for a top-level queue.
   [[nodiscard]] std::size_t depth(std::size_t q) const;
-  /// `q` and its ancestors, leaf first.
-  [[nodiscard]] std::vector<std::size_t> path_to_root(std::size_t q) const;
+  /// `q` and its ancestors, leaf first (computed once when the tree is built).
+  [[nodiscard]] const std::vector<std::size_t>& path_to_root(std::size_t q) const { return paths_[q]; }
 
  private:
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
@@ -47,6 +47,7 @@ class QueueTree {
   std::vector<std::vector<std::size_t>> children_;
   std::vector<std::size_t> roots_;
   std::vector<std::size_t> top_down_;
+  std::vector<std::vector<std::size_t>> paths_;  ///< path_to_root per queue
 };
 
 }  // namespace fracpack::queues

@@ -56,6 +56,11 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
                                     const std::vector<Job>& jobs, const Amounts& total, std::size_t detailed,
                                     ExplainCache* cache = nullptr);
 
+/// The same over jobs held elsewhere (a replay keeps one Job per pod across sessions).
+std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
+                                    const std::vector<const Job*>& jobs, const Amounts& total, std::size_t detailed,
+                                    ExplainCache* cache = nullptr);
+
 /// The dominant share of queue `q` holding `extra` more: max over resources of allocated ÷ `total`
 /// (0 for a zero total), in parts per million.
 std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amounts& total, const Amounts& extra = {});

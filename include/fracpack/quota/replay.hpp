@@ -26,6 +26,9 @@ struct ReplayOptions {
   std::int64_t period = 1;  ///< seconds between scheduling cycles (KAI's default schedulePeriod is 1 s)
   std::string policy = "pack";
   PlacementConfig placement;
+  /// Off: no TimelinePoint per cycle (and no fragmentation measured); a tuner comparing many
+  /// candidates needs only the per-queue totals.
+  bool timeline = true;
 };
 
 /// One leaf queue over the whole replay. GPU amounts are in GPUs (milli-GPU ÷ 1000) × hours.
@@ -37,7 +40,11 @@ struct QueueReport {
   double over_quota_seconds = 0;    ///< time its allocated GPU exceeded its quota
   std::vector<std::int64_t> pending_seconds;  ///< per started pod: start − arrival, in start order
   std::int64_t started = 0;          ///< starts, restarts after eviction included
-  std::int64_t never_started = 0;   ///< still pending when the workload ran out
+  /// Still pending when the workload ran out: with no event left, these never start.
+  std::int64_t never_started = 0;
+  /// Of never_started: pods no node of the empty cluster could hold (a request beyond every node);
+  /// no quota can help them.
+  std::int64_t never_startable = 0;
   std::int64_t preemptions_suffered = 0;  ///< its pods evicted for another pod
   std::int64_t preemptions_caused = 0;    ///< pods evicted for its pods
 };

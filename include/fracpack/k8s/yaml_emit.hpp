@@ -1,0 +1,18 @@
+// Writing objects back out as YAML for `kubectl apply -f`: the inverse of object_stream.hpp's
+// reader, so read_objects(to_yaml(x)) == x for every JSON object x — except decimals, which that
+// reader keeps as their text ("2.5"), as it does for any YAML file (decoders accept both).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fracpack::k8s {
+
+/// A multi-document YAML stream (documents separated by `---`), block style, keys in the JSON
+/// object's order. Strings that a YAML reader would type as something else ("true", "12", "null",
+/// "") are quoted; numbers, booleans and null stay plain.
+std::string to_yaml(const std::vector<nlohmann::json>& objects);
+
+}  // namespace fracpack::k8s

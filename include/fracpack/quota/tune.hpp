@@ -1,0 +1,89 @@
+// `fracpack quota tune`: searches each leaf queue's GPU quota and GPU over-quota weight for an
+// objective (objective.hpp) by replaying the workload (replay.hpp) once per candidate.
+//
+// Search: a compass (pattern) search, the derivative-free coordinate method for noisy, discrete
+// objectives. It starts from the better of two points — the Queue file as given, and quotas
+// proportional to each queue's GPU-hours of demand in the workload — and each round replays every
+// neighbour of the current best (each queue's quota ± step, each weight × 2 and ÷ 2; in the first
+// round also each queue's quota at 0 and at the whole cluster, to step off flat ground) in parallel.
+// A better neighbour becomes the current point; a round without one halves the quota step (from a
+// quarter of the cluster down to one GPU) and narrows the weight factor (2 → 1.5 → stop). The
+// search ends when converged, after `max_rounds`, or at the first round boundary past the time
+// budget; rounds are evaluated whole, so the answer depends only on how many rounds ran, and with
+// max_rounds (and no budget) it is the same on every machine.
+//
+// What is shared between candidates: the nodes, the parsed workload and every result (a candidate
+// seen before is not replayed again). A replay is not resumed from another candidate's state:
+// quotas change fair shares from the first cycle, so no prefix of one replay is valid for another.
+//
+// A candidate sets, per leaf queue, spec.resources.gpu.quota (whole GPUs, 0 … cluster GPUs) and
+// gpu.overQuotaWeight (0 … 64, in tenths once tuned). CPU and memory quotas that are finite follow the GPU
+// quota's share of the cluster (unless `scale_cpu_memory` is off); unlimited and zero ones stay.
+// A parent queue with a finite GPU quota gets the sum of its children's, so the tree stays valid.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fracpack/node.hpp"
+#include "fracpack/queues/queue.hpp"
+#include "fracpack/quota/objective.hpp"
+#include "fracpack/quota/replay.hpp"
+#include "fracpack/quota/workload.hpp"
+#include "fracpack/status.hpp"
+
+namespace fracpack::quota {
+
+/// One leaf queue's tuned terms.
+struct Setting {
+  std::int64_t gpu_quota = 0;   ///< milli-GPU (whole GPUs in practice)
+  std::int64_t gpu_weight = 0;  ///< over-quota weight in thousandths
+  auto operator<=>(const Setting&) const = default;
+};
+
+struct Candidate {
+  std::vector<Setting> settings;  ///< per leaf, Objective::queues order
+  ReplayMetrics metrics;
+  Score score;
+  double distance = 0;  ///< from the input: Σ |Δ quota| in GPUs + Σ |Δ weight|; breaks ties
+  std::string origin;   ///< "input", "demand", or "round N"
+};
+
+struct TuneOptions {
+  ReplayOptions replay;          ///< period, policy, placement (the timeline is turned off)
+  double budget_seconds = 300;   ///< wall time; checked between rounds (≤ 0: no budget)
+  std::size_t max_rounds = 0;    ///< 0: no limit
+  unsigned jobs = 0;             ///< candidates replayed at once; 0: one per core
+  bool scale_cpu_memory = true;
+};
+
+struct TuneReport {
+  Objective objective;
+  Candidate input;                 ///< the Queue file as given
+  std::vector<Candidate> candidates;  ///< every candidate replayed, best first: the recommendation first
+  std::vector<queues::QueueSpec> recommended;  ///< the Queue specs of candidates.front()
+  std::size_t evaluated = 0;       ///< candidates replayed
+  std::size_t rounds = 0;
+  bool converged = false;          ///< stopped because no step was left, not by budget or rounds
+  double seconds = 0;              ///< wall time of the search
+  std::int64_t cluster_gpus = 0;
+  std::size_t shown = 5;           ///< candidates a table shows
+};
+
+/// The leaf queues of `specs` in tree order, and their stated GPU over-quota weights (their GPU
+/// quotas when every weight is 0): what share error is measured against.
+Result<std::pair<std::vector<std::string>, std::vector<double>>> leaves_and_weights(const std::vector<queues::QueueSpec>& specs);
+
+/// `specs` with `settings` applied to the leaves (and parents and CPU/memory as described above).
+std::vector<queues::QueueSpec> apply_settings(const std::vector<queues::QueueSpec>& specs, const std::vector<std::string>& leaves,
+                                              const std::vector<Setting>& settings, const std::vector<NodeSpec>& nodes,
+                                              bool scale_cpu_memory);
+
+/// Runs the search. kInvalidArgument for bad queues or pods (as replay() reports them), or an
+/// objective naming no leaf queue. An objective that cannot be met is not an error: the report's
+/// best candidate is then the closest one (candidates.front().score.feasible() is false).
+Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<queues::QueueSpec>& specs, const TimedWorkload& workload,
+                        const Objective& objective, const TuneOptions& options);
+
+}  // namespace fracpack::quota

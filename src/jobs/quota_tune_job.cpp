@@ -1,0 +1,178 @@
+// `fracpack quota tune`: reads the inputs, runs the search (quota/tune.hpp), prints the report and
+// the recommended Queue objects.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "fracpack/k8s/yaml_emit.hpp"
+#include "fracpack/quota_job.hpp"
+#include "quota_inputs.hpp"
+
+namespace fracpack {
+namespace {
+
+using nlohmann::json;
+using queues::Resource;
+
+/// A KAI amount as a JSON number: an integer when whole, else three decimals.
+json number(double v) {
+  const double rounded = std::round(v * 1000.0) / 1000.0;
+  if (rounded == std::floor(rounded) && std::abs(rounded) < 9e15) return json(static_cast<std::int64_t>(rounded));
+  return json(rounded);
+}
+
+std::string gpus(std::int64_t milli) { return milli == queues::kUnlimited ? "unlimited" : fmt::format("{:g}", static_cast<double>(milli) / 1000.0); }
+std::string weight(std::int64_t milli) { return fmt::format("{:g}", static_cast<double>(milli) / 1000.0); }
+
+std::string value_text(double v) {
+  if (std::isinf(v)) return "never starts";
+  return std::abs(v) >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+
+}  // namespace
+
+std::vector<json> recommended_queue_objects(const std::vector<json>& objects, const std::vector<queues::QueueSpec>& recommended) {
+  std::map<std::string, const queues::QueueSpec*> by_name;
+  for (const auto& q : recommended) by_name.emplace(q.name, &q);
+  std::vector<json> out;
+  for (json o : objects) {
+    o.erase("status");
+    if (auto m = o.find("metadata"); m != o.end() && m->is_object()) {
+      for (const char* owned : {"resourceVersion", "uid", "generation", "managedFields", "creationTimestamp", "selfLink"}) m->erase(owned);
+      if (auto a = m->find("annotations"); a != m->end() && a->is_object()) {
+        a->erase("kubectl.kubernetes.io/last-applied-configuration");
+        if (a->empty()) m->erase("annotations");
+      }
+    }
+    const std::string name = o.contains("metadata") && o["metadata"].is_object() ? o["metadata"].value("name", "") : "";
+    auto it = by_name.find(name);
+    if (it != by_name.end()) {
+      json& resources = o["spec"]["resources"];
+      for (Resource r : queues::kResources) {
+        const auto& term = it->second->resource(r);
+        json& field = resources[std::string(queues::resource_name(r))];
+        const double scale = r == Resource::kGpu ? 1000.0 : r == Resource::kMemory ? 1e6 : 1.0;  // fracpack units → KAI's
+        if (r == Resource::kGpu || (field.contains("quota") && term.quota != queues::kUnlimited)) {
+          field["quota"] = term.quota == queues::kUnlimited ? json(-1) : number(static_cast<double>(term.quota) / scale);
+        }
+        if (r == Resource::kGpu) field["overQuotaWeight"] = number(static_cast<double>(term.over_quota_weight) / 1000.0);
+      }
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string tune_table(const quota::TuneReport& report) {
+  const auto& objective = report.objective;
+  std::string out = fmt::format("Objective: {}\n", objective.text);
+  for (const auto& c : objective.constraints) {
+    out += fmt::format("  must: {} {} {:g}\n", metric_label(c.ref), c.at_most ? "≤" : "≥", c.bound);
+  }
+  if (objective.goal) out += fmt::format("  then: {} {}\n", objective.goal->maximise ? "maximise" : "minimise", metric_label(objective.goal->ref));
+  const char* stop = report.converged ? "converged (quota step 1 GPU, weight factor 1.5, no better neighbour)" : "stopped by the time budget or round limit";
+  out += fmt::format("Searched {} candidates in {} rounds on a cluster of {} GPUs, {:.1f} s wall; {}.\n", report.evaluated, report.rounds,
+                     report.cluster_gpus, report.seconds, stop);
+  std::size_t feasible = 0;
+  for (const auto& c : report.candidates) feasible += c.score.feasible() ? 1 : 0;
+  const quota::Candidate& best = report.candidates.front();
+  if (best.score.feasible()) {
+    out += fmt::format("The objective is met by {} of {} candidates; the first row is recommended.\n\n", feasible, report.candidates.size());
+  } else {
+    out += fmt::format("The objective CANNOT be met: none of the {} candidates meets it. Closest (first row) still violates:\n",
+                       report.candidates.size());
+    for (const auto& v : quota::violations(objective, best.metrics)) out += fmt::format("  - {}\n", v);
+    out += "\n";
+  }
+
+  std::vector<quota::MetricRef> columns;
+  for (const auto& c : objective.constraints) columns.push_back(c.ref);
+  if (objective.goal) columns.push_back(objective.goal->ref);
+  out += "| candidate |";
+  std::string rule = "|---|";
+  for (const auto& q : objective.queues) {
+    out += fmt::format(" {} quota / weight |", q);
+    rule += "---:|";
+  }
+  for (const auto& c : columns) {
+    out += fmt::format(" {} |", metric_label(c));
+    rule += "---:|";
+  }
+  out += " meets objective |\n" + rule + "---|\n";
+  auto row = [&](const std::string& label, const quota::Candidate& c) {
+    out += fmt::format("| {} |", label);
+    for (const auto& s : c.settings) out += fmt::format(" {} / {} |", gpus(s.gpu_quota), weight(s.gpu_weight));
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      const bool larger_is_worse = k < objective.constraints.size() ? objective.constraints[k].at_most : !objective.goal->maximise;
+      out += fmt::format(" {} |", value_text(quota::value_of(objective, columns[k], c.metrics, larger_is_worse)));
+    }
+    const std::string miss = std::isinf(c.score.violation) ? "no (pods that could run never start)"
+                                                           : fmt::format("no (violation {:.3g})", c.score.violation);
+    out += fmt::format(" {} |\n", c.score.feasible() ? "yes" : miss);
+  };
+  row("input (the Queue file)", report.input);
+  for (std::size_t k = 0; k < report.candidates.size() && k < report.shown; ++k) {
+    row(fmt::format("{} ({})", k + 1, report.candidates[k].origin), report.candidates[k]);
+  }
+  return out;
+}
+
+int run_quota_tune(const QuotaTuneOptions& options) {
+  auto fail = [](const Status& st) {
+    fmt::print(stderr, "fracpack quota tune: {}\n", st.message());
+    return 2;
+  };
+  auto in = read_quota_inputs(options);
+  if (!in) return fail(in.status());
+  for (const auto& w : in->warnings) fmt::print(stderr, "warning: {}\n", w);
+  auto leaves = quota::leaves_and_weights(in->queues);
+  if (!leaves) return fail(leaves.status());
+  auto objective = quota::parse_objective(options.objective, leaves->first, leaves->second);
+  if (!objective) return fail(objective.status());
+  quota::TuneOptions tune_options;
+  tune_options.replay.period = options.period;
+  tune_options.replay.policy = options.policy;
+  tune_options.budget_seconds = options.budget_seconds;
+  tune_options.max_rounds = options.max_rounds;
+  tune_options.jobs = options.jobs;
+  tune_options.scale_cpu_memory = options.scale_cpu_memory;
+  auto report = quota::tune(in->nodes, in->queues, in->workload, *objective, tune_options);
+  if (!report) return fail(report.status());
+  report->shown = options.top;
+  const std::string yaml = k8s::to_yaml(recommended_queue_objects(in->queue_objects, report->recommended));
+  fmt::print("{}\nRecommended Queue objects (kubectl apply -f):\n{}", tune_table(*report), yaml);
+  if (!options.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.out, ec);
+    const std::filesystem::path dir(options.out);
+    std::ofstream queues_yaml(dir / "queues.yaml");
+    queues_yaml << yaml;
+    std::ofstream csv(dir / "candidates.csv");
+    csv << "rank,origin,meets_objective,violation,goal";
+    for (const auto& q : objective->queues) csv << fmt::format(",{0}_gpu_quota,{0}_over_quota_weight", q);
+    for (const auto& q : objective->queues) csv << fmt::format(",{0}_pending_p95_s,{0}_never_started,{0}_preemptions,{0}_gpu_hours_share_pct", q);
+    csv << ",allocation_pct\n";
+    for (std::size_t k = 0; k < report->candidates.size(); ++k) {
+      const auto& c = report->candidates[k];
+      csv << fmt::format("{},{},{},{:.6g},{:.6g}", k + 1, c.origin, c.score.feasible(), c.score.violation, c.score.goal);
+      for (const auto& s : c.settings) csv << fmt::format(",{},{}", gpus(s.gpu_quota), weight(s.gpu_weight));
+      for (const auto& q : c.metrics.queues) {
+        const std::string p95 = !q.pending_p95 ? "" : *q.pending_p95 == quota::kWaitsForever ? "inf" : fmt::format("{}", *q.pending_p95);
+        csv << fmt::format(",{},{},{},{:.3f}", p95, q.never_started, q.preemptions, q.share_pct);
+      }
+      csv << fmt::format(",{:.3f}\n", c.metrics.allocation_pct);
+    }
+    if (ec || !queues_yaml || !csv) return fail(invalid_argument("--out {}: cannot write queues.yaml / candidates.csv there", options.out));
+    // The recommendation replayed once more with its timeline, for the plots.
+    quota::ReplayOptions replay_options = tune_options.replay;
+    auto best = quota::replay(in->nodes, report->recommended, in->workload, replay_options);
+    if (!best) return fail(best.status());
+    if (auto st = write_replay_files((dir / "recommended").string(), *best); !st.is_ok()) return fail(st);
+  }
+  return report->candidates.front().score.feasible() ? 0 : 1;
+}
+
+}  // namespace fracpack

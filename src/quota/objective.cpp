@@ -1,0 +1,393 @@
+#include "fracpack/quota/objective.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace fracpack::quota {
+namespace {
+
+struct Token {
+  enum Kind { kWord, kNumber, kLessEqual, kLess, kGreaterEqual, kGreater, kPercent, kSeparator } kind = kWord;
+  std::string text;
+  double number = 0;
+};
+
+bool word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' || c == '\'';
+}
+
+/// Splits the objective into tokens; `queues` are matched whole first, so "team-1" stays a word.
+Result<std::vector<Token>> tokenize(std::string_view text, const std::set<std::string>& queues) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  while (i < text.size()) {
+    const char c = text[i];
+    if (std::isspace(static_cast<unsigned char>(c)) != 0) {
+      ++i;
+      continue;
+    }
+    if (text.compare(i, 3, "\u2264") == 0 || text.compare(i, 2, "<=") == 0) {
+      out.push_back({Token::kLessEqual, "<="});
+      i += text.compare(i, 2, "<=") == 0 ? 2 : 3;
+      continue;
+    }
+    if (text.compare(i, 3, "\u2265") == 0 || text.compare(i, 2, ">=") == 0) {
+      out.push_back({Token::kGreaterEqual, ">="});
+      i += text.compare(i, 2, ">=") == 0 ? 2 : 3;
+      continue;
+    }
+    if (c == '<' || c == '>') {
+      out.push_back({c == '<' ? Token::kLess : Token::kGreater, std::string(1, c)});
+      ++i;
+      continue;
+    }
+    if (c == '%') {
+      out.push_back({Token::kPercent, "%"});
+      ++i;
+      continue;
+    }
+    if (c == ',' || c == ';') {
+      out.push_back({Token::kSeparator, std::string(1, c)});
+      ++i;
+      continue;
+    }
+    if (!word_char(c)) return invalid_argument("--objective: unexpected character '{}' at position {}", c, i + 1);
+    std::size_t end = i;
+    while (end < text.size() && word_char(text[end])) ++end;
+    std::string run(text.substr(i, end - i));
+    bool full_stop = false;  // "… 60s. Then …": a sentence ends a clause
+    while (!run.empty() && (run.back() == '.' || run.back() == '\'')) {
+      full_stop = full_stop || run.back() == '.';
+      run.pop_back();
+    }
+    if (run.empty() || queues.count(run) != 0) {  // queue names are case-sensitive DNS labels
+      if (!run.empty()) out.push_back({Token::kWord, run});
+      if (full_stop) out.push_back({Token::kSeparator, "."});
+      i = end;
+      continue;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.') {  // 60s → 60, s
+      std::size_t n = i;
+      while (n < text.size() && (std::isdigit(static_cast<unsigned char>(text[n])) != 0 ||
+                                 (text[n] == '.' && n + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[n + 1])) != 0))) {
+        ++n;
+      }
+      if (n == i) {  // a lone '.' before a word
+        ++i;
+        continue;
+      }
+      const std::string digits(text.substr(i, n - i));
+      char* stop = nullptr;
+      const double v = std::strtod(digits.c_str(), &stop);
+      if (stop != digits.c_str() + digits.size() || !std::isfinite(v)) {
+        return invalid_argument("--objective: \"{}\" is not a number", digits);
+      }
+      out.push_back({Token::kNumber, digits, v});
+      i = n;
+      continue;
+    }
+    out.push_back({Token::kWord, lower(run)});
+    if (full_stop) out.push_back({Token::kSeparator, "."});
+    i = end;
+  }
+  return out;
+}
+
+std::optional<double> time_unit(const std::string& w) {
+  static const std::map<std::string, double> units{
+      {"s", 1}, {"sec", 1}, {"secs", 1}, {"second", 1}, {"seconds", 1},
+      {"m", 60}, {"min", 60}, {"mins", 60}, {"minute", 60}, {"minutes", 60},
+      {"h", 3600}, {"hr", 3600}, {"hrs", 3600}, {"hour", 3600}, {"hours", 3600},
+      {"d", 86400}, {"day", 86400}, {"days", 86400}};
+  auto it = units.find(w);
+  return it == units.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+bool is_pending(Metric m) {
+  return m == Metric::kPendingP50 || m == Metric::kPendingP95 || m == Metric::kPendingP99 || m == Metric::kPendingMax;
+}
+
+constexpr std::string_view kMetricsHelp =
+    "metrics: p50|p95|p99|max pending [of QUEUE], never started [of QUEUE], preemptions [of QUEUE], "
+    "gpu-hours of QUEUE, over-quota hours [of QUEUE], share error [of QUEUE], allocation; "
+    "or \"share within N% of weight\"";
+
+/// One clause: a constraint or the goal.
+struct Clause {
+  std::optional<Constraint> constraint;
+  std::optional<Goal> goal;
+};
+
+Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string& text, const std::set<std::string>& queues) {
+  auto fail = [&](const std::string& why) {
+    return invalid_argument("--objective clause \"{}\": {} (queues: {}; {})", text, why, fmt::join(queues, ", "), kMetricsHelp);
+  };
+  std::optional<bool> maximise;
+  std::optional<std::string> quantile;
+  bool pending = false, share = false, within = false, error_word = false, percent = false;
+  std::optional<Metric> metric;
+  std::optional<std::string> queue;
+  std::optional<bool> at_most;
+  std::optional<double> number;
+  double unit = 1;
+  bool unit_given = false;
+  static const std::set<std::string> fillers{"then", "of", "the", "its", "their", "every", "each", "queue's", "queues'",
+                                             "queue", "queues", "time", "times", "for", "in", "is", "be", "should", "must",
+                                             "keep", "to", "a", "all", "weight", "weights", "cluster", "gpu", "whole"};
+  auto set_metric = [&](Metric m) -> Status {
+    if (metric && *metric != m) return invalid_argument("two metrics");
+    metric = m;
+    return {};
+  };
+  auto set_op = [&](bool most) -> Status {
+    if (at_most) return invalid_argument("two comparisons");
+    at_most = most;
+    return {};
+  };
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    const Token& t = tokens[k];
+    Status st;
+    switch (t.kind) {
+      case Token::kLessEqual:
+      case Token::kLess: st = set_op(true); break;
+      case Token::kGreaterEqual:
+      case Token::kGreater: st = set_op(false); break;
+      case Token::kPercent: percent = true; break;
+      case Token::kNumber:
+        if (number) return fail(fmt::format("two numbers ({} and {})", *number, t.text));
+        number = t.number;
+        break;
+      case Token::kSeparator: break;
+      case Token::kWord: {
+        const std::string& w = t.text;
+        const std::string next = k + 1 < tokens.size() && tokens[k + 1].kind == Token::kWord ? tokens[k + 1].text : "";
+        if (queues.count(w) != 0) {
+          if (queue && *queue != w) return fail(fmt::format("two queues ({} and {}); write one clause per queue", *queue, w));
+          queue = w;
+        } else if (w == "maximise" || w == "maximize" || w == "minimise" || w == "minimize") {
+          if (maximise) return fail("two goals in one clause");
+          maximise = w == "maximise" || w == "maximize";
+        } else if (w == "p50" || w == "p95" || w == "p99" || w == "max" || w == "maximum" || w == "median") {
+          if (quantile) return fail(fmt::format("two percentiles ({} and {})", *quantile, w));
+          quantile = w;
+        } else if (w == "pending" || w == "wait" || w == "waiting") {
+          pending = true;
+        } else if (w == "never" && (next == "started" || next == "start" || next == "starts")) {
+          st = set_metric(Metric::kNeverStarted);
+          ++k;
+        } else if (w == "never-started") {
+          st = set_metric(Metric::kNeverStarted);
+        } else if (w == "preemptions" || w == "preemption" || w == "preempted") {
+          st = set_metric(Metric::kPreemptions);
+        } else if (w == "gpu-hours") {
+          if (!share) st = set_metric(Metric::kGpuHours);  // "share of gpu-hours": part of the share
+        } else if (w == "over-quota" && (next == "hours" || next == "hour")) {
+          st = set_metric(Metric::kOverQuotaHours);
+          ++k;
+        } else if (w == "share" || w == "shares") {
+          share = true;
+          if (metric == Metric::kGpuHours) metric.reset();  // "gpu-hours share"
+        } else if (w == "error") {
+          error_word = true;
+        } else if (w == "within") {
+          within = true;
+        } else if (w == "allocation" || w == "allocated" || w == "utilisation" || w == "utilization") {
+          st = set_metric(Metric::kAllocation);
+        } else if (w == "at" && (next == "most" || next == "least")) {
+          st = set_op(next == "most");
+          ++k;
+        } else if (auto u = time_unit(w); u && k > 0 && tokens[k - 1].kind == Token::kNumber) {
+          unit = *u;
+          unit_given = true;
+        } else if (fillers.count(w) == 0) {
+          return fail(fmt::format("\"{}\" is neither a queue nor a metric word", w));
+        }
+        break;
+      }
+    }
+    if (!st.is_ok()) return fail(st.message());
+  }
+  if (share) {
+    if (metric) return fail("share and another metric in one clause");
+    metric = Metric::kShareError;
+    if (within) {  // "share within N % of weight" = share error ≤ N
+      if (at_most) return fail("\"within\" already bounds the share; drop the comparison");
+      at_most = true;
+    }
+  } else if (within || error_word) {
+    return fail("\"within\"/\"error\" apply to a share: \"share within 10% of weight\"");
+  }
+  if (pending) {
+    if (metric) return fail("pending time and another metric in one clause");
+    if (!quantile) return fail("say which pending time: p50, p95, p99 or max pending");
+    const std::string& q = *quantile;
+    metric = q == "p50" || q == "median" ? Metric::kPendingP50
+             : q == "p95"                ? Metric::kPendingP95
+             : q == "p99"                ? Metric::kPendingP99
+                                         : Metric::kPendingMax;
+  } else if (quantile) {
+    return fail(fmt::format("\"{}\" applies to pending time (\"{} pending of QUEUE\")", *quantile, *quantile));
+  }
+  if (!metric) return fail("no metric");
+  if (unit_given && !is_pending(*metric)) return fail("a time unit applies only to pending times");
+  if (percent && *metric != Metric::kAllocation && *metric != Metric::kShareError) return fail("% applies only to allocation and share");
+  if (*metric == Metric::kAllocation && queue) return fail("allocation is the cluster's; it has no queue");
+  Clause out;
+  const MetricRef ref{*metric, queue.value_or("")};
+  if (maximise) {
+    if (at_most || number) return fail("a goal (maximise/minimise) takes no bound; write the bound as its own clause");
+    out.goal = Goal{ref, *maximise, text};
+    return out;
+  }
+  if (!at_most) return fail("no comparison: write <=, >=, \"at most\" or \"within\"");
+  if (!number) return fail("no bound: a comparison needs a number");
+  out.constraint = Constraint{ref, *at_most, *number * unit, text};
+  return out;
+}
+
+/// Worst of `values`: the largest when larger is worse.
+double worst(const std::vector<double>& values, bool larger_is_worse) {
+  if (values.empty()) return 0;
+  return larger_is_worse ? *std::max_element(values.begin(), values.end()) : *std::min_element(values.begin(), values.end());
+}
+
+double queue_value(const Objective& objective, Metric metric, std::size_t q, const QueueMetrics& m) {
+  auto seconds = [](const std::optional<std::int64_t>& v) {
+    if (!v) return 0.0;
+    return *v == kWaitsForever ? std::numeric_limits<double>::infinity() : static_cast<double>(*v);
+  };
+  switch (metric) {
+    case Metric::kPendingP50: return seconds(m.pending_p50);
+    case Metric::kPendingP95: return seconds(m.pending_p95);
+    case Metric::kPendingP99: return seconds(m.pending_p99);
+    case Metric::kPendingMax: return seconds(m.pending_max);
+    case Metric::kNeverStarted: return static_cast<double>(m.never_started);
+    case Metric::kPreemptions: return static_cast<double>(m.preemptions);
+    case Metric::kGpuHours: return m.gpu_hours;
+    case Metric::kOverQuotaHours: return m.over_quota_hours;
+    case Metric::kShareError: {
+      const double target = q < objective.target_share.size() ? objective.target_share[q] : 0;
+      const double share = m.share_pct / 100.0;
+      return target > 0 ? 100.0 * std::abs(share - target) / target : m.share_pct;
+    }
+    case Metric::kAllocation: return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Result<Objective> parse_objective(std::string_view text, const std::vector<std::string>& queues, const std::vector<double>& weights) {
+  Objective out;
+  out.text = std::string(text);
+  out.queues = queues;
+  const double sum = std::accumulate(weights.begin(), weights.end(), 0.0);
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    out.target_share.push_back(sum > 0 && q < weights.size() ? weights[q] / sum : 1.0 / static_cast<double>(queues.size()));
+  }
+  const std::set<std::string> names(queues.begin(), queues.end());
+  auto tokens = tokenize(text, names);
+  if (!tokens) return tokens.status();
+  // Clauses: split at , ; and the word "and".
+  std::vector<std::vector<Token>> clauses(1);
+  for (const auto& t : *tokens) {
+    if (t.kind == Token::kSeparator || (t.kind == Token::kWord && t.text == "and" && names.count("and") == 0)) {
+      clauses.emplace_back();
+    } else {
+      clauses.back().push_back(t);
+    }
+  }
+  for (const auto& c : clauses) {
+    if (c.empty()) continue;
+    std::string clause_text;
+    for (const auto& t : c) clause_text += (clause_text.empty() ? "" : " ") + t.text;
+    auto parsed = parse_clause(c, clause_text, names);
+    if (!parsed) return parsed.status();
+    if (parsed->goal) {
+      if (out.goal) return invalid_argument("--objective: two goals (\"{}\" and \"{}\"); keep one", out.goal->text, parsed->goal->text);
+      out.goal = std::move(parsed->goal);
+    } else {
+      out.constraints.push_back(std::move(*parsed->constraint));
+    }
+  }
+  if (out.constraints.empty() && !out.goal) return invalid_argument("--objective is empty ({})", kMetricsHelp);
+  return out;
+}
+
+double value_of(const Objective& objective, const MetricRef& ref, const ReplayMetrics& m, bool larger_is_worse) {
+  if (ref.metric == Metric::kAllocation) return m.allocation_pct;
+  std::vector<double> values;
+  for (std::size_t q = 0; q < m.queues.size(); ++q) {
+    if (!ref.queue.empty() && m.queues[q].queue != ref.queue) continue;
+    values.push_back(queue_value(objective, ref.metric, q, m.queues[q]));
+  }
+  return worst(values, larger_is_worse);
+}
+
+std::string metric_label(const MetricRef& ref) {
+  std::string name;
+  switch (ref.metric) {
+    case Metric::kPendingP50: name = "p50 pending (s)"; break;
+    case Metric::kPendingP95: name = "p95 pending (s)"; break;
+    case Metric::kPendingP99: name = "p99 pending (s)"; break;
+    case Metric::kPendingMax: name = "max pending (s)"; break;
+    case Metric::kNeverStarted: name = "never started"; break;
+    case Metric::kPreemptions: name = "preemptions"; break;
+    case Metric::kGpuHours: name = "GPU-hours"; break;
+    case Metric::kOverQuotaHours: name = "over-quota hours"; break;
+    case Metric::kShareError: name = "share error (%)"; break;
+    case Metric::kAllocation: return "allocation (%)";
+  }
+  return ref.queue.empty() ? name + ", worst queue" : fmt::format("{} of {}", name, ref.queue);
+}
+
+Score score(const Objective& objective, const ReplayMetrics& m) {
+  Score s;
+  for (const auto& c : objective.constraints) {
+    const double v = value_of(objective, c.ref, m, c.at_most);
+    const double excess = c.at_most ? v - c.bound : c.bound - v;
+    if (excess > 0) s.violation += excess / std::max(std::abs(c.bound), 1.0);
+  }
+  if (objective.goal) s.goal = value_of(objective, objective.goal->ref, m, !objective.goal->maximise);
+  return s;
+}
+
+namespace {
+/// a and b equal up to rounding (infinities equal each other).
+bool same(double a, double b) {
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
+}
+}  // namespace
+
+bool better(const Objective& objective, const Score& a, const Score& b) {
+  if (!same(a.violation, b.violation)) return a.violation < b.violation;
+  if (!objective.goal || same(a.goal, b.goal)) return false;
+  return objective.goal->maximise ? a.goal > b.goal : a.goal < b.goal;
+}
+
+std::vector<std::string> violations(const Objective& objective, const ReplayMetrics& m) {
+  std::vector<std::string> out;
+  for (const auto& c : objective.constraints) {
+    const double v = value_of(objective, c.ref, m, c.at_most);
+    if (c.at_most ? v > c.bound : v < c.bound) {
+      const std::string value = std::isinf(v) ? "never (pods that a node could hold never start)" : fmt::format("{:.4g}", v);
+      out.push_back(fmt::format("{}: {} {} {} {:.4g}", c.text, metric_label(c.ref), value, c.at_most ? ">" : "<", c.bound));
+    }
+  }
+  return out;
+}
+
+}  // namespace fracpack::quota
