@@ -197,6 +197,7 @@ int run(int argc, char** argv) {
   quota_tune->add_option("--jobs", qt.jobs, "Candidates replayed at once (default: one per core)")->check(CLI::Range(1u, 256u));
   quota_tune->add_option("--top", qt.top, "Candidates shown in the table")->check(CLI::Range(std::size_t{1}, std::size_t{1000}))->capture_default_str();
   quota_tune->add_flag("!--keep-cpu-memory", qt.scale_cpu_memory, "Leave finite CPU/memory quotas as they are (default: scale with the GPU quota)");
+  quota_tune->add_flag("--oversubscribe", qt.oversubscribe, "Allow GPU quotas that add up to more than the cluster (KAI allows it; they are then not all guaranteed)");
   quota_tune->add_option("--out", qt.out, "Directory for queues.yaml, candidates.csv and the recommendation's replay (recommended/)");
 
   try {

@@ -37,6 +37,7 @@ struct QuotaTuneOptions : QuotaInputFiles {
   unsigned jobs = 0;            ///< 0: one per core
   std::size_t top = 5;
   bool scale_cpu_memory = true;
+  bool oversubscribe = false;   ///< allow quotas that add up to more than the cluster
   std::string out;  ///< "" or a directory for queues.yaml, candidates.csv and the best candidate's replay files
 };
 

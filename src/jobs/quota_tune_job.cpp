@@ -139,6 +139,7 @@ int run_quota_tune(const QuotaTuneOptions& options) {
   tune_options.max_rounds = options.max_rounds;
   tune_options.jobs = options.jobs;
   tune_options.scale_cpu_memory = options.scale_cpu_memory;
+  tune_options.oversubscribe = options.oversubscribe;
   auto report = quota::tune(in->nodes, in->queues, in->workload, *objective, tune_options);
   if (!report) return fail(report.status());
   report->shown = options.top;

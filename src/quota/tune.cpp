@@ -215,29 +215,69 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
   std::vector<Setting> proportional = input;
   for (std::size_t l = 0; l < leaves.size(); ++l) {
     const double share = demand_total > 0 ? demand[l] / demand_total : 1.0 / static_cast<double>(leaves.size());
-    proportional[l].gpu_quota = std::min(ceiling[l], whole_gpus(share * static_cast<double>(cluster)));
+    proportional[l].gpu_quota = std::min(ceiling[l], static_cast<std::int64_t>(share * static_cast<double>(report.cluster_gpus)) * kGpu);
   }
   if (auto st = evaluate({input}, "input"); !st.is_ok()) return st;
   if (auto st = evaluate({proportional}, "demand"); !st.is_ok()) return st;
   report.input = seen.at(input);
   std::vector<Setting> current = best_of({input, proportional});
 
+  auto quota_sum = [&](const std::vector<Setting>& s) {
+    std::int64_t sum = 0;
+    for (const auto& x : s) sum += quota_value(x.gpu_quota, cluster);
+    return sum;
+  };
+  // Queue l at its ceiling, the others scaled down (whole GPUs) so the sum stays within the cluster.
+  auto with_all = [&](std::vector<Setting> s, std::size_t l) {
+    s[l].gpu_quota = ceiling[l];
+    const std::int64_t others = quota_sum(s) - ceiling[l];
+    const std::int64_t room = std::max<std::int64_t>(0, cluster - ceiling[l]);
+    if (options.oversubscribe || others <= room) return s;
+    for (std::size_t k = 0; k < s.size(); ++k) {
+      if (k == l) continue;
+      const double scaled = static_cast<double>(quota_value(s[k].gpu_quota, cluster)) * static_cast<double>(room) / static_cast<double>(others);
+      s[k].gpu_quota = static_cast<std::int64_t>(scaled / kGpu) * kGpu;
+    }
+    return s;
+  };
   std::int64_t step = std::max(kGpu, whole_gpus(static_cast<double>(cluster) / 4.0));
   double factor = 2.0;
   while (true) {
     if (options.max_rounds > 0 && report.rounds >= options.max_rounds) break;
     if (options.budget_seconds > 0 && elapsed() >= options.budget_seconds) break;
     std::vector<std::vector<Setting>> batch{current};
+    const std::int64_t current_sum = quota_sum(current);
+    auto offer = [&](std::vector<Setting> s) {  // a neighbour, unless it promises more than the cluster has
+      const std::int64_t sum = quota_sum(s);
+      if (s != current && (options.oversubscribe || sum <= cluster || sum <= current_sum)) batch.push_back(std::move(s));
+    };
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const std::int64_t quota = quota_value(current[l].gpu_quota, cluster);
-      std::vector<std::int64_t> quotas{quota - step, quota + step};
-      // The first round also tries each queue at no quota and at the whole cluster: an objective
-      // can be flat near the start (pods that need 4 GPUs wait alike at quotas 1, 2 and 3).
-      if (report.rounds == 0) quotas.insert(quotas.end(), {0, ceiling[l]});
-      for (std::int64_t q : quotas) {
+      for (std::int64_t q : {quota - step, quota + step}) {
         auto s = current;
         s[l].gpu_quota = std::clamp<std::int64_t>(q, 0, ceiling[l]);
-        if (s[l].gpu_quota != current[l].gpu_quota) batch.push_back(std::move(s));
+        offer(std::move(s));
+      }
+      // Moves of `step` GPUs from another queue to this one: the way to raise a quota when the
+      // quotas already add up to the cluster.
+      for (std::size_t from = 0; from < leaves.size(); ++from) {
+        const std::int64_t have = quota_value(current[from].gpu_quota, cluster);
+        if (from == l || have == 0) continue;
+        auto s = current;
+        const std::int64_t moved = std::min({step, have, ceiling[l] - quota});
+        if (moved <= 0) continue;
+        s[l].gpu_quota = quota + moved;
+        s[from].gpu_quota = have - moved;
+        offer(std::move(s));
+      }
+      // The first round also tries each queue with no quota and with all it may have (the others
+      // shrunk in proportion to fit): an objective can be flat near the start (pods that need 4
+      // GPUs wait alike at quotas 1, 2 and 3).
+      if (report.rounds == 0) {
+        auto none = current;
+        none[l].gpu_quota = 0;
+        offer(std::move(none));
+        offer(with_all(current, l));
       }
       const std::int64_t w = current[l].gpu_weight;
       const std::vector<std::int64_t> weights =
@@ -246,7 +286,7 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
       for (std::int64_t v : weights) {
         auto s = current;
         s[l].gpu_weight = std::clamp<std::int64_t>(v, 0, kMaxWeight);
-        if (s[l].gpu_weight != w) batch.push_back(std::move(s));
+        offer(std::move(s));
       }
     }
     ++report.rounds;

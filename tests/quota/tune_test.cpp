@@ -68,10 +68,19 @@ TEST_CASE("tune: the search raises a non-preemptible queue's quota until its pod
   REQUIRE(again.is_ok());
   CHECK(quota::metrics_of(*again, 4).queues[0].pending_max == 0);
   // Of the candidates that meet it, the one closest to the input is first: a at exactly 3 GPUs,
-  // everything else as given.
+  // taken from b's 3, as the quotas already add up to the cluster's 4; weights as given.
   CHECK(best.settings[0].gpu_quota == 3000);
+  CHECK(best.settings[1].gpu_quota == 1000);
   CHECK(best.settings[0].gpu_weight == s.specs[0].resource(queues::Resource::kGpu).over_quota_weight);
-  CHECK(best.settings[1].gpu_quota == 3000);
+  for (const auto& c : r->candidates) CHECK(c.settings[0].gpu_quota + c.settings[1].gpu_quota <= 4000);
+
+  // With oversubscription allowed, the closest answer keeps b's quota and adds to a's.
+  auto options = deterministic(2);
+  options.oversubscribe = true;
+  auto over = quota::tune(s.nodes, s.specs, s.workload, objective, options);
+  REQUIRE(over.is_ok());
+  CHECK(over->candidates.front().settings[0].gpu_quota == 3000);
+  CHECK(over->candidates.front().settings[1].gpu_quota == 3000);
 }
 
 TEST_CASE("tune: an objective no quota can meet is reported with the closest candidate") {

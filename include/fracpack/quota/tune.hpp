@@ -4,8 +4,12 @@
 // Search: a compass (pattern) search, the derivative-free coordinate method for noisy, discrete
 // objectives. It starts from the better of two points — the Queue file as given, and quotas
 // proportional to each queue's GPU-hours of demand in the workload — and each round replays every
-// neighbour of the current best (each queue's quota ± step, each weight × 2 and ÷ 2; in the first
-// round also each queue's quota at 0 and at the whole cluster, to step off flat ground) in parallel.
+// neighbour of the current best in parallel: each queue's quota ± step, `step` GPUs moved from
+// each other queue to it, each weight × 2 and ÷ 2; in the first round also each queue with no
+// quota and with all it may have (the others shrunk to fit), to step off flat ground. Unless
+// `oversubscribe` is set, no neighbour promises more GPUs than the cluster has (Σ leaf quotas ≤
+// cluster GPUs; an input already above that may only come down): a quota is meant to be a
+// guarantee.
 // A better neighbour becomes the current point; a round without one halves the quota step (from a
 // quarter of the cluster down to one GPU) and narrows the weight factor (2 → 1.5 → stop). The
 // search ends when converged, after `max_rounds`, or at the first round boundary past the time
@@ -56,6 +60,7 @@ struct TuneOptions {
   std::size_t max_rounds = 0;    ///< 0: no limit
   unsigned jobs = 0;             ///< candidates replayed at once; 0: one per core
   bool scale_cpu_memory = true;
+  bool oversubscribe = false;    ///< allow Σ leaf GPU quotas above the cluster's GPUs
 };
 
 struct TuneReport {
