@@ -2,6 +2,8 @@
 
 #include <array>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,6 +29,35 @@ std::string escape(const std::string& s) {
 }
 
 std::string number(double v) { return std::abs(v - std::round(v)) < 1e-9 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v); }
+
+/// The series in pixels, NaNs dropped, each run of points inside one pixel column reduced to its
+/// first, lowest, highest and last point, in their order: the same line, with at most four
+/// points per column (a 149-day timeline has tens of thousands of cycles).
+template <typename Px, typename Py>
+std::vector<std::pair<double, double>> in_columns(const std::vector<std::pair<double, double>>& points, Px px, Py py) {
+  std::vector<std::pair<double, double>> out;
+  std::vector<std::pair<double, double>> column;
+  auto flush = [&] {
+    if (column.empty()) return;
+    std::size_t lo = 0, hi = 0;
+    for (std::size_t k = 1; k < column.size(); ++k) {
+      if (column[k].second < column[lo].second) lo = k;
+      if (column[k].second > column[hi].second) hi = k;
+    }
+    for (std::size_t k = 0; k < column.size(); ++k) {
+      if (k == 0 || k == lo || k == hi || k + 1 == column.size()) out.push_back(column[k]);
+    }
+    column.clear();
+  };
+  for (const auto& [x, y] : points) {
+    if (std::isnan(y) || std::isnan(x)) continue;
+    const std::pair<double, double> p{px(x), py(y)};
+    if (!column.empty() && std::floor(column.front().first) != std::floor(p.first)) flush();
+    column.push_back(p);
+  }
+  flush();
+  return out;
+}
 
 }  // namespace
 
@@ -73,10 +104,7 @@ std::string line_plot_svg(const Axes& axes, const std::vector<Series>& series) {
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* colour = kColours[i % kColours.size()];
     std::string points;
-    for (const auto& [x, y] : series[i].points) {
-      if (std::isnan(y) || std::isnan(x)) continue;
-      points += fmt::format("{:.1f},{:.1f} ", px(x), py(y));
-    }
+    for (const auto& [x, y] : in_columns(series[i].points, px, py)) points += fmt::format("{:.1f},{:.1f} ", x, y);
     const char* dash = series[i].dashed ? " stroke-dasharray=\"6 3\"" : "";
     s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} points=\"{}\"/>\n", colour, dash, points);
     const double ly = kTop + 20.0 * static_cast<double>(i);
