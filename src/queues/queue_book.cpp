@@ -100,29 +100,46 @@ void QueueBook::compute_fair_shares(const Amounts& total, const std::vector<Amou
   }
 }
 
-std::optional<Refusal> QueueBook::admit(std::size_t q, const Amounts& request, bool preemptible) const {
+std::optional<QueueBook::Exceeded> QueueBook::first_exceeded(std::size_t q, const Amounts& request, bool preemptible) const {
   for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {
     const QueueSpec& spec = tree_->queue(*at);
     for (Resource r : kResources) {
       const QueueResource& term = spec.resource(r);
-      if (request[r] > 0 && term.limit != kUnlimited && allocated_[*at][r] + request[r] > term.limit) {
-        return Refusal{"OverLimit", spec.name,
-                       refusal_messages_ ? over_limit_message(spec, r, allocated_[*at][r], request[r]) : std::string()};
-      }
+      if (request[r] > 0 && term.limit != kUnlimited && allocated_[*at][r] + request[r] > term.limit) return Exceeded{*at, r, true};
     }
   }
-  if (preemptible) return std::nullopt;
-  for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {
-    const QueueSpec& spec = tree_->queue(*at);
+  if (preemptible || non_preemptible_fits(q, request)) return std::nullopt;
+  for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {  // name where
     for (Resource r : kResources) {
-      const QueueResource& term = spec.resource(r);
-      if (request[r] > 0 && term.quota != kUnlimited && non_preemptible_[*at][r] + request[r] > term.quota) {
-        return Refusal{"NonPreemptibleOverQuota", spec.name,
-                       refusal_messages_ ? over_quota_message(spec, r, non_preemptible_[*at][r], request[r]) : std::string()};
-      }
+      const std::int64_t quota = tree_->queue(*at).resource(r).quota;
+      if (request[r] > 0 && quota != kUnlimited && non_preemptible_[*at][r] + request[r] > quota) return Exceeded{*at, r, false};
     }
   }
   return std::nullopt;
+}
+
+bool QueueBook::non_preemptible_fits(std::size_t q, const Amounts& request) const {
+  for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {
+    for (Resource r : kResources) {
+      const std::int64_t quota = tree_->queue(*at).resource(r).quota;
+      if (request[r] > 0 && quota != kUnlimited && non_preemptible_[*at][r] + request[r] > quota) return false;
+    }
+  }
+  return true;
+}
+
+std::optional<Refusal> QueueBook::admit(std::size_t q, const Amounts& request, bool preemptible) const {
+  const auto e = first_exceeded(q, request, preemptible);
+  if (!e) return std::nullopt;
+  const QueueSpec& spec = tree_->queue(e->queue);
+  if (e->limit) {
+    return Refusal{"OverLimit", spec.name,
+                   refusal_messages_ ? over_limit_message(spec, e->resource, allocated_[e->queue][e->resource], request[e->resource])
+                                     : std::string()};
+  }
+  return Refusal{"NonPreemptibleOverQuota", spec.name,
+                 refusal_messages_ ? over_quota_message(spec, e->resource, non_preemptible_[e->queue][e->resource], request[e->resource])
+                                   : std::string()};
 }
 
 bool QueueBook::over_fair_share(std::size_t q) const {

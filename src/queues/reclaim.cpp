@@ -54,6 +54,9 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
                                     const NodeMask* nodes) {
   const QueueTree& tree = book.tree();
+  // Over its queue's quota a non-preemptible pod stays refused whatever is evicted (every victim
+  // is preemptible, and only non-preemptible pods count against that quota).
+  if (queue && !pod.preemptible && !book.non_preemptible_fits(*queue, charge)) return std::nullopt;
   const bool reclaim = queue && may_reclaim(book, *queue, charge, pod.preemptible);
   struct Candidate {
     Allocation allocation;

@@ -168,9 +168,20 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     jobs.reserve(pending.size());
     std::vector<Amounts> requests(tree.size());
     for (std::size_t q = 0; q < tree.size(); ++q) requests[q] = book.allocated(q);
+    // A top-level queue whose terms admit none of its pending jobs gets nothing this session
+    // (admission only tightens while a session places pods), and its turns are no-ops that change
+    // no other queue's order: its jobs stay out of the session. The same outcome, without
+    // thousands of refusals per cycle while a non-preemptible queue sits at its quota.
+    std::vector<char> admits_some(tree.size(), 0);
     for (std::size_t i : pending) {
-      jobs.push_back(&job_of[i]);
+      const std::size_t q = leaf_of[i];
+      if (admits_some[q] == 0 && (tree.path_to_root(q).size() > 1 || book.admits(q, pending_charge[i], pods[i].pod.preemptible))) {
+        admits_some[q] = 1;
+      }
+    }
+    for (std::size_t i : pending) {
       requests[leaf_of[i]] += pending_charge[i];
+      if (admits_some[leaf_of[i]] != 0) jobs.push_back(&job_of[i]);
     }
     book.compute_fair_shares(total, requests);
     ExplainCache explain_cache;  // a pod that fits nowhere is explained once per shape and ledger version
@@ -234,6 +245,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
         any = true;
       }
     }
+    if (back.empty()) return false;
     for (std::size_t v : back) pending.push_back(v);
     // Pending pods stay in arrival order (an evicted pod keeps its original arrival).
     std::sort(pending.begin(), pending.end(), [&](std::size_t x, std::size_t y) {

@@ -289,5 +289,28 @@ TEST_CASE("Preempt answers only nodes where fracpack's victims are among those o
   CHECK(answer->at("a") == std::vector<std::string>{"u-a"});
 }
 
+TEST_CASE("Preempt offers no victims for a non-preemptible pod its queue's quota still refuses") {
+  // Queue team (quota 1) holds a non-preemptible pod and a lower-priority preemptible one. A new
+  // non-preemptible pod is over the quota whatever is evicted: evicting low would only waste it.
+  auto core = open_core();
+  json queue = {{"kind", "Queue"},
+                {"metadata", {{"name", "team"}}},
+                {"spec",
+                 {{"resources",
+                   {{"gpu", {{"quota", 1}, {"limit", -1}}}, {"cpu", {{"quota", -1}, {"limit", -1}}}, {"memory", {{"quota", -1}, {"limit", -1}}}}}}}};
+  REQUIRE(core->apply({nvf("a", 2, 80000).obj, queue}, nullptr).is_ok());
+  PodBuilder held("held");
+  held.whole(1).label("kai.scheduler/queue", "team").priority_class("inference").bound_to("a").obj["metadata"]["uid"] = "u-held";
+  PodBuilder low("low");
+  low.whole(1).label("kai.scheduler/queue", "team").priority_class("train").bound_to("a").obj["metadata"]["uid"] = "u-low";
+  std::vector<std::string> conflicts;
+  REQUIRE(core->sync({held.obj, low.obj}, &conflicts).is_ok());
+  json next = PodBuilder("next").whole(1).label("kai.scheduler/queue", "team").priority_class("inference").obj;
+  auto answer = core->preempt(next, {{"a", {"u-held", "u-low"}}});
+  REQUIRE(answer.is_ok());
+  CHECK(answer->empty());
+  // (Preemption that can help still happens: session_test's "lower priority of the own queue may go".)
+}
+
 }  // namespace
 }  // namespace fracpack::test

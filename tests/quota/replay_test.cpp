@@ -92,6 +92,21 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   CHECK(kept->queues[1].pending_seconds == std::vector<std::int64_t>{90});
 }
 
+TEST_CASE("replay: nothing is evicted for a non-preemptible pod its queue's quota still refuses") {
+  // Queue a (quota 1) on two GPUs: np1 (non-preemptible) and p (preemptible, lower priority) run
+  // from 0 to 100. np2 (non-preemptible) arrives at 10: a's non-preemptible pods already hold its
+  // quota, so np2 is refused whatever is evicted — p must run undisturbed, and np2 starts at 100.
+  quota::TimedWorkload w;
+  w.pods = {non_preemptible(whole_gpu("np1", "a", 0, 100)), whole_gpu("p", "a", 0, 100), non_preemptible(whole_gpu("np2", "a", 10, 50))};
+  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 1)}, w, quota::ReplayOptions{});
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  const auto& a = r->queues[0];
+  CHECK(a.preemptions_suffered == 0);
+  CHECK(a.started == 3);
+  CHECK(a.pending_seconds == std::vector<std::int64_t>{0, 0, 90});
+  CHECK(a.gpu_hours == doctest::Approx((100 + 100 + 50) / 3600.0));
+}
+
 TEST_CASE("replay: cycles fall on period boundaries; a pod that never fits never starts; unknown queues are refused") {
   quota::TimedWorkload w;
   w.pods = {whole_gpu("x", "a", 3, 10), whole_gpu("forever", "a", 4, std::nullopt), whole_gpu("big", "b", 5, 10)};

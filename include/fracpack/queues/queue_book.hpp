@@ -46,6 +46,14 @@ class QueueBook {
 
   /// Admission of a job asking `request` in leaf queue `q`. O(depth), no allocation when admitted.
   [[nodiscard]] std::optional<Refusal> admit(std::size_t q, const Amounts& request, bool preemptible) const;
+  /// admit() without building the refusal: true when the job would be admitted.
+  [[nodiscard]] bool admits(std::size_t q, const Amounts& request, bool preemptible) const {
+    return !first_exceeded(q, request, preemptible);
+  }
+  /// Whether a non-preemptible job asking `request` stays within the quota of `q` and every
+  /// ancestor (the NonPreemptibleOverQuota half of admit()). Evicting preemptible pods never
+  /// changes this answer.
+  [[nodiscard]] bool non_preemptible_fits(std::size_t q, const Amounts& request) const;
   /// Off: refusals carry reason and queue but an empty message (replays that never show them skip
   /// formatting thousands of messages per cycle). On by default.
   void set_refusal_messages(bool on) { refusal_messages_ = on; }
@@ -62,6 +70,13 @@ class QueueBook {
   [[nodiscard]] std::int64_t allocatable(std::size_t q, Resource r) const;
 
  private:
+  struct Exceeded {
+    std::size_t queue;  ///< where the term is exceeded: q or an ancestor
+    Resource resource;
+    bool limit;         ///< true: the limit; false: the quota (non-preemptible jobs)
+  };
+  [[nodiscard]] std::optional<Exceeded> first_exceeded(std::size_t q, const Amounts& request, bool preemptible) const;
+
   const QueueTree* tree_;
   std::vector<std::optional<std::size_t>> parent_;  ///< cached from the tree: admission walks it
   std::vector<Amounts> allocated_;

@@ -8,6 +8,8 @@
 //             needs — and stays a candidate only while taking it leaves that queue at or above its
 //             fair share.
 //   preempt   a preemptible pod of Q itself with a lower priority than P.
+// Neither applies to a non-preemptible P whose queue (or an ancestor) already holds its quota in
+// non-preemptible pods: admission would still refuse P after any eviction.
 // On each node that could ever take P, candidates are removed (tentatively) largest GPU memory
 // first until P fits, then any removed pod P does not need is put back. The answer is the node
 // needing the fewest victims, then the least GPU memory taken back, then the node name. The ledger
