@@ -1,5 +1,6 @@
 // `fracpack quota tune`: reads the inputs, runs the search (quota/tune.hpp), prints the report and
 // the recommended Queue objects.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -101,6 +102,14 @@ std::string tune_table(const quota::TuneReport& report) {
     out += fmt::format(" {} |", metric_label(c));
     rule += "---:|";
   }
+  // A share objective shows each queue's share next to its target: why it is (not) met.
+  const bool shares = std::any_of(columns.begin(), columns.end(), [](const quota::MetricRef& c) { return c.metric == quota::Metric::kShareError; });
+  if (shares) {
+    for (std::size_t q = 0; q < objective.queues.size(); ++q) {
+      out += fmt::format(" {} share (%, target {:.3g}) |", objective.queues[q], 100.0 * objective.target_share[q]);
+      rule += "---:|";
+    }
+  }
   out += " meets objective |\n" + rule + "---|\n";
   auto row = [&](const std::string& label, const quota::Candidate& c) {
     out += fmt::format("| {} |", label);
@@ -108,6 +117,9 @@ std::string tune_table(const quota::TuneReport& report) {
     for (std::size_t k = 0; k < columns.size(); ++k) {
       const bool larger_is_worse = k < objective.constraints.size() ? objective.constraints[k].at_most : !objective.goal->maximise;
       out += fmt::format(" {} |", value_text(quota::value_of(objective, columns[k], c.metrics, larger_is_worse)));
+    }
+    if (shares) {
+      for (const auto& q : c.metrics.queues) out += fmt::format(" {:.1f} |", q.share_pct);
     }
     const std::string miss = std::isinf(c.score.violation) ? "no (pods that could run never start)"
                                                            : fmt::format("no (violation {:.3g})", c.score.violation);
