@@ -1,5 +1,7 @@
 // `fracpack quota tune`: reads the inputs, runs the search (quota/tune.hpp), prints the report and
 // the recommended Queue objects.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -152,7 +154,14 @@ int run_quota_tune(const QuotaTuneOptions& options) {
   tune_options.jobs = options.jobs;
   tune_options.scale_cpu_memory = options.scale_cpu_memory;
   tune_options.oversubscribe = options.oversubscribe;
+  if (isatty(fileno(stderr)) != 0) {  // one line redrawn per round, for people watching
+    tune_options.on_round = [](std::size_t round, std::size_t replayed, const quota::Candidate& best, double seconds) {
+      const std::string state = best.score.feasible() ? "met" : fmt::format("violation {:.3g}", best.score.violation);
+      fmt::print(stderr, "\rround {}: {} candidates replayed, best so far {} ({:.0f} s)   ", round, replayed, state, seconds);
+    };
+  }
   auto report = quota::tune(in->nodes, in->queues, in->workload, *objective, tune_options);
+  if (tune_options.on_round) fmt::print(stderr, "\n");
   if (!report) return fail(report.status());
   report->shown = options.top;
   const std::string yaml = k8s::to_yaml(recommended_queue_objects(in->queue_objects, report->recommended));

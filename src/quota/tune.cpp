@@ -292,6 +292,7 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
     ++report.rounds;
     if (auto st = evaluate(batch, fmt::format("round {}", report.rounds)); !st.is_ok()) return st;
     const std::vector<Setting> best = best_of(batch);
+    if (options.on_round) options.on_round(report.rounds, report.evaluated, seen.at(best), elapsed());
     if (best != current) {
       current = best;
       continue;

@@ -104,7 +104,16 @@ TEST_CASE("tune: an objective no quota can meet is reported with the closest can
 TEST_CASE("tune: the same answer with one worker or two") {
   Scenario s;
   const auto objective = s.objective("p95 pending of a <= 50s, then minimise gpu-hours of b");
-  auto one = quota::tune(s.nodes, s.specs, s.workload, objective, deterministic(1));
+  auto counted = deterministic(1);
+  std::size_t calls = 0, last_replayed = 0;
+  counted.on_round = [&](std::size_t round, std::size_t replayed, const quota::Candidate&, double) {
+    CHECK(round == ++calls);
+    CHECK(replayed >= last_replayed);
+    last_replayed = replayed;
+  };
+  auto one = quota::tune(s.nodes, s.specs, s.workload, objective, counted);
+  REQUIRE(one.is_ok());
+  CHECK(calls == one->rounds);  // one progress report per round
   auto two = quota::tune(s.nodes, s.specs, s.workload, objective, deterministic(2));
   REQUIRE(one.is_ok());
   REQUIRE(two.is_ok());

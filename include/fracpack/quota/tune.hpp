@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,8 @@ struct TuneOptions {
   unsigned jobs = 0;             ///< candidates replayed at once; 0: one per core
   bool scale_cpu_memory = true;
   bool oversubscribe = false;    ///< allow Σ leaf GPU quotas above the cluster's GPUs
+  /// Called after each round with (rounds done, candidates replayed, the best so far, seconds).
+  std::function<void(std::size_t, std::size_t, const Candidate&, double)> on_round;
 };
 
 struct TuneReport {
