@@ -1,5 +1,6 @@
 // fracpack: the command-line entry point. Thin: parse flags, call the library, print.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -170,7 +171,14 @@ int run(int argc, char** argv) {
     cmd->add_option("--rules", files.rules, "Queue rule file, with a pod-list CSV (examples/quota-rules.yaml)")->check(CLI::ExistingFile);
     cmd->add_option("--node-fraction", files.node_fraction,
                     "Keep this fraction of the nodes, spread evenly over the list (a smaller cluster with the same GPU models)")
-        ->check(CLI::Range(1e-9, 1.0))
+        ->check(CLI::Validator(
+            [](std::string& text) -> std::string {
+              char* end = nullptr;
+              const double f = std::strtod(text.c_str(), &end);
+              if (end == text.c_str() || *end != '\0' || !(f > 0 && f <= 1)) return "must be a number in (0, 1], got " + text;
+              return "";
+            },
+            "(0, 1]"))
         ->capture_default_str();
   };
   auto* quota_replay = quota_cmd->add_subcommand("replay", "Replay the trace's pods over time through queues and report per queue");
@@ -190,9 +198,17 @@ int run(int argc, char** argv) {
   quota_tune->add_option("--period", qt.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
   quota_tune->add_option("--policy", qt.policy, "Placement policy")->check(CLI::IsMember(fracpack::policy_names()))->capture_default_str();
   quota_tune->add_option("--budget", qt.budget_seconds, "Wall-time budget in seconds, checked between rounds (0: none)")
-      ->check(CLI::Range(0.0, 7.0 * 86400))
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double b = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(b >= 0 && b <= 7.0 * 86400)) return "must be seconds in 0…604800, got " + text;
+            return "";
+          },
+          "SECONDS"))
       ->capture_default_str();
   quota_tune->add_option("--max-rounds", qt.max_rounds, "Stop after this many search rounds (0: until converged); same answer on every machine")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1'000'000}))
       ->capture_default_str();
   quota_tune->add_option("--jobs", qt.jobs, "Candidates replayed at once (default: one per core)")->check(CLI::Range(1u, 256u));
   quota_tune->add_option("--top", qt.top, "Candidates shown in the table")->check(CLI::Range(std::size_t{1}, std::size_t{1000}))->capture_default_str();

@@ -1,5 +1,6 @@
 #include "quota_inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -70,6 +71,10 @@ Result<QuotaInputs> read_quota_inputs(const QuotaInputFiles& files) {
   auto sampled = sample_nodes(std::move(*nodes), files.node_fraction);
   if (!sampled) return sampled.status();
   in.nodes = std::move(*sampled);
+  if (std::none_of(in.nodes.begin(), in.nodes.end(), [](const NodeSpec& n) { return !n.gpus.empty(); })) {
+    return invalid_argument("--nodes {}: no node has a GPU{}; there is nothing to share", files.nodes,
+                            files.node_fraction < 1 ? " (after --node-fraction)" : "");
+  }
   auto objects = k8s::read_objects_file(files.queues);
   if (!objects) return objects.status();
   for (auto& o : *objects) {
@@ -82,6 +87,7 @@ Result<QuotaInputs> read_quota_inputs(const QuotaInputFiles& files) {
   if (in.queues.empty()) return invalid_argument("--queues {}: no Queue objects", files.queues);
   auto workload = read_workload(files);
   if (!workload) return workload.status();
+  if (workload->pods.empty()) return invalid_argument("--pods {}: no pods", files.pods);
   in.workload = std::move(*workload);
   in.warnings = in.workload.warnings;
   for (auto& w : quota_warnings(in.nodes, in.queues)) in.warnings.push_back(std::move(w));

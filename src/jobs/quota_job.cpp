@@ -20,6 +20,13 @@ std::string seconds(const std::optional<std::int64_t>& s) {
   if (!s) return "—";
   return *s == quota::kWaitsForever ? "never" : fmt::format("{}", *s);
 }
+/// "161.8 days", "5.0 hours", "90 s".
+std::string span_text(std::int64_t seconds) {
+  if (seconds >= 2 * 86400) return fmt::format("{:.1f} days", static_cast<double>(seconds) / 86400.0);
+  if (seconds >= 2 * 3600) return fmt::format("{:.1f} hours", static_cast<double>(seconds) / 3600.0);
+  return fmt::format("{} s", seconds);
+}
+
 std::string csv_seconds(const std::optional<std::int64_t>& s) {
   if (!s) return "";
   return *s == quota::kWaitsForever ? "inf" : fmt::format("{}", *s);
@@ -83,6 +90,19 @@ std::vector<std::string> quota_warnings(const std::vector<NodeSpec>& nodes, cons
     if (q.parent.empty() && q.resource(queues::Resource::kGpu).quota > 0) quota_milli += q.resource(queues::Resource::kGpu).quota;
   }
   std::vector<std::string> out;
+  for (const auto& q : queue_specs) {
+    for (queues::Resource r : queues::kResources) {
+      const auto& term = q.resource(r);
+      if (term.limit == 0) {  // KAI's MaxAllowed 0: nothing that asks for r runs in this queue (or below it)
+        out.push_back(fmt::format("queue {}: {}.limit is {}, which KAI reads as 0: no pod asking for {} can run in it "
+                                  "(limit -1 means no limit)",
+                                  q.name, queues::resource_name(r), term.limit_set ? "0" : "unset", queues::resource_name(r)));
+      } else if (term.limit != queues::kUnlimited && term.quota != queues::kUnlimited && term.quota > term.limit) {
+        out.push_back(fmt::format("queue {}: {}.quota {} is above its limit {}; the limit caps it", q.name, queues::resource_name(r),
+                                  queues::format_amount(r, term.quota), queues::format_amount(r, term.limit)));
+      }
+    }
+  }
   if (quota_milli > cluster_gpus * 1000) {  // allowed (KAI allows it), but rarely meant
     out.push_back(fmt::format("the top-level queues' GPU quotas sum to {} GPUs, more than the cluster's {}; "
                               "not every queue can get its quota at once",
@@ -93,17 +113,20 @@ std::vector<std::string> quota_warnings(const std::vector<NodeSpec>& nodes, cons
 
 std::string replay_table(const quota::ReplayReport& report) {
   std::string out = fmt::format(
-      "Replayed {:.1f} days ({} events, {} scheduling cycles).\n\n"
+      "Replayed {} ({} events, {} scheduling cycles).\n\n"
       "| queue | started | never started | pending p50 / p95 / max (s) | GPU-hours used | fair share | deserved | hours over quota | "
       "preemptions suffered / caused |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-      static_cast<double>(report.end - report.start) / 86400.0, report.events, report.cycles);
-  for (const auto& q : quota::metrics_of(report, 0).queues) {
+      span_text(report.end - report.start), report.events, report.cycles);
+  const auto metrics = quota::metrics_of(report, 0);
+  for (std::size_t k = 0; k < metrics.queues.size(); ++k) {
+    const auto& q = metrics.queues[k];
+    const std::string deserved = k < report.deserved.size() && std::isnan(report.deserved[k]) ? "unlimited" : fmt::format("{:.1f}", q.deserved_gpu_hours);
     const std::string never = q.never_startable > 0 ? fmt::format("{} ({} fit no node)", q.never_started, q.never_startable)
                                                     : fmt::format("{}", q.never_started);
-    out += fmt::format("| {} | {} | {} | {} / {} / {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {} / {} |\n", q.queue, q.started, never,
+    out += fmt::format("| {} | {} | {} | {} / {} / {} | {:.1f} | {:.1f} | {} | {:.1f} | {} / {} |\n", q.queue, q.started, never,
                        seconds(q.pending_p50), seconds(q.pending_p95), seconds(q.pending_max), q.gpu_hours, q.fair_share_gpu_hours,
-                       q.deserved_gpu_hours, q.over_quota_hours, q.preemptions, q.preemptions_caused);
+                       deserved, q.over_quota_hours, q.preemptions, q.preemptions_caused);
   }
   return out;
 }

@@ -32,6 +32,7 @@ std::string weight(std::int64_t milli) { return fmt::format("{:g}", static_cast<
 
 std::string value_text(double v) {
   if (std::isinf(v)) return "never starts";
+  if (std::abs(v) < 1e-9) return "0";  // rounding (a single queue's share error)
   return std::abs(v) >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
 }
 
@@ -73,7 +74,7 @@ std::string tune_table(const quota::TuneReport& report) {
   const auto& objective = report.objective;
   std::string out = fmt::format("Objective: {}\n", objective.text);
   for (const auto& c : objective.constraints) {
-    out += fmt::format("  must: {} {} {:g}\n", metric_label(c.ref), c.at_most ? "≤" : "≥", c.bound);
+    out += fmt::format("  must: {} {} {:g}\n", metric_label(c.ref), c.at_most ? (c.strict ? "<" : "≤") : (c.strict ? ">" : "≥"), c.bound);
   }
   if (objective.goal) out += fmt::format("  then: {} {}\n", objective.goal->maximise ? "maximise" : "minimise", metric_label(objective.goal->ref));
   const char* stop = report.converged ? "converged (quota step 1 GPU, weight factor 1.5, no better neighbour)" : "stopped by the time budget or round limit";
@@ -125,11 +126,15 @@ std::string tune_table(const quota::TuneReport& report) {
     }
     const std::string miss = std::isinf(c.score.violation) ? "no (pods that could run never start)"
                                                            : fmt::format("no (violation {:.3g})", c.score.violation);
-    out += fmt::format(" {} |\n", c.score.feasible() ? "yes" : miss);
+    out += fmt::format(" {} |\n", !c.not_allowed.empty() ? fmt::format("not allowed: {}", c.not_allowed) : c.score.feasible() ? "yes" : miss);
   };
-  row("input (the Queue file)", report.input);
-  for (std::size_t k = 0; k < report.candidates.size() && k < report.shown; ++k) {
-    row(fmt::format("{} ({})", k + 1, report.candidates[k].origin), report.candidates[k]);
+  const std::size_t shown = std::min(report.candidates.size(), report.shown);
+  const bool input_ranked = std::any_of(report.candidates.begin(), report.candidates.begin() + static_cast<std::ptrdiff_t>(shown),
+                                        [&](const quota::Candidate& c) { return c.settings == report.input.settings; });
+  if (!input_ranked) row("input (the Queue file)", report.input);
+  for (std::size_t k = 0; k < shown; ++k) {
+    const auto& c = report.candidates[k];
+    row(fmt::format("{} ({})", k + 1, c.settings == report.input.settings ? "the Queue file as given" : c.origin), c);
   }
   return out;
 }
@@ -142,6 +147,12 @@ int run_quota_tune(const QuotaTuneOptions& options) {
   auto in = read_quota_inputs(options);
   if (!in) return fail(in.status());
   for (const auto& w : in->warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (!options.out.empty()) {  // before a search of minutes, not after it
+    std::error_code ec;
+    std::filesystem::create_directories(options.out, ec);
+    std::ofstream probe(std::filesystem::path(options.out) / "queues.yaml");
+    if (ec || !probe) return fail(invalid_argument("--out {}: cannot write there", options.out));
+  }
   auto leaves = quota::leaves_and_weights(in->queues);
   if (!leaves) return fail(leaves.status());
   auto objective = quota::parse_objective(options.objective, leaves->first, leaves->second);

@@ -20,6 +20,10 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view t) {
       *hour > 23 || *minute > 59 || *second > 60) {
     return std::nullopt;
   }
+  // No 30 February: the day must exist in its month.
+  const bool leap = (*year % 4 == 0 && *year % 100 != 0) || *year % 400 == 0;
+  constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (*day > kDays[*month - 1] + (*month == 2 && leap ? 1 : 0)) return std::nullopt;
   std::size_t pos = 19;
   if (pos < t.size() && t[pos] == '.') {
     ++pos;

@@ -24,6 +24,20 @@ bool word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' || c == '\'';
 }
 
+/// "unexpected '=' at character 12 …": the whole UTF-8 character, counted in characters.
+Status unexpected(std::string_view text, std::size_t at) {
+  std::size_t length = 1;
+  const auto lead = static_cast<unsigned char>(text[at]);
+  if (lead >= 0xF0) length = 4;
+  else if (lead >= 0xE0) length = 3;
+  else if (lead >= 0xC0) length = 2;
+  std::size_t chars = 1;
+  for (std::size_t k = 0; k < at; ++k) chars += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80 ? 1 : 0;
+  return invalid_argument("--objective: unexpected '{}' at character {}; comparisons are <=, <, >=, >, ≤, ≥, \"at most\", "
+                          "\"at least\" and \"within\"",
+                          text.substr(at, std::min(length, text.size() - at)), chars);
+}
+
 /// Splits the objective into tokens; `queues` are matched whole first, so "team-1" stays a word.
 Result<std::vector<Token>> tokenize(std::string_view text, const std::set<std::string>& queues) {
   std::vector<Token> out;
@@ -63,7 +77,7 @@ Result<std::vector<Token>> tokenize(std::string_view text, const std::set<std::s
       ++i;
       continue;
     }
-    if (!word_char(c)) return invalid_argument("--objective: unexpected character '{}' at position {}", c, i + 1);
+    if (!word_char(c)) return unexpected(text, i);
     std::size_t end = i;
     while (end < text.size() && word_char(text[end])) ++end;
     std::string run(text.substr(i, end - i));
@@ -78,11 +92,14 @@ Result<std::vector<Token>> tokenize(std::string_view text, const std::set<std::s
       i = end;
       continue;
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.') {  // 60s → 60, s
-      std::size_t n = i;
-      while (n < text.size() && (std::isdigit(static_cast<unsigned char>(text[n])) != 0 ||
-                                 (text[n] == '.' && n + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[n + 1])) != 0))) {
-        ++n;
+    if (std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-') {  // 60s → 60, s; -5; 1e3
+      auto digit = [&](std::size_t n) { return n < text.size() && std::isdigit(static_cast<unsigned char>(text[n])) != 0; };
+      std::size_t n = c == '-' ? i + 1 : i;
+      while (digit(n) || (text[n] == '.' && digit(n + 1))) ++n;
+      if (n < text.size() && (text[n] == 'e' || text[n] == 'E') &&
+          (digit(n + 1) || ((text[n + 1] == '+' || text[n + 1] == '-') && digit(n + 2)))) {
+        n += 2;
+        while (digit(n)) ++n;
       }
       if (n == i) {  // a lone '.' before a word
         ++i;
@@ -92,8 +109,9 @@ Result<std::vector<Token>> tokenize(std::string_view text, const std::set<std::s
       char* stop = nullptr;
       const double v = std::strtod(digits.c_str(), &stop);
       if (stop != digits.c_str() + digits.size() || !std::isfinite(v)) {
-        return invalid_argument("--objective: \"{}\" is not a number", digits);
+        return invalid_argument("--objective: {} is not a finite number", digits.size() > 40 ? digits.substr(0, 40) + "…" : digits);
       }
+      if (v < 0) return invalid_argument("--objective: {}: bounds are ≥ 0 (every metric is)", digits);
       out.push_back({Token::kNumber, digits, v});
       i = n;
       continue;
@@ -119,6 +137,15 @@ bool is_pending(Metric m) {
   return m == Metric::kPendingP50 || m == Metric::kPendingP95 || m == Metric::kPendingP99 || m == Metric::kPendingMax;
 }
 
+/// Words the grammar gives a meaning to (besides fillers and units).
+bool is_keyword(const std::string& w) {
+  static const std::set<std::string> words{"maximise", "maximize", "minimise", "minimize", "p50", "p95", "p99", "max", "maximum",
+                                           "median", "pending", "wait", "waiting", "never", "never-started", "preemptions",
+                                           "preemption", "preempted", "gpu-hours", "over-quota", "share", "shares", "error",
+                                           "within", "allocation", "allocated", "utilisation", "utilization", "at", "then"};
+  return words.count(w) != 0;
+}
+
 constexpr std::string_view kMetricsHelp =
     "metrics: p50|p95|p99|max pending [of QUEUE], never started [of QUEUE], preemptions [of QUEUE], "
     "gpu-hours of QUEUE, over-quota hours [of QUEUE], share error [of QUEUE], allocation; "
@@ -132,7 +159,7 @@ struct Clause {
 
 Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string& text, const std::set<std::string>& queues) {
   auto fail = [&](const std::string& why) {
-    return invalid_argument("--objective clause \"{}\": {} (queues: {}; {})", text, why, fmt::join(queues, ", "), kMetricsHelp);
+    return invalid_argument("--objective clause \"{}\": {} (leaf queues: {}; {})", text, why, fmt::join(queues, ", "), kMetricsHelp);
   };
   std::optional<bool> maximise;
   std::optional<std::string> quantile;
@@ -140,6 +167,7 @@ Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string&
   std::optional<Metric> metric;
   std::optional<std::string> queue;
   std::optional<bool> at_most;
+  bool strict = false;  // < or >
   std::optional<double> number;
   double unit = 1;
   bool unit_given = false;
@@ -160,10 +188,16 @@ Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string&
     const Token& t = tokens[k];
     Status st;
     switch (t.kind) {
-      case Token::kLessEqual:
-      case Token::kLess: st = set_op(true); break;
-      case Token::kGreaterEqual:
-      case Token::kGreater: st = set_op(false); break;
+      case Token::kLessEqual: st = set_op(true); break;
+      case Token::kLess:
+        st = set_op(true);
+        strict = true;
+        break;
+      case Token::kGreaterEqual: st = set_op(false); break;
+      case Token::kGreater:
+        st = set_op(false);
+        strict = true;
+        break;
       case Token::kPercent: percent = true; break;
       case Token::kNumber:
         if (number) return fail(fmt::format("two numbers ({} and {})", *number, t.text));
@@ -173,7 +207,15 @@ Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string&
       case Token::kWord: {
         const std::string& w = t.text;
         const std::string next = k + 1 < tokens.size() && tokens[k + 1].kind == Token::kWord ? tokens[k + 1].text : "";
-        if (queues.count(w) != 0) {
+        const bool after_number = k > 0 && tokens[k - 1].kind == Token::kNumber;
+        const bool after_of = k > 0 && tokens[k - 1].kind == Token::kWord && tokens[k - 1].text == "of";
+        // A word that is both a queue and a unit or metric word: a queue after "of", a unit right
+        // after a number, else the metric word ("max pending <= 1 d" with a queue named d).
+        const bool keyword = is_keyword(w) && !after_of;
+        if (auto u = time_unit(w); u && after_number) {
+          unit = *u;
+          unit_given = true;
+        } else if (queues.count(w) != 0 && !keyword) {
           if (queue && *queue != w) return fail(fmt::format("two queues ({} and {}); write one clause per queue", *queue, w));
           queue = w;
         } else if (w == "maximise" || w == "maximize" || w == "minimise" || w == "minimize") {
@@ -208,9 +250,6 @@ Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string&
         } else if (w == "at" && (next == "most" || next == "least")) {
           st = set_op(next == "most");
           ++k;
-        } else if (auto u = time_unit(w); u && k > 0 && tokens[k - 1].kind == Token::kNumber) {
-          unit = *u;
-          unit_given = true;
         } else if (fillers.count(w) == 0) {
           return fail(fmt::format("\"{}\" is neither a queue nor a metric word", w));
         }
@@ -253,7 +292,7 @@ Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string&
   }
   if (!at_most) return fail("no comparison: write <=, >=, \"at most\" or \"within\"");
   if (!number) return fail("no bound: a comparison needs a number");
-  out.constraint = Constraint{ref, *at_most, *number * unit, text};
+  out.constraint = Constraint{ref, *at_most, *number * unit, text, strict};
   return out;
 }
 
@@ -303,7 +342,11 @@ Result<Objective> parse_objective(std::string_view text, const std::vector<std::
   // Clauses: split at , ; and the word "and".
   std::vector<std::vector<Token>> clauses(1);
   for (const auto& t : *tokens) {
-    if (t.kind == Token::kSeparator || (t.kind == Token::kWord && t.text == "and" && names.count("and") == 0)) {
+    // "and" and "then" start a new clause too ("… <= 60s then maximise allocation"), unless a
+    // queue has that name and "of" comes before it.
+    const bool joiner = t.kind == Token::kWord && (t.text == "and" || t.text == "then") &&
+                        !(names.count(t.text) != 0 && !clauses.back().empty() && clauses.back().back().text == "of");
+    if (t.kind == Token::kSeparator || joiner) {
       clauses.emplace_back();
     } else {
       clauses.back().push_back(t);
@@ -357,7 +400,8 @@ Score score(const Objective& objective, const ReplayMetrics& m) {
   Score s;
   for (const auto& c : objective.constraints) {
     const double v = value_of(objective, c.ref, m, c.at_most);
-    const double excess = c.at_most ? v - c.bound : c.bound - v;
+    double excess = c.at_most ? v - c.bound : c.bound - v;
+    if (c.strict && excess == 0) excess = 1e-6 * std::max(std::abs(c.bound), 1.0);  // "< 100" is not met by 100
     if (excess > 0) s.violation += excess / std::max(std::abs(c.bound), 1.0);
   }
   if (objective.goal) s.goal = value_of(objective, objective.goal->ref, m, !objective.goal->maximise);
@@ -382,9 +426,11 @@ std::vector<std::string> violations(const Objective& objective, const ReplayMetr
   std::vector<std::string> out;
   for (const auto& c : objective.constraints) {
     const double v = value_of(objective, c.ref, m, c.at_most);
-    if (c.at_most ? v > c.bound : v < c.bound) {
+    const bool met = c.at_most ? (c.strict ? v < c.bound : v <= c.bound) : (c.strict ? v > c.bound : v >= c.bound);
+    if (!met) {
       const std::string value = std::isinf(v) ? "never (pods that a node could hold never start)" : fmt::format("{:.4g}", v);
-      out.push_back(fmt::format("{}: {} {} {} {:.4g}", c.text, metric_label(c.ref), value, c.at_most ? ">" : "<", c.bound));
+      const char* op = c.at_most ? (c.strict ? "≥" : ">") : (c.strict ? "≤" : "<");
+      out.push_back(fmt::format("{}: {} {} {} {:.4g}", c.text, metric_label(c.ref), value, op, c.bound));
     }
   }
   return out;

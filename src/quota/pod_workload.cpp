@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -20,13 +21,15 @@ Result<TimedWorkload> timed_workload_from_objects(const std::vector<nlohmann::js
     }
   }
   TimedWorkload out;
+  std::set<std::string> keys;
   for (const auto& o : objects) {
     if (k8s::kind_of(o) != "Pod") continue;
     auto pod = k8s::decode_pod(o, decode, classes);
     if (!pod) return invalid_argument("{}: {}", source, pod.status().message());
     if (pod->created <= 0) {
-      return invalid_argument("{}: pod {}: metadata.creationTimestamp is required in a replay (it is the arrival time)", source,
-                              pod->key());
+      return invalid_argument("{}: pod {}: metadata.creationTimestamp is required in a replay (it is the arrival time), "
+                              "an RFC 3339 time after 1970",
+                              source, pod->key());
     }
     TimedPod t;
     t.arrival = pod->created;
@@ -36,12 +39,13 @@ Result<TimedWorkload> timed_workload_from_objects(const std::vector<nlohmann::js
       const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
       std::int64_t seconds = -1;
       auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-      if (ec != std::errc{} || ptr != text.data() + text.size() || seconds < 0) {
-        return invalid_argument("{}: pod {}: annotation {} = \"{}\" must be a non-negative integer (seconds)", source, pod->key(),
-                                kRunSecondsAnnotation, text);
+      if (ec != std::errc{} || ptr != text.data() + text.size() || seconds < 0 || seconds > kMaxRunSeconds) {
+        return invalid_argument("{}: pod {}: annotation {} = \"{}\" must be an integer number of seconds in 0…{}", source, pod->key(),
+                                kRunSecondsAnnotation, text, kMaxRunSeconds);
       }
       t.run_seconds = seconds;
     }
+    if (!keys.insert(pod->key()).second) return invalid_argument("{}: pod {} appears twice", source, pod->key());
     t.pod = std::move(*pod);
     out.pods.push_back(std::move(t));
   }

@@ -73,7 +73,8 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   for (std::size_t i = 0; i < pods.size(); ++i) {
     auto q = tree.find(pods[i].pod.queue);
     if (!q || !tree.is_leaf(*q)) {
-      return invalid_argument("pod {}: queue \"{}\" is not a leaf Queue of the queue file", pods[i].pod.name, pods[i].pod.queue);
+      return invalid_argument("pod {}: queue \"{}\" is not a leaf Queue of the queue file{}", pods[i].pod.name, pods[i].pod.queue,
+                              pods[i].pod.queue == DecodeConfig{}.default_queue ? " (a pod without the kai.scheduler/queue label goes to default-queue)" : "");
     }
     leaf_of[i] = *q;
   }
@@ -274,7 +275,10 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     }
     meter.advance(book, clock, cycle, report.queues);
     clock = std::max(clock, cycle);
-    if (pending.empty()) {
+    if (pending.empty()) {  // no session to run, but departures change what each queue asks for
+      std::vector<Amounts> requests(tree.size());
+      for (std::size_t q = 0; q < tree.size(); ++q) requests[q] = book.allocated(q);
+      book.compute_fair_shares(total, requests);
       sample(cycle);
       continue;
     }

@@ -1,7 +1,7 @@
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/priority.hpp"
@@ -52,10 +52,13 @@ Result<QueueRule> read_rule(const json& r, const std::string& where, bool fallba
       return invalid_argument("{}: unknown key \"{}\" (known: qos, namePattern, hash, queue, preemptible, priority)", where, key);
     }
   }
-  if (!r.contains("queue") || !r["queue"].is_string() || r["queue"].get<std::string>().empty()) {
+  if (r.contains("queue") && r["queue"].is_number_integer() && r["queue"].get<std::int64_t>() >= 0) {
+    rule.queue = r["queue"].dump();  // `queue: 60`: YAML reads the name as a number
+  } else if (!r.contains("queue") || !r["queue"].is_string() || r["queue"].get<std::string>().empty()) {
     return invalid_argument("{}.queue: a queue name is required", where);
+  } else {
+    rule.queue = r["queue"].get<std::string>();
   }
-  rule.queue = r["queue"].get<std::string>();
   if (r.contains("qos")) {
     auto q = strings(r["qos"], where + ".qos");
     if (!q) return q.status();
@@ -64,11 +67,13 @@ Result<QueueRule> read_rule(const json& r, const std::string& where, bool fallba
   if (r.contains("namePattern")) {
     if (!r["namePattern"].is_string()) return invalid_argument("{}.namePattern: must be a string", where);
     rule.name_pattern = r["namePattern"].get<std::string>();
-    try {
-      rule.regex = std::make_shared<const std::regex>(*rule.name_pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return invalid_argument("{}.namePattern \"{}\": not a valid regular expression ({})", where, *rule.name_pattern, e.what());
+    RE2::Options options;
+    options.set_log_errors(false);
+    auto regex = std::make_shared<const RE2>(*rule.name_pattern, options);
+    if (!regex->ok()) {
+      return invalid_argument("{}.namePattern \"{}\": not a valid RE2 regular expression ({})", where, *rule.name_pattern, regex->error());
     }
+    rule.regex = std::move(regex);
   }
   if (r.contains("hash")) {
     const json& h = r["hash"];
@@ -133,7 +138,7 @@ Result<RuleSet> read_rules(const std::filesystem::path& path) {
 const QueueRule* match(const RuleSet& rules, const trace::TracePod& pod) {
   for (const auto& r : rules.rules) {
     if (!r.qos.empty() && std::find(r.qos.begin(), r.qos.end(), pod.qos) == r.qos.end()) continue;
-    if (r.regex && !std::regex_match(pod.name, *r.regex)) continue;
+    if (r.regex && !RE2::FullMatch(pod.name, *r.regex)) continue;
     if (r.hash_buckets > 0 && fnv1a(pod.name) % static_cast<std::uint64_t>(r.hash_buckets) != static_cast<std::uint64_t>(r.hash_bucket)) {
       continue;
     }

@@ -41,8 +41,10 @@ std::int64_t tenths(double weight) { return std::max<std::int64_t>(100, std::llr
 /// Quota as a number for distances and steps: unlimited counts as the whole cluster.
 std::int64_t quota_value(std::int64_t quota, std::int64_t cluster) { return quota == kUnlimited ? cluster : quota; }
 
-/// Strict, total order: better score, then closer to the input, then the settings themselves.
+/// Strict, total order: one that may be recommended first, then the better score, then closer to
+/// the input, then the settings themselves.
 bool candidate_before(const Objective& objective, const Candidate& a, const Candidate& b) {
+  if (a.not_allowed.empty() != b.not_allowed.empty()) return a.not_allowed.empty();
   if (better(objective, a.score, b.score)) return true;
   if (better(objective, b.score, a.score)) return false;
   if (a.distance != b.distance) return a.distance < b.distance;
@@ -89,7 +91,11 @@ std::vector<queues::QueueSpec> apply_settings(const std::vector<queues::QueueSpe
     const double fraction = static_cast<double>(gpu.quota) / static_cast<double>(cluster_gpu);
     for (auto [r, total] : {std::pair{Resource::kCpu, cluster_cpu}, std::pair{Resource::kMemory, cluster_memory}}) {
       auto& term = spec.resource(r);
-      if (term.quota != kUnlimited && term.quota > 0) term.quota = static_cast<std::int64_t>(std::llround(fraction * static_cast<double>(total)));
+      // Whole millicores; whole megabytes (KAI's memory unit) for memory.
+      const double unit = r == Resource::kMemory ? 1e6 : 1.0;
+      if (term.quota != kUnlimited && term.quota > 0) {
+        term.quota = static_cast<std::int64_t>(std::round(fraction * static_cast<double>(total) / unit) * unit);
+      }
     }
   }
   // Parents with finite quotas hold the sum of their children's, bottom-up.
@@ -150,6 +156,25 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
     return d;
   };
 
+  auto quota_sum = [&](const std::vector<Setting>& s) {
+    std::int64_t sum = 0;
+    for (const auto& x : s) sum += quota_value(x.gpu_quota, cluster);
+    return sum;
+  };
+  // Why a setting may not be recommended ("" when it may): a quota above its queue's limit or the
+  // cluster, or quotas adding up to more than the cluster without --oversubscribe.
+  auto not_allowed = [&](const std::vector<Setting>& s) -> std::string {
+    for (std::size_t l = 0; l < s.size(); ++l) {
+      if (quota_value(s[l].gpu_quota, cluster) > ceiling[l]) {
+        return fmt::format("{}'s quota above {} GPUs, its limit or the cluster", objective.queues[l], ceiling[l] / kGpu);
+      }
+    }
+    const std::int64_t sum = quota_sum(s);
+    if (!options.oversubscribe && sum > cluster) {
+      return fmt::format("quotas add up to {:g} GPUs, more than the cluster's {}", static_cast<double>(sum) / kGpu, cluster / kGpu);
+    }
+    return "";
+  };
   ReplayOptions replay_options = options.replay;
   replay_options.timeline = false;
   std::map<std::vector<Setting>, Candidate> seen;
@@ -184,6 +209,7 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
       c.metrics = metrics_of(*results[k], report.cluster_gpus);
       c.score = score(objective, c.metrics);
       c.distance = distance(c.settings);
+      c.not_allowed = not_allowed(c.settings);
       c.origin = origin;
       seen.emplace(todo[k], std::move(c));
       ++report.evaluated;
@@ -222,11 +248,6 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
   report.input = seen.at(input);
   std::vector<Setting> current = best_of({input, proportional});
 
-  auto quota_sum = [&](const std::vector<Setting>& s) {
-    std::int64_t sum = 0;
-    for (const auto& x : s) sum += quota_value(x.gpu_quota, cluster);
-    return sum;
-  };
   // Queue l at its ceiling, the others scaled down (whole GPUs) so the sum stays within the cluster.
   auto with_all = [&](std::vector<Setting> s, std::size_t l) {
     s[l].gpu_quota = ceiling[l];
@@ -246,10 +267,8 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
     if (options.max_rounds > 0 && report.rounds >= options.max_rounds) break;
     if (options.budget_seconds > 0 && elapsed() >= options.budget_seconds) break;
     std::vector<std::vector<Setting>> batch{current};
-    const std::int64_t current_sum = quota_sum(current);
-    auto offer = [&](std::vector<Setting> s) {  // a neighbour, unless it promises more than the cluster has
-      const std::int64_t sum = quota_sum(s);
-      if (s != current && (options.oversubscribe || sum <= cluster || sum <= current_sum)) batch.push_back(std::move(s));
+    auto offer = [&](std::vector<Setting> s) {  // a neighbour, unless it could not be recommended
+      if (s != current && not_allowed(s).empty()) batch.push_back(std::move(s));
     };
     for (std::size_t l = 0; l < leaves.size(); ++l) {
       const std::int64_t quota = quota_value(current[l].gpu_quota, cluster);

@@ -1,6 +1,7 @@
 // domain.md §1: what a pod asks for. Every rule and every invalid combination.
 #include <doctest/doctest.h>
 
+#include "fracpack/k8s/time.hpp"
 #include "support/builders.hpp"
 
 namespace fracpack::test {
@@ -238,6 +239,22 @@ TEST_CASE("structural errors name the pod and field") {
   PodBuilder dup("d");
   dup.container("main");
   CHECK(contains(pod_error(dup), "appears twice"));
+}
+
+}  // namespace
+}  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+TEST_CASE("RFC 3339 times: offsets and fractions read; days that do not exist refused") {
+  CHECK(k8s::parse_rfc3339("1970-01-01T00:00:00Z") == 0);
+  CHECK(k8s::parse_rfc3339("2026-01-01T01:00:00.5+01:00") == k8s::parse_rfc3339("2026-01-01T00:00:00Z"));
+  CHECK(k8s::parse_rfc3339("2024-02-29T00:00:00Z").has_value());  // a leap year
+  CHECK_FALSE(k8s::parse_rfc3339("2026-02-29T00:00:00Z").has_value());
+  CHECK_FALSE(k8s::parse_rfc3339("2026-02-30T00:00:00Z").has_value());  // was read as 2 March
+  CHECK_FALSE(k8s::parse_rfc3339("2026-04-31T00:00:00Z").has_value());
+  CHECK_FALSE(k8s::parse_rfc3339("2026-13-01T00:00:00Z").has_value());
 }
 
 }  // namespace

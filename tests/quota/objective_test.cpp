@@ -76,7 +76,59 @@ TEST_CASE("objective: ill-formed clauses name what is missing or contradictory")
   CHECK(refused("p95 pending of inference training <= 60").find("two queues") != std::string::npos);
   CHECK(refused("p95 preemptions <= 3").find("applies to pending time") != std::string::npos);
   CHECK(refused("").find("empty") != std::string::npos);
-  CHECK(refused("allocation >= 50 # comment").find("unexpected character '#'") != std::string::npos);
+  CHECK(refused("allocation >= 50 # comment").find("unexpected '#' at character 18") != std::string::npos);
+  CHECK(refused("max pending ⩽ 5s").find("unexpected '⩽' at character 13; comparisons are") != std::string::npos);
+  CHECK(refused("max pending = 5s").find("comparisons are <=, <, >=, >") != std::string::npos);
+  CHECK(refused("max pending <= -5s").find("bounds are ≥ 0") != std::string::npos);
+  CHECK(refused("max pending <= 1e400s").find("is not a finite number") != std::string::npos);
+}
+
+TEST_CASE("objective: numbers in 1e3 notation; < and > are strict") {
+  const Objective o = parsed("max pending of inference < 1e3 s, allocation > 50");
+  REQUIRE(o.constraints.size() == 2);
+  CHECK(o.constraints[0].bound == 1000);
+  CHECK(o.constraints[0].strict);
+  ReplayMetrics m;
+  m.queues = {QueueMetrics{}, QueueMetrics{}, QueueMetrics{}};
+  m.queues[0].queue = "inference";
+  m.queues[0].pending_max = 1000;  // not below 1000
+  m.allocation_pct = 60;
+  CHECK_FALSE(score(o, m).feasible());
+  REQUIRE(violations(o, m).size() == 1);
+  CHECK(violations(o, m)[0].find("1000 ≥ 1000") != std::string::npos);
+  m.queues[0].pending_max = 999;
+  CHECK(score(o, m).feasible());
+  m.allocation_pct = 50;  // not above 50
+  CHECK_FALSE(score(o, m).feasible());
+}
+
+TEST_CASE("objective: queue names that are also grammar words") {
+  const std::vector<std::string> odd{"d", "pending", "and", "then"};
+  auto parse = [&](const std::string& text) {
+    auto o = parse_objective(text, odd, {1, 1, 1, 1});
+    REQUIRE_MESSAGE(o.is_ok(), o.status().message());
+    return *o;
+  };
+  const Objective unit = parse("max pending <= 1 d");  // a day, for the worst queue
+  CHECK(unit.constraints[0].ref.queue.empty());
+  CHECK(unit.constraints[0].bound == 86400);
+  const Objective queue_d = parse("max pending of d <= 2d");
+  CHECK(queue_d.constraints[0].ref.queue == "d");
+  CHECK(queue_d.constraints[0].bound == 172800);
+  const Objective queue_pending = parse("p95 pending of pending <= 1s");
+  CHECK(queue_pending.constraints[0].ref.queue == "pending");
+  const Objective joined = parse("never started of and <= 0 and max pending of then <= 5 then maximise allocation");
+  REQUIRE(joined.constraints.size() == 2);
+  CHECK(joined.constraints[0].ref.queue == "and");
+  CHECK(joined.constraints[1].ref.queue == "then");
+  CHECK(joined.goal);
+}
+
+TEST_CASE("objective: \"then\" starts a clause without a comma") {
+  const Objective o = parsed("max pending of inference <= 60s then maximise allocation");
+  CHECK(o.constraints.size() == 1);
+  REQUIRE(o.goal);
+  CHECK(o.goal->ref.metric == Metric::kAllocation);
 }
 
 TEST_CASE("objective: scores add each constraint's excess over its bound; the goal breaks ties") {

@@ -80,6 +80,13 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   auto over = quota_warnings(one_node_two_gpus(), {gpu_queue("a", 2), gpu_queue("b", 1)});
   REQUIRE(over.size() == 1);
   CHECK(over[0] == "the top-level queues' GPU quotas sum to 3 GPUs, more than the cluster's 2; not every queue can get its quota at once");
+  queues::QueueSpec gpu_only = gpu_queue("c", 1);  // a Queue written without cpu and memory terms
+  gpu_only.resource(queues::Resource::kCpu) = queues::QueueResource{};
+  gpu_only.resource(queues::Resource::kGpu).limit = 500;  // and a limit below its quota
+  const auto odd = quota_warnings(one_node_two_gpus(), {gpu_only});
+  REQUIRE(odd.size() == 2);
+  CHECK(odd[0] == "queue c: gpu.quota 1 is above its limit 0.5; the limit caps it");
+  CHECK(odd[1] == "queue c: cpu.limit is unset, which KAI reads as 0: no pod asking for cpu can run in it (limit -1 means no limit)");
 
   // Non-preemptible pods are never taken, even over the fair share.
   for (int i = 0; i < 2; ++i) {
@@ -90,6 +97,20 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   REQUIRE(kept.is_ok());
   CHECK(kept->queues[0].preemptions_suffered == 0);
   CHECK(kept->queues[1].pending_seconds == std::vector<std::int64_t>{90});
+}
+
+TEST_CASE("replay: fair shares follow departures even when nothing waits") {
+  // a1 runs 0..100, a2 36000..36100; between them queue a asks for nothing, so its fair share is 0.
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 36000, 100)};
+  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 1), gpu_queue("b", 1)}, w, quota::ReplayOptions{});
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  CHECK(r->queues[0].gpu_hours == doctest::Approx(200 / 3600.0));
+  CHECK(r->queues[0].fair_share_gpu_hours == doctest::Approx(200 / 3600.0));  // not 10 hours of a stale share
+  REQUIRE(r->timeline.size() >= 3);
+  for (const auto& p : r->timeline) {
+    if (p.time == 100) CHECK(p.fair_share[0] == 0);
+  }
 }
 
 TEST_CASE("replay: nothing is evicted for a non-preemptible pod its queue's quota still refuses") {
@@ -205,8 +226,14 @@ TEST_CASE("Pod objects as a replay workload: arrival from creationTimestamp, run
 
   auto bad_run = quota::timed_workload_from_objects({pod("x", "a", "2026-01-01T00:00:00Z", "soon")}, "pods.yaml");
   REQUIRE_FALSE(bad_run.is_ok());
-  CHECK(bad_run.status().message() == "pods.yaml: pod default/x: annotation replay.fracpack.io/run-seconds = \"soon\" must be a "
-                                      "non-negative integer (seconds)");
+  CHECK(bad_run.status().message() == "pods.yaml: pod default/x: annotation replay.fracpack.io/run-seconds = \"soon\" must be an "
+                                      "integer number of seconds in 0…1099511627776");
+  // A run time so long that arrival + run would overflow is refused, not wrapped.
+  CHECK_FALSE(quota::timed_workload_from_objects({pod("x", "a", "2026-01-01T00:00:00Z", "9223372036854775807")}, "pods.yaml").is_ok());
+  auto twice = quota::timed_workload_from_objects({pod("x", "a", "2026-01-01T00:00:00Z", "1"), pod("x", "b", "2026-01-01T00:00:09Z", "1")},
+                                                  "pods.yaml");
+  REQUIRE_FALSE(twice.is_ok());
+  CHECK(twice.status().message() == "pods.yaml: pod default/x appears twice");
   json undated = pod("y", "a", "2026-01-01T00:00:00Z", "1");
   undated["metadata"].erase("creationTimestamp");
   auto no_time = quota::timed_workload_from_objects({undated}, "pods.yaml");

@@ -101,6 +101,27 @@ TEST_CASE("tune: an objective no quota can meet is reported with the closest can
   CHECK(table.find("CANNOT be met") != std::string::npos);
 }
 
+TEST_CASE("tune: an input promising more than the cluster is shown, never recommended") {
+  // a unlimited (counts as all 4 GPUs) + b 3 = 7 on a 4-GPU node; b's four non-preemptible pods
+  // need b's quota at 4, so the only allowed answer is a 0, b 4.
+  Scenario s;
+  s.specs = {gpu_queue("a", -1), gpu_queue("b", 3)};
+  s.workload.pods.clear();
+  for (int i = 0; i < 4; ++i) s.workload.pods.push_back(non_preemptible(whole_gpu(fmt::format("b{}", i), "b", 0, 100)));
+  auto r = quota::tune(s.nodes, s.specs, s.workload, s.objective("max pending of b <= 0s"), deterministic(2));
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  CHECK(r->input.not_allowed == "quotas add up to 7 GPUs, more than the cluster's 4");
+  const quota::Candidate& best = r->candidates.front();
+  CHECK(best.not_allowed.empty());
+  CHECK(best.score.feasible());
+  CHECK(best.settings[0].gpu_quota == 0);
+  CHECK(best.settings[1].gpu_quota == 4000);
+  for (const auto& c : r->candidates) {
+    if (c.settings != r->input.settings) CHECK(c.not_allowed.empty());  // only the input may be out of bounds
+  }
+  CHECK(r->candidates.back().settings == r->input.settings);  // ranked last
+}
+
 TEST_CASE("tune: the same answer with one worker or two") {
   Scenario s;
   const auto objective = s.objective("p95 pending of a <= 50s, then minimise gpu-hours of b");
@@ -253,6 +274,17 @@ TEST_CASE("tune: the command exits 0 when met, 1 when not, 2 for bad input, and 
   bad.out.clear();
   bad.objective = "p95 pending of nobody <= 1s";
   CHECK(run_quota_tune(bad) == 2);
+  QuotaTuneOptions unwritable = o;
+  unwritable.out = "/proc/fracpack-cannot-write-here";  // refused before the search, not after
+  CHECK(run_quota_tune(unwritable) == 2);
+  QuotaTuneOptions no_gpus = o;
+  no_gpus.out.clear();
+  no_gpus.nodes = temp_file("qt-cpu-nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nc0,64000,262144,0,\n").string();
+  CHECK(run_quota_tune(no_gpus) == 2);
+  QuotaTuneOptions no_pods = o;
+  no_pods.out.clear();
+  no_pods.pods = trace_pods("qt-no-pods.csv", "").string();
+  CHECK(run_quota_tune(no_pods) == 2);
 }
 
 }  // namespace

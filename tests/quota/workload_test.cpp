@@ -59,13 +59,32 @@ default: {queue: rest}
   CHECK(even < 140);
 }
 
+TEST_CASE("quota rules: name patterns run in linear time, whatever the pattern or the name") {
+  // std::regex overflowed its stack on a 30,000-character name and backtracked for ever on
+  // (a+)+$; RE2 does neither.
+  const auto file = temp_file("rules-re2.yaml", "rules: [{namePattern: '(a+)+$', queue: nested}, {namePattern: 'openb-.*', queue: long}]\n"
+                                                "default: {queue: other}\n");
+  auto rules = quota::read_rules(file);
+  REQUIRE_MESSAGE(rules.is_ok(), rules.status().message());
+  CHECK(quota::match(*rules, tpod(std::string(5000, 'a') + "b", "BE", 0, 0, 1))->queue == "other");
+  CHECK(quota::match(*rules, tpod(std::string(5000, 'a'), "BE", 0, 0, 1))->queue == "nested");
+  CHECK(quota::match(*rules, tpod("openb-" + std::string(200000, 'x'), "BE", 0, 0, 1))->queue == "long");
+}
+
+TEST_CASE("quota rules: a queue name YAML reads as a number is still a name") {
+  auto rules = quota::read_rules(temp_file("rules-num.yaml", "rules: [{qos: LS, queue: 60}]"));
+  REQUIRE_MESSAGE(rules.is_ok(), rules.status().message());
+  CHECK(rules->rules[0].queue == "60");
+}
+
 TEST_CASE("quota rules: every mistake is refused with the file and the rule") {
   const std::vector<std::pair<std::string, std::string>> bad{
       {"rules: []", "`rules` must list at least one rule"},
       {"rules: [{qos: LS}]", "rules[0].queue: a queue name is required"},
       {"rules: [{queue: q}]", "rules[0]: no condition"},
       {"rules: [{qos: LS, queue: q, color: red}]", "unknown key \"color\""},
-      {"rules: [{namePattern: '([', queue: q}]", "not a valid regular expression"},
+      {"rules: [{namePattern: '([', queue: q}]", "not a valid RE2 regular expression"},
+      {"rules: [{namePattern: '(a)\\1', queue: q}]", "not a valid RE2 regular expression"},  // no backreferences
       {"rules: [{hash: {buckets: 0, bucket: 0}, queue: q}]", "hash.buckets: must be an integer in 1..1000000"},
       {"rules: [{hash: {buckets: 3, bucket: 3}, queue: q}]", "hash.bucket: must be an integer in 0..2"},
       {"rules: [{qos: LS, queue: q, preemptible: false, priority: 50}]", "priority 50: KAI treats priority ≥ 100 as non-preemptible"},

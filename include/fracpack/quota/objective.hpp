@@ -4,8 +4,7 @@
 //   "share within 10% of weight"
 //   "max pending <= 2h, never started of research <= 0; then minimise preemptions"
 //
-// Grammar (case-insensitive; clauses separated by ",", ";" or "and"; "then" before a clause is
-// only a reading aid; at most one goal):
+// Grammar (case-insensitive; clauses separated by ",", ";", ".", "and" or "then"; at most one goal):
 //   clause     := constraint | goal
 //   constraint := metric ("<=" | "≤" | "<" | ">=" | "≥" | ">") number [unit]
 //               | ["every queue's"] "share" ["of gpu-hours"] "within" number "%" "of" ["its"] "weight"
@@ -18,6 +17,9 @@
 //               | "share error" ["of" QUEUE]                                         % (below)
 //               | "allocation"                                                       % of cluster GPU-hours
 //   unit       := s | m | min | h | d (and their long forms) for pending times; "%" is optional
+//   number     := a non-negative decimal, 1e3 notation allowed
+// A word that is both a queue name and a grammar word means the queue after "of", a unit right
+// after a number, and the grammar word elsewhere.
 // Without "of QUEUE" a per-queue metric means its worst queue (the largest value; the smallest
 // for a "≥" bound or a "maximise" goal).
 //
@@ -57,8 +59,9 @@ struct MetricRef {
 struct Constraint {
   MetricRef ref;
   bool at_most = true;  ///< value ≤ bound; false: value ≥ bound
-  double bound = 0;     ///< in the metric's unit (seconds for pending times)
+  double bound = 0;     ///< in the metric's unit (seconds for pending times), finite and ≥ 0
   std::string text;     ///< the clause as written
+  bool strict = false;  ///< < or >: the bound itself does not meet it
 };
 
 struct Goal {

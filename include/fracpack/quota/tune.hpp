@@ -7,9 +7,9 @@
 // neighbour of the current best in parallel: each queue's quota ± step, `step` GPUs moved from
 // each other queue to it, each weight × 2 and ÷ 2; in the first round also each queue with no
 // quota and with all it may have (the others shrunk to fit), to step off flat ground. Unless
-// `oversubscribe` is set, no neighbour promises more GPUs than the cluster has (Σ leaf quotas ≤
-// cluster GPUs; an input already above that may only come down): a quota is meant to be a
-// guarantee.
+// `oversubscribe` is set, no candidate promises more GPUs than the cluster has (Σ leaf quotas ≤
+// cluster GPUs, an unlimited quota counting as the whole cluster): a quota is meant to be a
+// guarantee. An input above that is replayed and shown, but never recommended.
 // A better neighbour becomes the current point; a round without one halves the quota step (from a
 // quarter of the cluster down to one GPU) and narrows the weight factor (2 → 1.5 → stop). The
 // search ends when converged, after `max_rounds`, or at the first round boundary past the time
@@ -53,6 +53,10 @@ struct Candidate {
   Score score;
   double distance = 0;  ///< from the input: Σ |Δ quota| in GPUs + Σ |Δ weight|; breaks ties
   std::string origin;   ///< "input", "demand", or "round N"
+  /// Why it may not be recommended, "" when it may: a quota above its queue's GPU limit or the
+  /// cluster, or (without oversubscribe) quotas adding up to more than the cluster. Only the
+  /// input can be such a candidate; it is then shown, ranked last, never recommended.
+  std::string not_allowed;
 };
 
 struct TuneOptions {

@@ -7,8 +7,8 @@
 //     - qos: LS                       # the pod list's qos column: one value or a list
 //       queue: inference
 //       preemptible: false            # default true
-//     - namePattern: "openb-pod-00.*" # ECMAScript regex, matched against the whole name
-//       queue: research
+//     - namePattern: "openb-pod-00.*" # RE2 regex (linear time; no backreferences or lookaround),
+//       queue: research               #   matched against the whole name
 //     - hash: {buckets: 3, bucket: 0} # a stable hash of the name into N buckets
 //       queue: team-a
 //   default: {queue: best-effort}     # optional: pods no rule matches; without it they are an error
@@ -22,11 +22,14 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+namespace re2 {
+class RE2;
+}
 
 #include "fracpack/config.hpp"
 #include "fracpack/request.hpp"
@@ -37,8 +40,8 @@ namespace fracpack::quota {
 
 struct QueueRule {
   std::vector<std::string> qos;            ///< match any of these qos values (empty: any)
-  std::optional<std::string> name_pattern; ///< ECMAScript regex over the whole pod name
-  std::shared_ptr<const std::regex> regex; ///< name_pattern, compiled once
+  std::optional<std::string> name_pattern; ///< RE2 regex over the whole pod name
+  std::shared_ptr<const re2::RE2> regex;   ///< name_pattern, compiled once
   int hash_buckets = 0;                    ///< > 0: match when fnv1a(name) % buckets == bucket
   int hash_bucket = 0;
   std::string queue;
@@ -79,6 +82,10 @@ struct TimedWorkload {
 /// matches it, or when its times run backwards.
 Result<TimedWorkload> timed_workload(const std::vector<trace::TracePod>& pods, const RuleSet& rules);
 
+/// Longest run time a replay accepts, in seconds (2^40 s, about 34,800 years, as for the trace's
+/// time columns): sums of times stay far from overflow.
+inline constexpr std::int64_t kMaxRunSeconds = std::int64_t{1} << 40;
+
 /// The annotation that gives a Pod object's run time in seconds for a replay (absent: it runs to
 /// the end).
 inline constexpr std::string_view kRunSecondsAnnotation = "replay.fracpack.io/run-seconds";
@@ -87,7 +94,8 @@ inline constexpr std::string_view kRunSecondsAnnotation = "replay.fracpack.io/ru
 /// time from kRunSecondsAnnotation, queue from the pod's queue label (kai.scheduler/queue),
 /// priority and preemptibility as KAI decides them (PriorityClass objects in the same list are
 /// used). kInvalidArgument naming the pod for an undecodable pod, a missing creationTimestamp or a
-/// run time that is not a non-negative integer; no pods at all is an error too.
+/// run time that is not an integer in 0 … kMaxRunSeconds, the same pod (namespace/name) twice; no
+/// pods at all is an error too.
 Result<TimedWorkload> timed_workload_from_objects(const std::vector<nlohmann::json>& objects, const std::string& source,
                                                   const DecodeConfig& decode = {});
 
