@@ -136,11 +136,11 @@ Status write_replay_files(const std::string& dir, const quota::ReplayReport& rep
   std::filesystem::create_directories(dir, ec);
   std::ofstream csv(std::filesystem::path(dir) / "queues.csv");
   if (ec || !csv) return invalid_argument("--out {}: cannot write queues.csv there", dir);
-  csv << "queue,started,never_started,never_startable,pending_p50_s,pending_p95_s,pending_max_s,gpu_hours,fair_share_gpu_hours,"
-         "deserved_gpu_hours,over_quota_hours,preemptions_suffered,preemptions_caused\n";
+  csv << "queue,started,never_started,never_startable,pending_p50_s,pending_p95_s,pending_p99_s,pending_max_s,gpu_hours,"
+         "fair_share_gpu_hours,deserved_gpu_hours,over_quota_hours,preemptions_suffered,preemptions_caused\n";
   for (const auto& q : quota::metrics_of(report, 0).queues) {
-    csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", q.queue, q.started, q.never_started, q.never_startable,
-                       csv_seconds(q.pending_p50), csv_seconds(q.pending_p95), csv_seconds(q.pending_max), q.gpu_hours,
+    csv << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", q.queue, q.started, q.never_started, q.never_startable,
+                       csv_seconds(q.pending_p50), csv_seconds(q.pending_p95), csv_seconds(q.pending_p99), csv_seconds(q.pending_max), q.gpu_hours,
                        q.fair_share_gpu_hours, q.deserved_gpu_hours, q.over_quota_hours, q.preemptions, q.preemptions_caused);
   }
   if (!csv) return invalid_argument("--out {}: cannot write queues.csv", dir);

@@ -30,6 +30,9 @@ json number(double v) {
 std::string gpus(std::int64_t milli) { return milli == queues::kUnlimited ? "unlimited" : fmt::format("{:g}", static_cast<double>(milli) / 1000.0); }
 std::string weight(std::int64_t milli) { return fmt::format("{:g}", static_cast<double>(milli) / 1000.0); }
 
+/// "1 round", "15 rounds".
+std::string count(std::size_t n, const char* noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
+
 std::string value_text(double v) {
   if (std::isinf(v)) return "never starts";
   if (std::abs(v) < 1e-9) return "0";  // rounding (a single queue's share error)
@@ -77,9 +80,11 @@ std::string tune_table(const quota::TuneReport& report) {
     out += fmt::format("  must: {} {} {:g}\n", metric_label(c.ref), c.at_most ? (c.strict ? "<" : "≤") : (c.strict ? ">" : "≥"), c.bound);
   }
   if (objective.goal) out += fmt::format("  then: {} {}\n", objective.goal->maximise ? "maximise" : "minimise", metric_label(objective.goal->ref));
-  const char* stop = report.converged ? "converged (quota step 1 GPU, weight factor 1.5, no better neighbour)" : "stopped by the time budget or round limit";
-  out += fmt::format("Searched {} candidates in {} rounds on a cluster of {} GPUs, {:.1f} s wall; {}.\n", report.evaluated, report.rounds,
-                     report.cluster_gpus, report.seconds, stop);
+  const char* stop = report.converged        ? "converged (quota step 1 GPU, weight factor 1.5, no better neighbour)"
+                     : report.budget_ran_out ? "stopped by the time budget (--budget)"
+                                             : "stopped after --max-rounds";
+  out += fmt::format("Searched {} in {} on a cluster of {} GPUs, {:.1f} s wall; {}.\n", count(report.evaluated, "candidate"),
+                     count(report.rounds, "round"), report.cluster_gpus, report.seconds, stop);
   std::size_t feasible = 0;
   for (const auto& c : report.candidates) feasible += c.score.feasible() ? 1 : 0;
   const quota::Candidate& best = report.candidates.front();

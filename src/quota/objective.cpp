@@ -159,7 +159,8 @@ struct Clause {
 
 Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string& text, const std::set<std::string>& queues) {
   auto fail = [&](const std::string& why) {
-    return invalid_argument("--objective clause \"{}\": {} (leaf queues: {}; {})", text, why, fmt::join(queues, ", "), kMetricsHelp);
+    const std::string shown = text.size() > 200 ? text.substr(0, 200) + "…" : text;
+    return invalid_argument("--objective clause \"{}\": {} (leaf queues: {}; {})", shown, why, fmt::join(queues, ", "), kMetricsHelp);
   };
   std::optional<bool> maximise;
   std::optional<std::string> quantile;

@@ -265,7 +265,10 @@ Result<TuneReport> tune(const std::vector<NodeSpec>& nodes, const std::vector<qu
   double factor = 2.0;
   while (true) {
     if (options.max_rounds > 0 && report.rounds >= options.max_rounds) break;
-    if (options.budget_seconds > 0 && elapsed() >= options.budget_seconds) break;
+    if (options.budget_seconds > 0 && elapsed() >= options.budget_seconds) {
+      report.budget_ran_out = true;
+      break;
+    }
     std::vector<std::vector<Setting>> batch{current};
     auto offer = [&](std::vector<Setting> s) {  // a neighbour, unless it could not be recommended
       if (s != current && not_allowed(s).empty()) batch.push_back(std::move(s));

@@ -176,8 +176,8 @@ TEST_CASE("quota replay command: files in, the per-queue table and queues.csv ou
   std::getline(csv, a);
   std::getline(csv, b);
   // p1 holds the only GPU from 0 to 100; p2 (queue b) waits from 10 to 100, then runs its 40 s.
-  CHECK(a == "a,1,0,0,0,0,0,0.028,0.028,0.039,0.000,0,0");  // a's pod is non-preemptible: b (quota 0) cannot reclaim
-  CHECK(b.rfind("b,1,0,0,90,90,90,0.011,", 0) == 0);
+  CHECK(a == "a,1,0,0,0,0,0,0,0.028,0.028,0.039,0.000,0,0");  // a's pod is non-preemptible: b (quota 0) cannot reclaim
+  CHECK(b.rfind("b,1,0,0,90,90,90,90,0.011,", 0) == 0);
   std::ifstream timeline(out / "timeline.csv");
   std::string first;
   std::getline(timeline, first);

@@ -122,6 +122,19 @@ TEST_CASE("tune: an input promising more than the cluster is shown, never recomm
   CHECK(r->candidates.back().settings == r->input.settings);  // ranked last
 }
 
+TEST_CASE("tune: a spent budget stops the search between rounds and says so") {
+  Scenario s;
+  quota::TuneOptions options;
+  options.budget_seconds = 1e-9;  // spent once the two start points are replayed
+  auto r = quota::tune(s.nodes, s.specs, s.workload, s.objective("max pending of a <= 0s"), options);
+  REQUIRE(r.is_ok());
+  CHECK(r->budget_ran_out);
+  CHECK_FALSE(r->converged);
+  CHECK(r->rounds == 0);
+  CHECK(r->evaluated == 2);  // the input and the demand-proportional start
+  CHECK(tune_table(*r).find("stopped by the time budget (--budget)") != std::string::npos);
+}
+
 TEST_CASE("tune: the same answer with one worker or two") {
   Scenario s;
   const auto objective = s.objective("p95 pending of a <= 50s, then minimise gpu-hours of b");

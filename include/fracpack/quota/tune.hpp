@@ -78,6 +78,7 @@ struct TuneReport {
   std::size_t evaluated = 0;       ///< candidates replayed
   std::size_t rounds = 0;
   bool converged = false;          ///< stopped because no step was left, not by budget or rounds
+  bool budget_ran_out = false;     ///< stopped by the time budget (else, unless converged, by max_rounds)
   double seconds = 0;              ///< wall time of the search
   std::int64_t cluster_gpus = 0;
   std::size_t shown = 5;           ///< candidates a table shows
