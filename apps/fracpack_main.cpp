@@ -185,7 +185,9 @@ int run(int argc, char** argv) {
   fracpack::QuotaReplayOptions qr;
   add_quota_inputs(quota_replay, qr);
   quota_replay->add_option("--period", qr.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
-  quota_replay->add_option("--policy", qr.policy, "Placement policy")->check(CLI::IsMember(fracpack::policy_names()))->capture_default_str();
+  quota_replay->add_option("--policy", qr.policy, "Placement policy (fgd, fgd-cpu: the workload's typical pods are the target)")
+      ->check(CLI::IsMember(names))
+      ->capture_default_str();
   quota_replay->add_option("--out", qr.out, "Directory for queues.csv, timeline.csv and the SVG timelines");
 
   auto* quota_tune = quota_cmd->add_subcommand("tune", "Search GPU quotas and over-quota weights per queue for an objective");
@@ -196,7 +198,9 @@ int run(int argc, char** argv) {
                          "\"share within 10% of weight\" (see docs/quota-tuning.md)")
       ->required();
   quota_tune->add_option("--period", qt.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
-  quota_tune->add_option("--policy", qt.policy, "Placement policy")->check(CLI::IsMember(fracpack::policy_names()))->capture_default_str();
+  quota_tune->add_option("--policy", qt.policy, "Placement policy (fgd, fgd-cpu: the workload's typical pods are the target)")
+      ->check(CLI::IsMember(names))
+      ->capture_default_str();
   quota_tune->add_option("--budget", qt.budget_seconds, "Wall-time budget in seconds, checked between rounds (0: none)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {

@@ -55,7 +55,14 @@ class Meter {
 Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> queue_specs, const TimedWorkload& workload,
                             const ReplayOptions& options) {
   if (options.period < 1) return invalid_argument("--period {}: must be at least 1 second", options.period);
-  auto policy = make_policy(options.policy);
+  // fgd and fgd-cpu measure fragmentation for a target workload: the workload's own typical pods,
+  // which the fragmentation timeline uses too.
+  std::vector<PodRequest> requests_for_shapes;
+  requests_for_shapes.reserve(workload.pods.size());
+  for (const auto& p : workload.pods) requests_for_shapes.push_back(p.pod);
+  auto typical = std::make_shared<const std::vector<TypicalPod>>(typical_pods(requests_for_shapes));
+  if (typical->empty()) typical = std::make_shared<const std::vector<TypicalPod>>(1, TypicalPod{});
+  auto policy = make_policy(options.policy, PolicyOptions{0, typical});
   if (!policy) return policy.status();
   auto empty = ClusterState::create(nodes, options.placement);  // for "could this pod ever start?"
   if (!empty) return empty.status();
@@ -124,12 +131,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
 
   // Fragmentation for the workload's typical pods, recomputed only for nodes that changed.
   std::optional<FragmentationTotals> fragments;
-  if (options.timeline) {
-    std::vector<PodRequest> requests_for_shapes;
-    requests_for_shapes.reserve(pods.size());
-    for (const auto& p : pods) requests_for_shapes.push_back(p.pod);
-    fragments.emplace(state, typical_pods(requests_for_shapes));
-  }
+  if (options.timeline) fragments.emplace(state, *typical);
   auto sample = [&](std::int64_t cycle) {
     if (!options.timeline) return;
     TimelinePoint point;

@@ -99,6 +99,21 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   CHECK(kept->queues[1].pending_seconds == std::vector<std::int64_t>{90});
 }
 
+TEST_CASE("replay: the FGD study's policies run too, with the workload's typical pods as their target") {
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("a3", "a", 0, 50)};
+  for (const char* name : {"fgd", "fgd-cpu", "study-best-fit"}) {
+    quota::ReplayOptions options;
+    options.policy = name;
+    auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 2)}, w, options);
+    REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+    CHECK(r->queues[0].pending_seconds == std::vector<std::int64_t>{0, 0, 100});  // two GPUs: a3 waits for a departure
+  }
+  quota::ReplayOptions unknown;
+  unknown.policy = "no-such-policy";
+  CHECK_FALSE(quota::replay(one_node_two_gpus(), {gpu_queue("a", 2)}, w, unknown).is_ok());
+}
+
 TEST_CASE("replay: fair shares follow departures even when nothing waits") {
   // a1 runs 0..100, a2 36000..36100; between them queue a asks for nothing, so its fair share is 0.
   quota::TimedWorkload w;
