@@ -20,6 +20,14 @@ std::string seconds(const std::optional<std::int64_t>& s) {
   if (!s) return "—";
   return *s == quota::kWaitsForever ? "never" : fmt::format("{}", *s);
 }
+/// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 /// "161.8 days", "5.0 hours", "90 s".
 std::string span_text(std::int64_t seconds) {
   if (seconds >= 2 * 86400) return fmt::format("{:.1f} days", static_cast<double>(seconds) / 86400.0);
@@ -128,6 +136,16 @@ std::string replay_table(const quota::ReplayReport& report) {
                        seconds(q.pending_p50), seconds(q.pending_p95), seconds(q.pending_max), q.gpu_hours, q.fair_share_gpu_hours,
                        deserved, q.over_quota_hours, q.preemptions, q.preemptions_caused);
   }
+  std::string waits;
+  for (const auto& q : report.queues) {
+    if (q.longest_wait.pod.empty() || q.longest_wait.seconds == 0) continue;
+    waits += fmt::format("| {} | {} | {} | {} |\n", q.queue, q.longest_wait.pod, seconds(q.longest_wait.seconds),
+                         q.longest_wait.why.empty() ? "—" : q.longest_wait.why);
+  }
+  if (!waits.empty()) {
+    out += "\nLongest wait per queue, and the last reason the scheduler gave before the pod started:\n\n"
+           "| queue | pod | waited (s) | why |\n|---|---|---:|---|\n" + waits;
+  }
   return out;
 }
 
@@ -137,11 +155,17 @@ Status write_replay_files(const std::string& dir, const quota::ReplayReport& rep
   std::ofstream csv(std::filesystem::path(dir) / "queues.csv");
   if (ec || !csv) return invalid_argument("--out {}: cannot write queues.csv there", dir);
   csv << "queue,started,never_started,never_startable,pending_p50_s,pending_p95_s,pending_p99_s,pending_max_s,gpu_hours,"
-         "fair_share_gpu_hours,deserved_gpu_hours,over_quota_hours,preemptions_suffered,preemptions_caused\n";
-  for (const auto& q : quota::metrics_of(report, 0).queues) {
-    csv << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{}\n", q.queue, q.started, q.never_started, q.never_startable,
-                       csv_seconds(q.pending_p50), csv_seconds(q.pending_p95), csv_seconds(q.pending_p99), csv_seconds(q.pending_max), q.gpu_hours,
-                       q.fair_share_gpu_hours, q.deserved_gpu_hours, q.over_quota_hours, q.preemptions, q.preemptions_caused);
+         "fair_share_gpu_hours,deserved_gpu_hours,over_quota_hours,preemptions_suffered,preemptions_caused,longest_wait_pod,"
+         "longest_wait_s,longest_wait_why\n";
+  const auto metrics = quota::metrics_of(report, 0);
+  for (std::size_t k = 0; k < metrics.queues.size(); ++k) {
+    const auto& q = metrics.queues[k];
+    const auto& longest = report.queues[k].longest_wait;
+    csv << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{},{},{},{},{}\n", q.queue, q.started, q.never_started,
+                       q.never_startable, csv_seconds(q.pending_p50), csv_seconds(q.pending_p95), csv_seconds(q.pending_p99),
+                       csv_seconds(q.pending_max), q.gpu_hours, q.fair_share_gpu_hours, q.deserved_gpu_hours, q.over_quota_hours,
+                       q.preemptions, q.preemptions_caused, csv_field(longest.pod),
+                       longest.pod.empty() ? "" : csv_seconds(longest.seconds), csv_field(longest.why));
   }
   if (!csv) return invalid_argument("--out {}: cannot write queues.csv", dir);
   return write_timeline(dir, report);

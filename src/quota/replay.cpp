@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <map>
 #include <optional>
 #include <queue>
@@ -151,6 +153,14 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       report.timeline.push_back(std::move(point));
     }
   };
+  // Why each waiting pod is still waiting, as of its last cycle (shared: a reason is often the same
+  // for thousands of pods, and assigning a pointer costs nothing).
+  std::vector<std::shared_ptr<const std::string>> why(pods.size());
+  auto note_start = [&](std::size_t i, std::int64_t waited) {
+    LongestWait& longest = report.queues[slot_of[leaf_of[i]]].longest_wait;
+    if (waited > longest.seconds) longest = LongestWait{pods[i].pod.key(), waited, why[i] ? *why[i] : std::string()};
+    why[i].reset();
+  };
   // One Job per pod, made when it arrives and kept while it waits (also after an eviction).
   std::vector<queues::Job> job_of(pods.size());
   auto make_job = [&](std::size_t i) {
@@ -182,17 +192,34 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
         admits_some[q] = 1;
       }
     }
+    std::vector<std::shared_ptr<const std::string>> refused_queue(tree.size());
     for (std::size_t i : pending) {
       requests[leaf_of[i]] += pending_charge[i];
-      if (admits_some[leaf_of[i]] != 0) jobs.push_back(&job_of[i]);
+      if (admits_some[leaf_of[i]] != 0) {
+        jobs.push_back(&job_of[i]);
+        continue;
+      }
+      auto& reason = refused_queue[leaf_of[i]];
+      if (!reason) {  // once per queue and cycle: what its terms say to the first of its pods
+        const auto refusal = book.admit(leaf_of[i], pending_charge[i], pods[i].pod.preemptible);
+        reason = std::make_shared<const std::string>(refusal ? fmt::format("{} (queue {})", refusal->reason, refusal->queue) : "");
+      }
+      why[i] = reason;
     }
     book.compute_fair_shares(total, requests);
     ExplainCache explain_cache;  // a pod that fits nowhere is explained once per shape and ledger version
     auto outcomes = queues::run_session(state, book, **policy, jobs, total, 0, &explain_cache);
     ++report.cycles;
     std::vector<bool> started(pods.size(), false);
-    for (const auto& o : outcomes) {  // in session order: map back by job
-      started[o.job->input_order] = !o.refusal && !o.members.empty() && o.members.front().placement.has_value();
+    for (auto& o : outcomes) {  // in session order: map back by job
+      const std::size_t i = o.job->input_order;
+      started[i] = !o.refusal && !o.members.empty() && o.members.front().placement.has_value();
+      if (started[i]) continue;
+      if (o.refusal) {
+        why[i] = std::make_shared<const std::string>(fmt::format("{} (queue {})", o.refusal->reason, o.refusal->queue));
+      } else if (!o.members.empty()) {
+        why[i] = std::make_shared<const std::string>(std::move(o.members.front().why.summary));
+      }
     }
     std::vector<std::size_t> still;
     for (const std::size_t i : pending) {
@@ -203,6 +230,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       QueueReport& qr = report.queues[slot_of[leaf_of[i]]];
       ++qr.started;
       qr.pending_seconds.push_back(cycle - pods[i].arrival);
+      note_start(i, cycle - pods[i].arrival);
       ++run_number[i];
       if (pods[i].run_seconds) running.emplace(cycle + *pods[i].run_seconds, i, run_number[i]);
     }
@@ -242,6 +270,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
         stop(v);
         ++run_number[v];  // its departure entry goes stale; it starts over when it runs again
         ++report.queues[slot_of[leaf_of[v]]].preemptions_suffered;
+        why[v] = std::make_shared<const std::string>(fmt::format("evicted to make room for {}", pods[i].pod.key()));
         ++report.queues[slot_of[leaf_of[i]]].preemptions_caused;
         evicted_now.insert(v);
         back.push_back(v);
@@ -298,7 +327,11 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   for (std::size_t i : pending) {
     QueueReport& qr = report.queues[slot_of[leaf_of[i]]];
     ++qr.never_started;
-    if (!select(*empty, pods[i].pod, **policy)) ++qr.never_startable;
+    if (!select(*empty, pods[i].pod, **policy)) {
+      ++qr.never_startable;
+    } else if (qr.longest_wait.seconds != std::numeric_limits<std::int64_t>::max()) {  // the first that waits for ever
+      qr.longest_wait = LongestWait{pods[i].pod.key(), std::numeric_limits<std::int64_t>::max(), why[i] ? *why[i] : std::string()};
+    }
   }
   for (std::size_t s = 0; s < leaves.size(); ++s) {
     const std::int64_t quota = book.deserved(leaves[s])[Resource::kGpu];

@@ -37,6 +37,13 @@ TEST_CASE("replay: two queues share two GPUs; waits, GPU-hours and departures co
   CHECK(a.started == 3);
   CHECK(a.pending_seconds == std::vector<std::int64_t>{0, 0, 100});
   CHECK(b.pending_seconds == std::vector<std::int64_t>{90});
+  // Why the longest waits waited: a3 was refused by a's quota, b1 found no room.
+  CHECK(a.longest_wait.pod == "default/a3");
+  CHECK(a.longest_wait.seconds == 100);
+  CHECK(a.longest_wait.why == "NonPreemptibleOverQuota (queue a)");
+  CHECK(b.longest_wait.pod == "default/b1");
+  CHECK(b.longest_wait.seconds == 90);
+  CHECK(b.longest_wait.why.rfind("0/1 nodes are available: 1 Insufficient", 0) == 0);
   CHECK(a.gpu_hours == doctest::Approx((2 * 100 + 1 * 50) / 3600.0));
   CHECK(b.gpu_hours == doctest::Approx(30 / 3600.0));
   CHECK(a.over_quota_seconds == 0);
@@ -191,8 +198,9 @@ TEST_CASE("quota replay command: files in, the per-queue table and queues.csv ou
   std::getline(csv, a);
   std::getline(csv, b);
   // p1 holds the only GPU from 0 to 100; p2 (queue b) waits from 10 to 100, then runs its 40 s.
-  CHECK(a == "a,1,0,0,0,0,0,0,0.028,0.028,0.039,0.000,0,0");  // a's pod is non-preemptible: b (quota 0) cannot reclaim
+  CHECK(a == "a,1,0,0,0,0,0,0,0.028,0.028,0.039,0.000,0,0,,,");  // no pod of a waited  // a's pod is non-preemptible: b (quota 0) cannot reclaim
   CHECK(b.rfind("b,1,0,0,90,90,90,90,0.011,", 0) == 0);
+  CHECK(b.find(",trace/p2,90,0/1 nodes are available: 1 Insufficient idle GPUs.") != std::string::npos);
   std::ifstream timeline(out / "timeline.csv");
   std::string first;
   std::getline(timeline, first);

@@ -31,6 +31,14 @@ struct ReplayOptions {
   bool timeline = true;
 };
 
+/// The queue's pod that waited longest, and why: the last reason the scheduler gave before it
+/// started (or before the replay ended, for a pod that never started).
+struct LongestWait {
+  std::string pod;             ///< "" when no pod of the queue ever waited
+  std::int64_t seconds = 0;    ///< start − arrival; quota::kWaitsForever (metrics.hpp) when it never started
+  std::string why;             ///< "0/24 nodes are available: …", or the queue refusal ("NonPreemptibleOverQuota: …")
+};
+
 /// One leaf queue over the whole replay. GPU amounts are in GPUs (milli-GPU ÷ 1000) × hours.
 struct QueueReport {
   std::string queue;
@@ -47,6 +55,7 @@ struct QueueReport {
   std::int64_t never_startable = 0;
   std::int64_t preemptions_suffered = 0;  ///< its pods evicted for another pod
   std::int64_t preemptions_caused = 0;    ///< pods evicted for its pods
+  LongestWait longest_wait;
 };
 
 /// The state after one scheduling cycle. GPU amounts in GPUs.
