@@ -10,6 +10,7 @@
 #include <queue>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -156,6 +157,15 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   // Why each waiting pod is still waiting, as of its last cycle (shared: a reason is often the same
   // for thousands of pods, and assigning a pointer costs nothing).
   std::vector<std::shared_ptr<const std::string>> why(pods.size());
+  std::vector<std::shared_ptr<const std::string>> queue_refusal(tree.size());  // per queue, kept while its words stay
+  // Reasons repeat (one per shape and ledger version, one per queue refusal): one copy of each.
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> reasons;
+  auto intern = [&](std::string text) {
+    if (reasons.size() > 100'000) reasons.clear();  // bounded; pods keep what they point at
+    auto [it, fresh] = reasons.try_emplace(text);
+    if (fresh) it->second = std::make_shared<const std::string>(std::move(text));
+    return it->second;
+  };
   auto note_start = [&](std::size_t i, std::int64_t waited) {
     LongestWait& longest = report.queues[slot_of[leaf_of[i]]].longest_wait;
     if (waited > longest.seconds) longest = LongestWait{pods[i].pod.key(), waited, why[i] ? *why[i] : std::string()};
@@ -192,19 +202,21 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
         admits_some[q] = 1;
       }
     }
-    std::vector<std::shared_ptr<const std::string>> refused_queue(tree.size());
+    std::vector<char> reason_fresh(tree.size(), 0);
     for (std::size_t i : pending) {
       requests[leaf_of[i]] += pending_charge[i];
       if (admits_some[leaf_of[i]] != 0) {
         jobs.push_back(&job_of[i]);
         continue;
       }
-      auto& reason = refused_queue[leaf_of[i]];
-      if (!reason) {  // once per queue and cycle: what its terms say to the first of its pods
+      auto& reason = queue_refusal[leaf_of[i]];
+      if (reason_fresh[leaf_of[i]] == 0) {  // once per queue and cycle: what its terms say to the first of its pods
+        reason_fresh[leaf_of[i]] = 1;
         const auto refusal = book.admit(leaf_of[i], pending_charge[i], pods[i].pod.preemptible);
-        reason = std::make_shared<const std::string>(refusal ? fmt::format("{} (queue {})", refusal->reason, refusal->queue) : "");
+        const std::string text = refusal ? fmt::format("{} (queue {})", refusal->reason, refusal->queue) : "";
+        if (!reason || *reason != text) reason = std::make_shared<const std::string>(text);  // the same words: the same pointer
       }
-      why[i] = reason;
+      if (why[i] != reason) why[i] = reason;  // thousands of pods per cycle: no reference counting when unchanged
     }
     book.compute_fair_shares(total, requests);
     ExplainCache explain_cache;  // a pod that fits nowhere is explained once per shape and ledger version
@@ -215,11 +227,13 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       const std::size_t i = o.job->input_order;
       started[i] = !o.refusal && !o.members.empty() && o.members.front().placement.has_value();
       if (started[i]) continue;
+      std::shared_ptr<const std::string> reason;
       if (o.refusal) {
-        why[i] = std::make_shared<const std::string>(fmt::format("{} (queue {})", o.refusal->reason, o.refusal->queue));
+        reason = intern(o.refusal->reason + " (queue " + o.refusal->queue + ")");
       } else if (!o.members.empty()) {
-        why[i] = std::make_shared<const std::string>(std::move(o.members.front().why.summary));
+        reason = intern(std::move(o.members.front().why.summary));
       }
+      if (why[i] != reason) why[i] = std::move(reason);
     }
     std::vector<std::size_t> still;
     for (const std::size_t i : pending) {
