@@ -216,7 +216,8 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   quota_tune->add_option("--jobs", qt.jobs, "Candidates replayed at once (default: one per core)")->check(CLI::Range(1u, 256u));
   quota_tune->add_option("--top", qt.top, "Candidates shown in the table")->check(CLI::Range(std::size_t{1}, std::size_t{1000}))->capture_default_str();
-  quota_tune->add_flag("!--keep-cpu-memory", qt.scale_cpu_memory, "Leave finite CPU/memory quotas as they are (default: scale with the GPU quota)");
+  bool keep_cpu_memory = false;
+  quota_tune->add_flag("--keep-cpu-memory", keep_cpu_memory, "Leave finite CPU/memory quotas as they are (default: scale with the GPU quota)");
   quota_tune->add_flag("--oversubscribe", qt.oversubscribe, "Allow GPU quotas that add up to more than the cluster (KAI allows it; they are then not all guaranteed)");
   quota_tune->add_option("--out", qt.out, "Directory for queues.yaml, candidates.csv and the recommendation's replay (recommended/)");
 
@@ -245,7 +246,10 @@ int run(int argc, char** argv) {
   if (replay_cmd->parsed()) return fracpack::replay(replay);
   if (density_cmd->parsed()) return fracpack::run_density_job(density);
   if (quota_replay->parsed()) return fracpack::run_quota_replay(qr);
-  if (quota_tune->parsed()) return fracpack::run_quota_tune(qt);
+  if (quota_tune->parsed()) {
+    qt.scale_cpu_memory = !keep_cpu_memory;
+    return fracpack::run_quota_tune(qt);
+  }
   if (policies->parsed()) {
     for (auto n : fracpack::policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n))->summary());
     fmt::print("\nThe FGD study's policies and fgd-cpu, ours (`fracpack bench density`; also `place`, and `serve` with\n"

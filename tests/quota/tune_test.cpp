@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/k8s/yaml_emit.hpp"
@@ -298,6 +300,39 @@ TEST_CASE("tune: the command exits 0 when met, 1 when not, 2 for bad input, and 
   no_pods.out.clear();
   no_pods.pods = trace_pods("qt-no-pods.csv", "").string();
   CHECK(run_quota_tune(no_pods) == 2);
+}
+
+TEST_CASE("tune command line: --keep-cpu-memory leaves finite CPU quotas, without it they follow the GPU share") {
+  const QuotaFiles files = quota_files("qt-cli", 4,
+                                       "p1,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                                       "p2,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                                       "p3,1000,1024,1,1000,,BE,Running,0,5000,0\n",
+                                       1, 3);
+  // Queue a gets a finite CPU quota of 8 cores.
+  std::string text;
+  {
+    std::ifstream in(files.queues);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  text.replace(text.find("cpu: {quota: -1"), 15, "cpu: {quota: 8000");
+  std::ofstream(files.queues) << text;
+  auto cpu_quota_of_a = [&](const std::string& extra) {
+    const auto out = std::filesystem::temp_directory_path() / fmt::format("fracpack-qt-cli-{}", getpid());
+    std::filesystem::remove_all(out);
+    const std::string command = fmt::format(
+        "'{}' quota tune --nodes '{}' --queues '{}' --pods '{}' --rules '{}' --objective 'max pending of a <= 0s' --budget 0 "
+        "--max-rounds 10 --out '{}' {} > /dev/null 2>&1",
+        FRACPACK_BINARY, files.nodes.string(), files.queues.string(), files.pods.string(), files.rules.string(), out.string(), extra);
+    REQUIRE(std::system(command.c_str()) == 0);
+    auto written = k8s::read_objects_file((out / "queues.yaml").string());
+    REQUIRE(written.is_ok());
+    std::filesystem::remove_all(out);
+    REQUIRE((*written)[0]["metadata"]["name"] == "a");
+    CHECK((*written)[0]["spec"]["resources"]["gpu"]["quota"] == 2);  // two non-preemptible pods at once
+    return (*written)[0]["spec"]["resources"]["cpu"]["quota"];
+  };
+  CHECK(cpu_quota_of_a("--keep-cpu-memory") == 8000);
+  CHECK(cpu_quota_of_a("") == 32000);  // 2 of the node's 4 GPUs → half of its 64 cores
 }
 
 }  // namespace
