@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <unordered_set>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -126,10 +127,9 @@ struct HttpFront::Impl {
       out["NodeNames"] = answer->passed;
     } else {
       json items = json::array();
+      const std::unordered_set<std::string> passed(answer->passed.begin(), answer->passed.end());  // not a scan per node
       for (std::size_t i = 0; i < nodes.names.size(); ++i) {
-        if (std::find(answer->passed.begin(), answer->passed.end(), nodes.names[i]) != answer->passed.end()) {
-          items.push_back(*nodes.objects[i]);
-        }
+        if (passed.count(nodes.names[i]) != 0) items.push_back(*nodes.objects[i]);
       }
       out["Nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}};
     }

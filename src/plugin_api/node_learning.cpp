@@ -1,6 +1,7 @@
 #include "plugin_api/node_learning.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
@@ -9,11 +10,12 @@ namespace fracpack::api {
 std::map<std::string, std::string> learn_unknown_nodes(Extender& core, const std::vector<std::string>& names,
                                                        const std::vector<const nlohmann::json*>& objects) {
   std::map<std::string, std::string> rejected;
-  const auto unknown = core.unknown_nodes(names);
-  if (unknown.empty()) return rejected;
+  const auto unknown_list = core.unknown_nodes(names);
+  if (unknown_list.empty()) return rejected;
+  const std::unordered_set<std::string> unknown(unknown_list.begin(), unknown_list.end());  // 5,000 new nodes: no n² scan
   std::vector<std::pair<std::string, nlohmann::json>> learned;
   for (std::size_t i = 0; i < names.size() && i < objects.size(); ++i) {
-    if (std::find(unknown.begin(), unknown.end(), names[i]) == unknown.end()) continue;
+    if (unknown.count(names[i]) == 0) continue;
     nlohmann::json node = *objects[i];
     if (!node.contains("kind")) node["kind"] = "Node";
     learned.emplace_back(names[i], std::move(node));
