@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <httplib.h>
@@ -83,10 +84,29 @@ NodesArg read_nodes(const json& args) {
   return out;
 }
 
-json failed_map(const NodeReasons& m) {
-  json out = json::object();
-  for (const auto& [k, v] : m) out[k] = v;
-  return out;
+std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string to_text(std::string text) { return text; }
+
+/// Appends `s` as a JSON string (nlohmann's escaping, invalid UTF-8 replaced).
+void append_string(std::string& out, const std::string& s) { out += to_text(json(s)); }
+
+/// Appends node → reason pairs as a JSON object, a node listed twice once (the last reason, as a
+/// JSON decoder would keep it). Written straight to text: thousands of pairs per Filter answer
+/// cost a third of building them as a document first.
+void append_reasons(std::string& out, const NodeReasons& m) {
+  std::unordered_map<std::string_view, std::size_t> last;
+  for (std::size_t k = 0; k < m.size(); ++k) last[m[k].first] = k;
+  out += '{';
+  bool first = true;
+  for (std::size_t k = 0; k < m.size(); ++k) {
+    if (last[m[k].first] != k) continue;
+    if (!first) out += ',';
+    first = false;
+    append_string(out, m[k].first);
+    out += ':';
+    append_string(out, m[k].second);
+  }
+  out += '}';
 }
 
 }  // namespace
@@ -105,48 +125,60 @@ struct HttpFront::Impl {
     return learn_unknown_nodes(core, nodes.names, nodes.objects);
   }
 
-  json filter(const json& args) {
+  std::string filter(const json& args) {
     const json& pod = required_object(args, "Pod", "ExtenderArgs");
     NodesArg nodes = read_nodes(args);
     const auto rejected = learn(nodes);
-    json out{{"FailedNodes", json::object()}, {"FailedAndUnresolvableNodes", json::object()}, {"Error", ""}};
     auto answer = core.filter(pod, nodes.names);
     if (answer) with_rejections(*answer, rejected);
     log_filter(pod, answer, nodes.names.size());
     if (!answer) {
       // A pod fracpack cannot read fits nowhere until it is fixed: say so on every node.
-      json unresolvable = json::object();
-      for (const auto& n : nodes.names) unresolvable[n] = answer.status().message();
-      out["FailedAndUnresolvableNodes"] = unresolvable;
-      answer = FilterAnswer{};
-    } else {
-      out["FailedNodes"] = failed_map(answer->failed);
-      out["FailedAndUnresolvableNodes"] = failed_map(answer->unresolvable);
+      FilterAnswer all_unresolvable;
+      for (const auto& n : nodes.names) all_unresolvable.unresolvable.emplace_back(n, answer.status().message());
+      answer = std::move(all_unresolvable);
     }
+    std::string out = "{";
     if (nodes.cache_capable) {
-      out["NodeNames"] = answer->passed;
+      out += "\"NodeNames\":[";
+      for (std::size_t k = 0; k < answer->passed.size(); ++k) {
+        if (k > 0) out += ',';
+        append_string(out, answer->passed[k]);
+      }
+      out += "]";
     } else {
       json items = json::array();
       const std::unordered_set<std::string> passed(answer->passed.begin(), answer->passed.end());  // not a scan per node
       for (std::size_t i = 0; i < nodes.names.size(); ++i) {
         if (passed.count(nodes.names[i]) != 0) items.push_back(*nodes.objects[i]);
       }
-      out["Nodes"] = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}};
+      out += "\"Nodes\":" + to_text(json{{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}});
     }
+    out += ",\"FailedNodes\":";
+    append_reasons(out, answer->failed);
+    out += ",\"FailedAndUnresolvableNodes\":";
+    append_reasons(out, answer->unresolvable);
+    out += ",\"Error\":\"\"}";
     return out;
   }
 
-  json prioritize(const json& args) {
+  std::string prioritize(const json& args) {
     const json& pod = required_object(args, "Pod", "ExtenderArgs");
     NodesArg nodes = read_nodes(args);
     learn(nodes);
-    json out = json::array();
+    std::string out = "[";
+    auto host = [&](const std::string& name, std::int64_t score) {  // kube-scheduler's HostPriority
+      if (out.size() > 1) out += ',';
+      out += "{\"Host\":";
+      append_string(out, name);
+      out += fmt::format(",\"Score\":{}}}", score);
+    };
     if (auto scores = core.prioritize(pod, nodes.names)) {
-      for (const auto& s : *scores) out.push_back({{"Host", s.host}, {"Score", s.score}});
+      for (const auto& s : *scores) host(s.host, s.score);
     } else {  // a pod fracpack cannot read: Filter already said why; every node scores 0
-      for (const auto& n : nodes.names) out.push_back({{"Host", n}, {"Score", 0}});
+      for (const auto& n : nodes.names) host(n, 0);
     }
-    return out;
+    return out + "]";
   }
 
   json bind(const json& args) {
@@ -214,7 +246,7 @@ struct HttpFront::Impl {
       Timer timer;
       try {
         const json body = parse_body(req);
-        res.set_content((this->*handler)(body).dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+        res.set_content(to_text((this->*handler)(body)), "application/json");
         res.status = 200;
       } catch (const BadRequest& e) {
         res.status = 400;

@@ -104,6 +104,19 @@ TEST_CASE("nodeCacheCapable: true — NodeNames in and out; infeasible pods are 
   CHECK(s.post("/prioritize", {{"Pod", pod}, {"NodeNames", json::array()}}).empty());
   json bad = s.post("/filter", {{"Pod", kube_pod("bad", R"({"gpu-fraction": "2"})")}, {"NodeNames", {"big"}}});
   CHECK(bad["FailedAndUnresolvableNodes"]["big"].get<std::string>().find("gpu-fraction") != std::string::npos);
+  // The answers are written as text, not built as documents: names that need escaping come back
+  // intact, a name sent twice is answered once per map, and scores stay in the order sent.
+  const std::string odd = "we\"ird\\node\u00e9\n";
+  json tricky = s.post("/filter", {{"Pod", pod}, {"NodeNames", {"big", odd, "small", odd}}});
+  CHECK(tricky["NodeNames"] == json::array({"big"}));
+  CHECK(tricky["FailedAndUnresolvableNodes"].size() == 2);
+  CHECK(tricky["FailedAndUnresolvableNodes"].contains(odd));
+  json scores = s.post("/prioritize", {{"Pod", pod}, {"NodeNames", {odd, "big"}}});
+  REQUIRE(scores.size() == 2);
+  CHECK(scores[0]["Host"] == odd);
+  CHECK(scores[0]["Score"] == 0);
+  CHECK(scores[1]["Host"] == "big");
+  CHECK(scores[1]["Score"].get<int>() > 0);
 }
 
 TEST_CASE("Bind refusals are answers with Error set; Preempt answers meta victims") {
