@@ -16,10 +16,7 @@
 namespace fracpack {
 namespace {
 
-std::string seconds(const std::optional<std::int64_t>& s) {
-  if (!s) return "—";
-  return *s == quota::kWaitsForever ? "never" : fmt::format("{}", *s);
-}
+std::string seconds(const std::optional<std::int64_t>& s) { return quota::seconds_text(s, "—", "never"); }
 /// A CSV field, quoted when it holds a comma, a quote or a line break (RFC 4180).
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
@@ -35,10 +32,7 @@ std::string span_text(std::int64_t seconds) {
   return fmt::format("{} s", seconds);
 }
 
-std::string csv_seconds(const std::optional<std::int64_t>& s) {
-  if (!s) return "";
-  return *s == quota::kWaitsForever ? "inf" : fmt::format("{}", *s);
-}
+std::string csv_seconds(const std::optional<std::int64_t>& s) { return quota::seconds_text(s, "", "inf"); }
 
 /// Step-shaped (x, y) points of one column of the timeline: values hold until the next cycle.
 std::vector<std::pair<double, double>> steps(const quota::ReplayReport& r, const std::function<double(const quota::TimelinePoint&)>& y) {

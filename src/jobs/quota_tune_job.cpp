@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/yaml_emit.hpp"
+#include "fracpack/quota/metrics.hpp"
 #include "fracpack/quota_job.hpp"
 #include "quota_inputs.hpp"
 
@@ -198,8 +199,7 @@ int run_quota_tune(const QuotaTuneOptions& options) {
       csv << fmt::format("{},{},{},{:.6g},{:.6g}", k + 1, c.origin, c.score.feasible(), c.score.violation, c.score.goal);
       for (const auto& s : c.settings) csv << fmt::format(",{},{}", gpus(s.gpu_quota), weight(s.gpu_weight));
       for (const auto& q : c.metrics.queues) {
-        const std::string p95 = !q.pending_p95 ? "" : *q.pending_p95 == quota::kWaitsForever ? "inf" : fmt::format("{}", *q.pending_p95);
-        csv << fmt::format(",{},{},{},{:.3f}", p95, q.never_started, q.preemptions, q.share_pct);
+        csv << fmt::format(",{},{},{},{:.3f}", quota::seconds_text(q.pending_p95, "", "inf"), q.never_started, q.preemptions, q.share_pct);
       }
       csv << fmt::format(",{:.3f}\n", c.metrics.allocation_pct);
     }

@@ -5,12 +5,15 @@
 
 namespace fracpack::quota {
 
-std::optional<std::int64_t> percentile(std::vector<std::int64_t> values, double p) {
-  if (values.empty()) return std::nullopt;
-  const auto rank = static_cast<std::size_t>(std::max(1.0, std::ceil(p * static_cast<double>(values.size()))));
-  const std::size_t k = std::min(rank, values.size()) - 1;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
-  return values[k];
+std::optional<std::int64_t> percentile(const std::vector<std::int64_t>& sorted, double p) {
+  if (sorted.empty()) return std::nullopt;
+  const auto rank = static_cast<std::size_t>(std::max(1.0, std::ceil(p * static_cast<double>(sorted.size()))));
+  return sorted[std::min(rank, sorted.size()) - 1];
+}
+
+std::string seconds_text(const std::optional<std::int64_t>& seconds, std::string_view none, std::string_view forever) {
+  if (!seconds) return std::string(none);
+  return *seconds == kWaitsForever ? std::string(forever) : std::to_string(*seconds);
 }
 
 ReplayMetrics metrics_of(const ReplayReport& report, std::int64_t cluster_gpus) {
@@ -22,6 +25,7 @@ ReplayMetrics metrics_of(const ReplayReport& report, std::int64_t cluster_gpus) 
     m.queue = q.queue;
     std::vector<std::int64_t> waits = q.pending_seconds;
     waits.insert(waits.end(), static_cast<std::size_t>(q.never_started - q.never_startable), kWaitsForever);
+    std::sort(waits.begin(), waits.end());  // once; each percentile is then one rank
     m.pending_p50 = percentile(waits, 0.50);
     m.pending_p95 = percentile(waits, 0.95);
     m.pending_p99 = percentile(waits, 0.99);

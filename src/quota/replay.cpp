@@ -154,10 +154,14 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
       report.timeline.push_back(std::move(point));
     }
   };
+  auto held = [&] {  // what each queue holds: its request when nothing of it waits
+    std::vector<Amounts> out(tree.size());
+    for (std::size_t q = 0; q < tree.size(); ++q) out[q] = book.allocated(q);
+    return out;
+  };
   // Why each waiting pod is still waiting, as of its last cycle (shared: a reason is often the same
   // for thousands of pods, and assigning a pointer costs nothing).
   std::vector<std::shared_ptr<const std::string>> why(pods.size());
-  std::vector<std::shared_ptr<const std::string>> queue_refusal(tree.size());  // per queue, kept while its words stay
   // Reasons repeat (one per shape and ledger version, one per queue refusal): one copy of each.
   std::unordered_map<std::string, std::shared_ptr<const std::string>> reasons;
   auto intern = [&](std::string text) {
@@ -189,8 +193,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
   auto run_cycle = [&](std::int64_t cycle) {
     std::vector<const queues::Job*> jobs;
     jobs.reserve(pending.size());
-    std::vector<Amounts> requests(tree.size());
-    for (std::size_t q = 0; q < tree.size(); ++q) requests[q] = book.allocated(q);
+    std::vector<Amounts> requests = held();
     // A top-level queue whose terms admit none of its pending jobs gets nothing this session
     // (admission only tightens while a session places pods), and its turns are no-ops that change
     // no other queue's order: its jobs stay out of the session. The same outcome, without
@@ -202,19 +205,17 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
         admits_some[q] = 1;
       }
     }
-    std::vector<char> reason_fresh(tree.size(), 0);
+    std::vector<std::shared_ptr<const std::string>> refused(tree.size());  // this cycle's words per refusing queue
     for (std::size_t i : pending) {
       requests[leaf_of[i]] += pending_charge[i];
       if (admits_some[leaf_of[i]] != 0) {
         jobs.push_back(&job_of[i]);
         continue;
       }
-      auto& reason = queue_refusal[leaf_of[i]];
-      if (reason_fresh[leaf_of[i]] == 0) {  // once per queue and cycle: what its terms say to the first of its pods
-        reason_fresh[leaf_of[i]] = 1;
+      auto& reason = refused[leaf_of[i]];
+      if (!reason) {  // once per queue and cycle: what its terms say to the first of its pods
         const auto refusal = book.admit(leaf_of[i], pending_charge[i], pods[i].pod.preemptible);
-        const std::string text = refusal ? fmt::format("{} (queue {})", refusal->reason, refusal->queue) : "";
-        if (!reason || *reason != text) reason = std::make_shared<const std::string>(text);  // the same words: the same pointer
+        reason = intern(refusal ? fmt::format("{} (queue {})", refusal->reason, refusal->queue) : "");
       }
       if (why[i] != reason) why[i] = reason;  // thousands of pods per cycle: no reference counting when unchanged
     }
@@ -321,9 +322,7 @@ Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::Que
     meter.advance(book, clock, cycle, report.queues);
     clock = std::max(clock, cycle);
     if (pending.empty()) {  // no session to run, but departures change what each queue asks for
-      std::vector<Amounts> requests(tree.size());
-      for (std::size_t q = 0; q < tree.size(); ++q) requests[q] = book.allocated(q);
-      book.compute_fair_shares(total, requests);
+      book.compute_fair_shares(total, held());
       sample(cycle);
       continue;
     }

@@ -6,18 +6,22 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fracpack/quota/replay.hpp"
 
 namespace fracpack::quota {
 
-/// Nearest-rank percentile of `values` for p in (0, 1] (1 = the maximum); nullopt when empty.
-std::optional<std::int64_t> percentile(std::vector<std::int64_t> values, double p);
+/// Nearest-rank percentile of `sorted` (ascending) for p in (0, 1] (1 = the maximum); nullopt when empty.
+std::optional<std::int64_t> percentile(const std::vector<std::int64_t>& sorted, double p);
 
 /// The pending time of a pod that never started although a node of the empty cluster could hold
 /// it: the replay ran out of events, so it would wait forever.
 inline constexpr std::int64_t kWaitsForever = INT64_MAX;
+
+/// A pending time for people: `none` without a pod, `forever` for kWaitsForever, else the seconds.
+std::string seconds_text(const std::optional<std::int64_t>& seconds, std::string_view none, std::string_view forever);
 
 struct QueueMetrics {
   std::string queue;
