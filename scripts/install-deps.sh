@@ -10,7 +10,7 @@ packages=(
   libboost-graph-dev libfmt-dev librange-v3-dev doctest-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libsqlite3-dev libcpp-httplib-dev libbenchmark-dev
-  openssl libcsv-dev libre2-dev
+  openssl libcsv-dev libre2-dev libsimdjson-dev
 )
 
 missing=()

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,13 +41,30 @@ struct ExtenderOptions {
   std::size_t pods_remembered = 100'000;
 };
 
+/// A reason many nodes share: Filter answers thousands of nodes with a handful of reasons, so
+/// each distinct reason is one allocation, held by every node that fails for it.
+class SharedReason {
+ public:
+  SharedReason() = default;
+  SharedReason(std::string text) : text_(std::make_shared<const std::string>(std::move(text))) {}  // NOLINT: a reason is its text
+  SharedReason(std::shared_ptr<const std::string> text) : text_(std::move(text)) {}                 // NOLINT
+  [[nodiscard]] const std::string& str() const {
+    static const std::string kEmpty;
+    return text_ ? *text_ : kEmpty;
+  }
+  friend bool operator==(const SharedReason& a, const SharedReason& b) { return a.str() == b.str(); }
+
+ private:
+  std::shared_ptr<const std::string> text_;
+};
+
 /// kube-scheduler's ExtenderFilterResult, in fracpack's types.
 /// node → reason, in the order the nodes were sent: a flat list, as answers name thousands of nodes.
-struct NodeReasons : std::vector<std::pair<std::string, std::string>> {
+struct NodeReasons : std::vector<std::pair<std::string, SharedReason>> {
   /// The reason of `node`; std::out_of_range when it is not listed.
   [[nodiscard]] const std::string& at(std::string_view node) const {
     for (const auto& [n, why] : *this) {
-      if (n == node) return why;
+      if (n == node) return why.str();
     }
     throw std::out_of_range("no reason listed for node " + std::string(node));
   }
@@ -64,6 +82,12 @@ struct FilterAnswer {
   NodeReasons failed;               ///< Unschedulable: node → reason
   NodeReasons unresolvable;         ///< UnschedulableAndUnresolvable: node → reason
 };
+
+/// Candidate node names as the caller sent them (kube-scheduler's NodeNames, gRPC node_names):
+/// views, valid for the call.
+using NodeNames = std::span<const std::string_view>;
+/// Views of `names`, for callers that hold strings.
+inline std::vector<std::string_view> views(const std::vector<std::string>& names) { return {names.begin(), names.end()}; }
 
 struct HostScore {
   std::string host;
@@ -146,10 +170,17 @@ class Extender {
   /// `max_nodes` of them (0: all). The failing nodes are listed only when no node passes. With
   /// max_nodes 1 the node index answers in O(log nodes); otherwise every node is ranked.
   virtual Result<FilterAnswer> filter_all(const nlohmann::json& pod, std::size_t max_nodes) = 0;
-  virtual Result<FilterAnswer> filter(const nlohmann::json& pod, const std::vector<std::string>& nodes) = 0;
+  /// A node listed more than once is answered once (its first place).
+  virtual Result<FilterAnswer> filter(const nlohmann::json& pod, NodeNames nodes) = 0;
+  Result<FilterAnswer> filter(const nlohmann::json& pod, const std::vector<std::string>& nodes) {
+    return filter(pod, NodeNames(views(nodes)));
+  }
   /// Prioritize: one score 0..10 per entry of `nodes`, in the order sent; 0 where the pod does
   /// not fit or the node is unknown (kube-scheduler's HostPriorityList).
-  virtual Result<std::vector<HostScore>> prioritize(const nlohmann::json& pod, const std::vector<std::string>& nodes) = 0;
+  virtual Result<std::vector<HostScore>> prioritize(const nlohmann::json& pod, NodeNames nodes) = 0;
+  Result<std::vector<HostScore>> prioritize(const nlohmann::json& pod, const std::vector<std::string>& nodes) {
+    return prioritize(pod, NodeNames(views(nodes)));
+  }
   /// Bind a pod seen by Filter or Prioritize to `node`. kNotFound for an unknown pod or node,
   /// kUnschedulable when it no longer fits (a lost race), kResourceExhausted when its queue
   /// refuses, kAlreadyExists when it is bound elsewhere. Idempotent for the same node.

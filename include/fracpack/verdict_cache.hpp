@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -30,7 +31,9 @@ class VerdictCache {
     std::uint64_t stamp = 0;    ///< node_stamp() it was computed at; 0 = never
     Verdict verdict;            ///< filter_nodes()'s verdict, reasons by category only (no numbers:
                                 ///< formatting each node's numbers was most of a refresh; explain() has them)
-    std::string categories;     ///< the reasons' categories, "; "-separated (kube-scheduler's FailedNodes)
+    /// The reasons' categories, "; "-separated (kube-scheduler's FailedNodes); entries with the
+    /// same categories share one string (Filter answers copy it to thousands of nodes).
+    std::shared_ptr<const std::string> categories;
     std::optional<NodeKey> key; ///< rank_nodes()'s key before normalisation; nullopt = not ranked
   };
 
@@ -77,6 +80,8 @@ class VerdictCache {
   std::list<std::string> lru_;  ///< most recent first
   std::unordered_map<std::string, std::pair<Shape, std::list<std::string>::iterator>> shapes_;
   std::uint64_t evaluations_ = 0;
+  /// Each distinct categories text once (a few dozen combinations of a fixed set of categories).
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> categories_;
 };
 
 }  // namespace fracpack

@@ -34,12 +34,16 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   ++evaluations_;
   e.stamp = state.node_stamp(n);
   e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
-  e.categories.clear();
+  std::string categories;
   for (const auto& r : e.verdict.reasons) {
-    if (e.categories.find(r.category) != std::string::npos) continue;  // once per category
-    if (!e.categories.empty()) e.categories += "; ";
-    e.categories += r.category;
+    if (categories.find(r.category) != std::string::npos) continue;  // once per category
+    if (!categories.empty()) categories += "; ";
+    categories += r.category;
   }
+  if (categories_.size() > 4096) categories_.clear();  // not expected: categories are a fixed set
+  auto& shared = categories_[categories];
+  if (!shared) shared = std::make_shared<const std::string>(categories);
+  e.categories = shared;
   e.key.reset();
   if (e.verdict.fits()) {
     if (auto evaluated = binpack::evaluate_node(state, n, pod, *traits, policy)) e.key = evaluated->key;

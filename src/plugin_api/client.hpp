@@ -14,11 +14,13 @@
 
 namespace fracpack::api {
 
-/// ExtenderFilterResult: the candidates that fit (in the order sent) and node → reason for the rest.
+/// ExtenderFilterResult: the candidates that fit (in the order sent) and node → reason for the
+/// rest, in the order answered (flat lists: answers name thousands of nodes).
 struct FilterReply {
+  using Reasons = std::vector<std::pair<std::string, std::string>>;
   std::vector<std::string> node_names;
-  std::map<std::string, std::string> failed_nodes;
-  std::map<std::string, std::string> failed_and_unresolvable_nodes;
+  Reasons failed_nodes;
+  Reasons failed_and_unresolvable_nodes;
 };
 
 /// HostPriority: kube-scheduler's score 0..10 of one node.

@@ -3,6 +3,7 @@
 #include <deque>
 #include <mutex>
 #include <shared_mutex>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -110,7 +111,7 @@ class ExtenderImpl final : public Extender {
     return rebuild(&conflicts);
   }
 
-  Result<FilterAnswer> filter(const json& object, const std::vector<std::string>& nodes) override {
+  Result<FilterAnswer> filter(const json& object, NodeNames nodes) override {
     auto pod = decode(object);
     if (!pod) return pod.status();
     remember(*pod, object);
@@ -118,11 +119,16 @@ class ExtenderImpl final : public Extender {
     FilterAnswer answer;
     std::vector<std::size_t> known;
     known.reserve(nodes.size());
-    const auto positions = names_.resolve(*state_, nodes);
+    const auto resolved = names_.resolve(*state_, nodes);  // held: another call may evict it
+    const auto& positions = *resolved;
+    std::vector<bool> listed(state_->node_count());  // a node sent twice is answered once
+    std::unordered_set<std::string_view> unknown;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (!positions[i]) {
+        if (!unknown.insert(nodes[i]).second) continue;
         answer.unresolvable.emplace_back(nodes[i], fmt::format("node {} is not known to fracpack (send full Nodes, or apply it)", nodes[i]));
-      } else {
+      } else if (!listed[*positions[i]]) {
+        listed[*positions[i]] = true;
         known.push_back(*positions[i]);
       }
     }
@@ -155,14 +161,15 @@ class ExtenderImpl final : public Extender {
     return answer;
   }
 
-  Result<std::vector<HostScore>> prioritize(const json& object, const std::vector<std::string>& nodes) override {
+  Result<std::vector<HostScore>> prioritize(const json& object, NodeNames nodes) override {
     auto pod = decode(object);
     if (!pod) return pod.status();
     remember(*pod, object);
     std::shared_lock lock(mu_);
     std::vector<std::size_t> known;
     known.reserve(nodes.size());
-    const auto position = names_.resolve(*state_, nodes);  // nodes[i] → node index
+    const auto resolved = names_.resolve(*state_, nodes);
+    const auto& position = *resolved;  // nodes[i] → node index
     for (const auto& p : position) {
       if (p) known.push_back(*p);
     }
@@ -172,7 +179,7 @@ class ExtenderImpl final : public Extender {
     }
     std::vector<HostScore> out;
     out.reserve(nodes.size());
-    for (std::size_t i = 0; i < nodes.size(); ++i) out.push_back({nodes[i], position[i] ? score[*position[i]] : 0});
+    for (std::size_t i = 0; i < nodes.size(); ++i) out.push_back({std::string(nodes[i]), position[i] ? score[*position[i]] : 0});
     return out;
   }
 
@@ -454,7 +461,8 @@ class ExtenderImpl final : public Extender {
   bool refused_by_queue(const PodRequest& pod, const std::vector<std::size_t>& nodes, FilterAnswer& answer) const {
     auto refusal = admit(pod);
     if (!refusal) return false;
-    for (std::size_t n : nodes) answer.failed.emplace_back(state_->node(n).name, refusal->message);
+    const SharedReason why(refusal->message);
+    for (std::size_t n : nodes) answer.failed.emplace_back(state_->node(n).name, why);
     return true;
   }
 

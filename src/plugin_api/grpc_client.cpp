@@ -88,8 +88,8 @@ class GrpcClient final : public ExtenderClient {
     if (auto st = from_status(extender_->Filter(&ctx, args, &result), "Filter"); !st.is_ok()) return st;
     FilterReply reply;
     reply.node_names.assign(result.node_names().begin(), result.node_names().end());
-    reply.failed_nodes.insert(result.failed_nodes().begin(), result.failed_nodes().end());
-    reply.failed_and_unresolvable_nodes.insert(result.failed_and_unresolvable_nodes().begin(),
+    reply.failed_nodes.assign(result.failed_nodes().begin(), result.failed_nodes().end());
+    reply.failed_and_unresolvable_nodes.assign(result.failed_and_unresolvable_nodes().begin(),
                                                result.failed_and_unresolvable_nodes().end());
     return reply;
   }

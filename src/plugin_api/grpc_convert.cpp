@@ -22,8 +22,8 @@ Result<nlohmann::json> parse_object(const std::string& bytes, const std::string&
 
 void to_proto(const FilterAnswer& answer, v1::ExtenderFilterResult* out) {
   for (const auto& n : answer.passed) out->add_node_names(n);
-  for (const auto& [node, why] : answer.failed) (*out->mutable_failed_nodes())[node] = why;
-  for (const auto& [node, why] : answer.unresolvable) (*out->mutable_failed_and_unresolvable_nodes())[node] = why;
+  for (const auto& [node, why] : answer.failed) (*out->mutable_failed_nodes())[node] = why.str();
+  for (const auto& [node, why] : answer.unresolvable) (*out->mutable_failed_and_unresolvable_nodes())[node] = why.str();
 }
 
 void to_proto(const BindAnswer& answer, v1::Allocation* out) {

@@ -14,9 +14,10 @@ namespace {
 
 using nlohmann::json;
 
-/// ExtenderArgs' candidates by name; full nodes the core does not know yet are learned.
-Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderArgs& args,
-                                            std::map<std::string, std::string>* rejected = nullptr) {
+/// ExtenderArgs' candidates by name, views into `args` or into `owned` (the names of full nodes);
+/// full nodes the core does not know yet are learned.
+Result<std::vector<std::string_view>> candidates(Extender& core, const v1::ExtenderArgs& args, std::vector<std::string>& owned,
+                                                 std::map<std::string, std::string>* rejected = nullptr) {
   if (args.all_nodes()) {
     return Status(Code::kInvalidArgument, "ExtenderArgs: all_nodes applies to Filter; Prioritize scores the nodes Filter passed (node_names)", "all_nodes");
   }
@@ -27,8 +28,8 @@ Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderAr
   if (args.node_names_size() == 0 && args.nodes_size() == 0) {
     return Status(Code::kInvalidArgument, "ExtenderArgs: no candidate nodes; give node_names or nodes", "node_names");
   }
-  if (args.node_names_size() > 0) return std::vector<std::string>(args.node_names().begin(), args.node_names().end());
-  std::vector<std::string> names;
+  if (args.node_names_size() > 0) return std::vector<std::string_view>(args.node_names().begin(), args.node_names().end());
+  std::vector<std::string>& names = owned;
   std::vector<json> objects;
   for (int i = 0; i < args.nodes_size(); ++i) {
     const std::string field = fmt::format("nodes[{}]", i);
@@ -41,9 +42,10 @@ Result<std::vector<std::string>> candidates(Extender& core, const v1::ExtenderAr
   }
   std::vector<const json*> pointers;
   for (const auto& o : objects) pointers.push_back(&o);
-  auto refused = learn_unknown_nodes(core, names, pointers);
+  const auto views = fracpack::views(names);
+  auto refused = learn_unknown_nodes(core, views, pointers);
   if (rejected != nullptr) *rejected = std::move(refused);
-  return names;
+  return views;
 }
 
 Status required(const std::string& value, const char* field, const char* message) {
@@ -68,7 +70,8 @@ grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderF
     if (answer) considered = answer->passed.size() + answer->failed.size() + answer->unresolvable.size();
   } else {
     std::map<std::string, std::string> rejected;
-    auto nodes = candidates(core_, *args, &rejected);
+    std::vector<std::string> owned;
+    auto nodes = candidates(core_, *args, owned, &rejected);
     if (!nodes) return to_grpc(nodes.status());
     considered = nodes->size();
     answer = core_.filter(*pod, *nodes);
@@ -84,7 +87,8 @@ grpc::Status ExtenderService::prioritize(const v1::ExtenderArgs* args, v1::HostP
   auto parsed = pods_.parse(args->pod(), "pod");
   if (!parsed) return to_grpc(parsed.status());
   const json* pod = parsed->get();
-  auto nodes = candidates(core_, *args);
+  std::vector<std::string> owned;
+  auto nodes = candidates(core_, *args, owned);
   if (!nodes) return to_grpc(nodes.status());
   auto scores = core_.prioritize(*pod, *nodes);
   if (!scores) return to_grpc(scores.status(), "pod");

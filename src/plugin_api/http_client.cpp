@@ -1,13 +1,16 @@
 // ExtenderClient over kube-scheduler's HTTP/JSON extender wire (what http_front.cpp serves).
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include "plugin_api/client.hpp"
+#include "plugin_api/json_text.hpp"
 
 namespace fracpack::api {
 namespace {
 
 using nlohmann::json;
+namespace od = simdjson::ondemand;
 
 class HttpClient final : public ExtenderClient {
  public:
@@ -28,22 +31,22 @@ class HttpClient final : public ExtenderClient {
     return names;
   }
 
+  /// The answer read with simdjson, not as a document: it lists up to every node sent, each
+  /// failing one with its reason (kube-scheduler's ExtenderFilterResult).
   Result<FilterReply> filter(const std::string& pod_json, const std::vector<std::string>& nodes) override {
-    auto body = post("/filter", args(pod_json, nodes));
-    if (!body) return body.status();
+    auto res = http_.Post("/filter", args(pod_json, nodes), "application/json");
+    if (auto st = status_of(res, "POST /filter"); !st.is_ok()) return st;
     FilterReply reply;
-    try {
-      if ((*body)["Error"].is_string() && !(*body)["Error"].get<std::string>().empty()) {
-        return Status(Code::kInvalidArgument, (*body)["Error"].get<std::string>());
-      }
-      if ((*body)["NodeNames"].is_array()) reply.node_names = (*body)["NodeNames"].get<std::vector<std::string>>();
-      if ((*body)["FailedNodes"].is_object()) reply.failed_nodes = (*body)["FailedNodes"].get<std::map<std::string, std::string>>();
-      if ((*body)["FailedAndUnresolvableNodes"].is_object()) {
-        reply.failed_and_unresolvable_nodes = (*body)["FailedAndUnresolvableNodes"].get<std::map<std::string, std::string>>();
-      }
-    } catch (const json::exception& e) {
-      return Status(Code::kInternal, fmt::format("/filter: unexpected answer: {}", e.what()));
-    }
+    std::string error;
+    const simdjson::error_code e = read_object(res->body, [&](std::string_view key, od::value& value) -> simdjson::error_code {
+      if (key == "NodeNames") return read_strings(value, reply.node_names);
+      if (key == "FailedNodes") return read_reasons(value, reply.failed_nodes);
+      if (key == "FailedAndUnresolvableNodes") return read_reasons(value, reply.failed_and_unresolvable_nodes);
+      if (key == "Error") return read_string(value, error);
+      return simdjson::SUCCESS;
+    });
+    if (e) return Status(Code::kInternal, fmt::format("{} POST /filter: unexpected answer: {}", base_url_, simdjson::error_message(e)));
+    if (!error.empty()) return Status(Code::kInvalidArgument, error);
     return reply;
   }
 
@@ -52,14 +55,28 @@ class HttpClient final : public ExtenderClient {
   }
 
   Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) override {
-    auto body = post("/prioritize", args(pod_json, nodes));
-    if (!body) return body.status();
+    auto res = http_.Post("/prioritize", args(pod_json, nodes), "application/json");
+    if (auto st = status_of(res, "POST /prioritize"); !st.is_ok()) return st;
     std::vector<HostScore> scores;
-    try {
-      for (const auto& hp : *body) scores.push_back({hp.at("Host").get<std::string>(), hp.at("Score").get<std::int64_t>()});
-    } catch (const json::exception& e) {
-      return Status(Code::kInternal, fmt::format("/prioritize: unexpected answer: {}", e.what()));
-    }
+    scores.reserve(nodes.size());
+    const simdjson::error_code e = [&]() -> simdjson::error_code {  // kube-scheduler's HostPriorityList
+      od::document doc;
+      if (auto err = iterate(res->body, doc)) return err;
+      od::array list;
+      if (auto err = doc.get_array().get(list)) return err;
+      for (auto item : list) {
+        od::object hp;
+        if (auto err = item.get_object().get(hp)) return err;
+        HostScore s;
+        std::string_view host;
+        if (auto err = hp["Host"].get_string().get(host)) return err;
+        if (auto err = hp["Score"].get_int64().get(s.score)) return err;
+        s.host = host;
+        scores.push_back(std::move(s));
+      }
+      return simdjson::SUCCESS;
+    }();
+    if (e) return Status(Code::kInternal, fmt::format("{} POST /prioritize: unexpected answer: {}", base_url_, simdjson::error_message(e)));
     return scores;
   }
 
@@ -81,9 +98,75 @@ class HttpClient final : public ExtenderClient {
     std::string out = R"({"Pod":)";
     out += pod_json;
     out += R"(,"NodeNames":)";
-    out += json(nodes).dump();
+    append_json_strings(out, nodes);
     out += '}';
     return out;
+  }
+
+  Status status_of(const httplib::Result& res, const std::string& what) const {
+    if (!res) return Status(Code::kInternal, fmt::format("{} {}: {}", base_url_, what, httplib::to_string(res.error())));
+    if (res->status != 200) {
+      return Status(res->status < 500 ? Code::kInvalidArgument : Code::kInternal,
+                    fmt::format("{} {}: HTTP {}: {}", base_url_, what, res->status, res->body));
+    }
+    return Status::ok();
+  }
+
+  simdjson::error_code iterate(const std::string& body, od::document& doc) {
+    buffer_.assign(body);
+    buffer_.resize(body.size() + simdjson::SIMDJSON_PADDING, ' ');
+    return parser_.iterate(simdjson::padded_string_view(buffer_.data(), body.size(), buffer_.size())).get(doc);
+  }
+
+  /// Calls `field(key, value)` for each field of the object `body`.
+  template <class Field>
+  simdjson::error_code read_object(const std::string& body, Field field) {
+    od::document doc;
+    if (auto e = iterate(body, doc)) return e;
+    od::object object;
+    if (auto e = doc.get_object().get(object)) return e;
+    for (auto f : object) {
+      std::string_view key;
+      if (auto e = f.unescaped_key().get(key)) return e;
+      od::value value;
+      if (auto e = f.value().get(value)) return e;
+      if (auto e = field(key, value)) return e;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  static simdjson::error_code read_string(od::value& v, std::string& out) {
+    if (v.is_null()) return simdjson::SUCCESS;
+    std::string_view s;
+    if (auto e = v.get_string().get(s)) return e;
+    out = s;
+    return simdjson::SUCCESS;
+  }
+
+  static simdjson::error_code read_strings(od::value& v, std::vector<std::string>& out) {
+    if (v.is_null()) return simdjson::SUCCESS;
+    od::array list;
+    if (auto e = v.get_array().get(list)) return e;
+    for (auto item : list) {
+      std::string_view s;
+      if (auto e = item.get_string().get(s)) return e;
+      out.emplace_back(s);
+    }
+    return simdjson::SUCCESS;
+  }
+
+  static simdjson::error_code read_reasons(od::value& v, FilterReply::Reasons& out) {
+    if (v.is_null()) return simdjson::SUCCESS;
+    od::object map;
+    if (auto e = v.get_object().get(map)) return e;
+    for (auto f : map) {
+      std::string_view node;
+      std::string_view why;
+      if (auto e = f.unescaped_key().get(node)) return e;
+      if (auto e = f.value().get_string().get(why)) return e;
+      out.emplace_back(node, why);
+    }
+    return simdjson::SUCCESS;
   }
 
   Result<json> post(const char* path, const std::string& body) {
@@ -92,11 +175,7 @@ class HttpClient final : public ExtenderClient {
   }
 
   Result<json> answer(const httplib::Result& res, const std::string& what) {
-    if (!res) return Status(Code::kInternal, fmt::format("{} {}: {}", base_url_, what, httplib::to_string(res.error())));
-    if (res->status != 200) {
-      return Status(res->status < 500 ? Code::kInvalidArgument : Code::kInternal,
-                    fmt::format("{} {}: HTTP {}: {}", base_url_, what, res->status, res->body));
-    }
+    if (auto st = status_of(res, what); !st.is_ok()) return st;
     json body = json::parse(res->body, nullptr, false);
     if (body.is_discarded()) return Status(Code::kInternal, fmt::format("{} {}: the answer is not JSON", base_url_, what));
     return body;
@@ -104,6 +183,8 @@ class HttpClient final : public ExtenderClient {
 
   httplib::Client http_;
   std::string base_url_;
+  std::string buffer_;  ///< the last answer, padded for simdjson
+  od::parser parser_;
 };
 
 }  // namespace

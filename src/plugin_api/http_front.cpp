@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
-#include <unordered_map>
 #include <unordered_set>
 
 #include <httplib.h>
@@ -12,6 +11,8 @@
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "plugin_api/decision_log.hpp"
+#include "plugin_api/extender_args.hpp"
+#include "plugin_api/json_text.hpp"
 #include "plugin_api/node_learning.hpp"
 
 namespace fracpack::api {
@@ -24,9 +25,9 @@ struct BadRequest {
   std::string message;
 };
 
-json parse_body(const httplib::Request& req) {
-  if (k8s::too_deep_json(req.body)) throw BadRequest{"the body nests deeper than 128 levels; Kubernetes objects are far shallower"};
-  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+json parse_body(const std::string& text) {
+  if (k8s::too_deep_json(text)) throw BadRequest{"the body nests deeper than 128 levels; Kubernetes objects are far shallower"};
+  json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) throw BadRequest{"the body is not valid JSON"};
   if (!body.is_object()) throw BadRequest{fmt::format("the body must be a JSON object, not a {}", body.type_name())};
   return body;
@@ -48,65 +49,25 @@ std::string string_field(const json& body, const char* field, const char* type, 
   return it->get<std::string>();
 }
 
-/// ExtenderArgs' nodes: NodeNames (nodeCacheCapable) or Nodes (a full NodeList).
-struct NodesArg {
-  std::vector<std::string> names;
-  std::vector<const json*> objects;  ///< only without nodeCacheCapable
-  bool cache_capable = true;
-};
-
-NodesArg read_nodes(const json& args) {
-  NodesArg out;
-  auto names = args.find("NodeNames");
-  auto nodes = args.find("Nodes");
-  if (names != args.end() && !names->is_null()) {
-    if (!names->is_array()) throw BadRequest{"ExtenderArgs.NodeNames must be a list of strings"};
-    for (const auto& n : *names) {
-      if (!n.is_string()) throw BadRequest{"ExtenderArgs.NodeNames must be a list of strings"};
-      out.names.push_back(n.get<std::string>());
-    }
-    return out;
-  }
-  if (nodes == args.end() || nodes->is_null()) throw BadRequest{"ExtenderArgs has neither NodeNames nor Nodes"};
-  auto items = nodes->is_object() ? nodes->find("items") : nodes->end();
-  if (!nodes->is_object() || items == nodes->end() || !(items->is_array() || items->is_null())) {
-    throw BadRequest{"ExtenderArgs.Nodes must be a NodeList with items"};
-  }
-  out.cache_capable = false;
-  if (items->is_array()) {
-    for (const auto& n : *items) {
-      std::string name = k8s::metadata_string(n, "name");
-      if (name.empty()) throw BadRequest{"ExtenderArgs.Nodes.items[] needs metadata.name"};
-      out.names.push_back(std::move(name));
-      out.objects.push_back(&n);
-    }
-  }
-  return out;
-}
-
 std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 std::string to_text(std::string text) { return text; }
 
-/// Appends `s` as a JSON string (nlohmann's escaping, invalid UTF-8 replaced).
-void append_string(std::string& out, const std::string& s) { out += to_text(json(s)); }
-
-/// Appends node → reason pairs as a JSON object, a node listed twice once (the last reason, as a
-/// JSON decoder would keep it). Written straight to text: thousands of pairs per Filter answer
-/// cost a third of building them as a document first.
+/// Appends node → reason pairs as a JSON object (the core answers each node once).
 void append_reasons(std::string& out, const NodeReasons& m) {
-  std::unordered_map<std::string_view, std::size_t> last;
-  for (std::size_t k = 0; k < m.size(); ++k) last[m[k].first] = k;
   out += '{';
-  bool first = true;
   for (std::size_t k = 0; k < m.size(); ++k) {
-    if (last[m[k].first] != k) continue;
-    if (!first) out += ',';
-    first = false;
-    append_string(out, m[k].first);
+    if (k > 0) out += ',';
+    append_json_string(out, m[k].first);
     out += ':';
-    append_string(out, m[k].second);
+    append_json_string(out, m[k].second.str());
   }
   out += '}';
+}
+
+/// The reader of Filter's and Prioritize's bodies, one per serving thread (it keeps its buffers).
+ExtenderArgsReader& args_reader() {
+  thread_local ExtenderArgsReader reader;
+  return reader;
 }
 
 }  // namespace
@@ -120,37 +81,34 @@ struct HttpFront::Impl {
 
   Impl(Extender& c, Metrics& m, HttpOptions o) : core(c), metrics(m), options(std::move(o)) {}
 
-  std::map<std::string, std::string> learn(const NodesArg& nodes) {
-    if (nodes.cache_capable) return {};
-    return learn_unknown_nodes(core, nodes.names, nodes.objects);
+  std::map<std::string, std::string> learn(const ExtenderArgsReader& args) {
+    if (args.cache_capable()) return {};
+    return learn_unknown_nodes(core, args.node_names(), args.node_objects());
   }
 
-  std::string filter(const json& args) {
-    const json& pod = required_object(args, "Pod", "ExtenderArgs");
-    NodesArg nodes = read_nodes(args);
-    const auto rejected = learn(nodes);
-    auto answer = core.filter(pod, nodes.names);
+  std::string filter(const ExtenderArgsReader& args) {
+    const json& pod = args.pod();
+    const auto& names = args.node_names();
+    const auto rejected = learn(args);
+    auto answer = core.filter(pod, names);
     if (answer) with_rejections(*answer, rejected);
-    log_filter(pod, answer, nodes.names.size());
+    log_filter(pod, answer, names.size());
     if (!answer) {
       // A pod fracpack cannot read fits nowhere until it is fixed: say so on every node.
       FilterAnswer all_unresolvable;
-      for (const auto& n : nodes.names) all_unresolvable.unresolvable.emplace_back(n, answer.status().message());
+      const SharedReason why(answer.status().message());
+      for (const auto& n : names) all_unresolvable.unresolvable.emplace_back(n, why);
       answer = std::move(all_unresolvable);
     }
     std::string out = "{";
-    if (nodes.cache_capable) {
-      out += "\"NodeNames\":[";
-      for (std::size_t k = 0; k < answer->passed.size(); ++k) {
-        if (k > 0) out += ',';
-        append_string(out, answer->passed[k]);
-      }
-      out += "]";
+    if (args.cache_capable()) {
+      out += "\"NodeNames\":";
+      append_json_strings(out, answer->passed);
     } else {
       json items = json::array();
-      const std::unordered_set<std::string> passed(answer->passed.begin(), answer->passed.end());  // not a scan per node
-      for (std::size_t i = 0; i < nodes.names.size(); ++i) {
-        if (passed.count(nodes.names[i]) != 0) items.push_back(*nodes.objects[i]);
+      const std::unordered_set<std::string_view> passed(answer->passed.begin(), answer->passed.end());  // not a scan per node
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        if (passed.count(names[i]) != 0) items.push_back(*args.node_objects()[i]);
       }
       out += "\"Nodes\":" + to_text(json{{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}});
     }
@@ -162,21 +120,21 @@ struct HttpFront::Impl {
     return out;
   }
 
-  std::string prioritize(const json& args) {
-    const json& pod = required_object(args, "Pod", "ExtenderArgs");
-    NodesArg nodes = read_nodes(args);
-    learn(nodes);
+  std::string prioritize(const ExtenderArgsReader& args) {
+    const json& pod = args.pod();
+    const auto& names = args.node_names();
+    learn(args);
     std::string out = "[";
-    auto host = [&](const std::string& name, std::int64_t score) {  // kube-scheduler's HostPriority
+    auto host = [&](std::string_view name, std::int64_t score) {  // kube-scheduler's HostPriority
       if (out.size() > 1) out += ',';
       out += "{\"Host\":";
-      append_string(out, name);
+      append_json_string(out, name);
       out += fmt::format(",\"Score\":{}}}", score);
     };
-    if (auto scores = core.prioritize(pod, nodes.names)) {
+    if (auto scores = core.prioritize(pod, names)) {
       for (const auto& s : *scores) host(s.host, s.score);
     } else {  // a pod fracpack cannot read: Filter already said why; every node scores 0
-      for (const auto& n : nodes.names) host(n, 0);
+      for (const auto& n : names) host(n, 0);
     }
     return out + "]";
   }
@@ -240,13 +198,13 @@ struct HttpFront::Impl {
     return {{"Status", std::string(code_name(e->code))}, {"Reason", e->summary}, {"Nodes", nodes}, {"NodesOmitted", e->nodes_omitted}};
   }
 
+  /// Answers `handler(req.body)` as JSON, a BadRequest (or a wrong type deep inside) as 400.
   template <class Handler>
-  void route(const char* path, const char* verb, Handler handler) {
+  void serve(const char* path, const char* verb, Handler handler) {
     server.Post(path, [this, verb, handler](const httplib::Request& req, httplib::Response& res) {
       Timer timer;
       try {
-        const json body = parse_body(req);
-        res.set_content(to_text((this->*handler)(body)), "application/json");
+        res.set_content(to_text(handler(req.body)), "application/json");
         res.status = 200;
       } catch (const BadRequest& e) {
         res.status = 400;
@@ -256,6 +214,22 @@ struct HttpFront::Impl {
         res.set_content(json{{"Error", fmt::format("malformed {} arguments: {}", verb, e.what())}}.dump(), "application/json");
       }
       metrics.observe("http", verb, res.status, timer.seconds());
+    });
+  }
+
+  /// A verb whose body is a small JSON document.
+  template <class Handler>
+  void route(const char* path, const char* verb, Handler handler) {
+    serve(path, verb, [this, handler](const std::string& body) { return (this->*handler)(parse_body(body)); });
+  }
+
+  /// Filter and Prioritize: an ExtenderArgs with thousands of node names.
+  template <class Handler>
+  void route_args(const char* path, const char* verb, Handler handler) {
+    serve(path, verb, [this, handler](const std::string& body) {
+      ExtenderArgsReader& args = args_reader();
+      if (Status st = args.read(body); !st.is_ok()) throw BadRequest{st.message()};
+      return (this->*handler)(args);
     });
   }
 };
@@ -275,8 +249,8 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
   // with Nagle's algorithm each would wait out the peer's delayed ACK (~40 ms).
   i.server.set_tcp_nodelay(true);
   i.server.new_task_queue = [threads = i.options.threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-  i.route("/filter", "filter", &Impl::filter);
-  i.route("/prioritize", "prioritize", &Impl::prioritize);
+  i.route_args("/filter", "filter", &Impl::filter);
+  i.route_args("/prioritize", "prioritize", &Impl::prioritize);
   i.route("/bind", "bind", &Impl::bind);
   i.route("/preempt", "preempt", &Impl::preempt);
   i.route("/explain", "explain", &Impl::explain);

@@ -8,9 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -22,20 +26,23 @@ class NameResolver {
  public:
   using Positions = std::vector<std::optional<std::size_t>>;
 
-  /// positions[i]: the node named names[i] in `state`, or nullopt when `state` does not know it.
-  Positions resolve(const ClusterState& state, const std::vector<std::string>& names) {
+  /// (*positions)[i]: the node named names[i] in `state`, or nullopt when `state` does not know
+  /// it. Shared with the remembered list, not copied.
+  std::shared_ptr<const Positions> resolve(const ClusterState& state, std::span<const std::string_view> names) {
     {
       std::lock_guard lock(mu_);
       for (const auto& list : lists_) {
-        if (list.generation == state.generation() && list.names == names) return list.positions;
+        if (list.generation == state.generation() && std::equal(list.names.begin(), list.names.end(), names.begin(), names.end())) {
+          return list.positions;
+        }
       }
     }
-    List fresh{state.generation(), names, Positions(names.size())};
-    for (std::size_t i = 0; i < names.size(); ++i) fresh.positions[i] = state.find_node(names[i]);
+    auto positions = std::make_shared<Positions>(names.size());
+    for (std::size_t i = 0; i < names.size(); ++i) (*positions)[i] = state.find_node(names[i]);
     std::lock_guard lock(mu_);
-    lists_.push_front(fresh);
+    lists_.push_front(List{state.generation(), {names.begin(), names.end()}, positions});
     if (lists_.size() > kLists) lists_.pop_back();
-    return std::move(fresh.positions);
+    return positions;
   }
 
  private:
@@ -43,7 +50,7 @@ class NameResolver {
   struct List {
     std::uint64_t generation;
     std::vector<std::string> names;
-    Positions positions;
+    std::shared_ptr<const Positions> positions;
   };
   std::mutex mu_;
   std::deque<List> lists_;

@@ -7,18 +7,18 @@
 
 namespace fracpack::api {
 
-std::map<std::string, std::string> learn_unknown_nodes(Extender& core, const std::vector<std::string>& names,
+std::map<std::string, std::string> learn_unknown_nodes(Extender& core, NodeNames names,
                                                        const std::vector<const nlohmann::json*>& objects) {
   std::map<std::string, std::string> rejected;
-  const auto unknown_list = core.unknown_nodes(names);
+  const auto unknown_list = core.unknown_nodes(std::vector<std::string>(names.begin(), names.end()));
   if (unknown_list.empty()) return rejected;
   const std::unordered_set<std::string> unknown(unknown_list.begin(), unknown_list.end());  // 5,000 new nodes: no n² scan
   std::vector<std::pair<std::string, nlohmann::json>> learned;
   for (std::size_t i = 0; i < names.size() && i < objects.size(); ++i) {
-    if (unknown.count(names[i]) == 0) continue;
+    if (unknown.count(std::string(names[i])) == 0) continue;
     nlohmann::json node = *objects[i];
     if (!node.contains("kind")) node["kind"] = "Node";
-    learned.emplace_back(names[i], std::move(node));
+    learned.emplace_back(std::string(names[i]), std::move(node));
   }
   std::vector<nlohmann::json> all;
   for (const auto& [name, node] : learned) all.push_back(node);

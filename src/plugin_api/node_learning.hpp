@@ -17,7 +17,7 @@ namespace fracpack::api {
 /// Applies those `objects` (v1 Nodes, parallel to `names`) whose names the core does not know.
 /// Returns node name → why it was refused, for nodes that do not decode; they stay unknown and
 /// the fronts answer them unresolvable with that reason (see with_rejections()).
-std::map<std::string, std::string> learn_unknown_nodes(Extender& core, const std::vector<std::string>& names,
+std::map<std::string, std::string> learn_unknown_nodes(Extender& core, NodeNames names,
                                                        const std::vector<const nlohmann::json*>& objects);
 
 /// Replaces the "not known to fracpack" reason of each rejected node with why it was refused.

@@ -38,7 +38,7 @@ TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random bi
           if (categories.find(r.category) != std::string::npos) continue;
           categories += (categories.empty() ? "" : "; ") + r.category;
         }
-        CHECK(e.categories == categories);
+        CHECK(*e.categories == categories);
         ++i;
       });
       CHECK(i == all.size());

@@ -107,8 +107,8 @@ TEST_CASE("nodeCacheCapable: true — NodeNames in and out; infeasible pods are 
   // The answers are written as text, not built as documents: names that need escaping come back
   // intact, a name sent twice is answered once per map, and scores stay in the order sent.
   const std::string odd = "we\"ird\\node\u00e9\n";
-  json tricky = s.post("/filter", {{"Pod", pod}, {"NodeNames", {"big", odd, "small", odd}}});
-  CHECK(tricky["NodeNames"] == json::array({"big"}));
+  json tricky = s.post("/filter", {{"Pod", pod}, {"NodeNames", {"big", odd, "small", odd, "big"}}});
+  CHECK(tricky["NodeNames"] == json::array({"big"}));  // a passing node sent twice: listed once
   CHECK(tricky["FailedAndUnresolvableNodes"].size() == 2);
   CHECK(tricky["FailedAndUnresolvableNodes"].contains(odd));
   json scores = s.post("/prioritize", {{"Pod", pod}, {"NodeNames", {odd, "big"}}});
@@ -117,6 +117,16 @@ TEST_CASE("nodeCacheCapable: true — NodeNames in and out; infeasible pods are 
   CHECK(scores[0]["Score"] == 0);
   CHECK(scores[1]["Host"] == "big");
   CHECK(scores[1]["Score"].get<int>() > 0);
+  // Names are read as JSON strings: escapes decoded, the field given twice counts once (the last).
+  auto c = s.client();
+  auto escaped = c.Post("/filter", R"({"NodeNames":["ghost"],"Pod":)" + pod.dump() + R"(,"NodeNames":["b\u0069g","sm\u0061ll"],"Extra":{"ok":[1,2.5e3,null]}})",
+                        "application/json");
+  REQUIRE(escaped);
+  REQUIRE(escaped->status == 200);
+  json e = json::parse(escaped->body);
+  CHECK(e["NodeNames"] == json::array({"big"}));
+  CHECK(e["FailedNodes"].size() + e["FailedAndUnresolvableNodes"].size() == 1);
+  CHECK(e["FailedAndUnresolvableNodes"].count("ghost") + e["FailedNodes"].count("ghost") == 0);
 }
 
 TEST_CASE("Bind refusals are answers with Error set; Preempt answers meta victims") {
@@ -169,6 +179,32 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   CHECK(s.post("/filter", {{"Pod", json::object()}, {"NodeNames", "a"}}, 400)["Error"] == "ExtenderArgs.NodeNames must be a list of strings");
   CHECK(s.post("/bind", {{"PodName", 7}}, 400)["Error"] == "ExtenderBindingArgs.PodName must be a string");
   CHECK(s.post("/filter", json::array({1, 2}), 400)["Error"] == "the body must be a JSON object, not a array");
+  // Filter's and Prioritize's bodies are read without a document (extender_args.cpp): every part
+  // is still checked, the fields fracpack does not use and what follows the object included.
+  const std::string pod_text = kube_pod("p").dump();
+  for (const auto& [body, error] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"]} trailing)", "not valid JSON"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"]} {"x":1})", "the body has content after its JSON object"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"]} 5)", "not valid JSON"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"],"Extra":[1,]})", "not valid JSON"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"],"Extra":tru})", "not valid JSON"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a",7]})", "ExtenderArgs.NodeNames must be a list of strings"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a\x"]})", "not valid JSON"},
+           {R"({"Pod":)" + pod_text + "," + "\"NodeNames\":[\"\xff\"]}", "not valid JSON"},
+           {R"({"Pod":)" + pod_text + R"(})", "ExtenderArgs has neither NodeNames nor Nodes"},
+           {R"({"Pod":)" + pod_text + R"(,"Nodes":{"items":[{"metadata":{}}]}})", "ExtenderArgs.Nodes.items[] needs metadata.name"},
+           {R"({"Pod":)" + pod_text + R"(,"Nodes":[]})", "ExtenderArgs.Nodes must be a NodeList with items"},
+           {R"({"NodeNames":["a"]})", "ExtenderArgs.Pod must be an object"},
+           {R"({"Pod":{"metadata":{"name":"x"},"spec":{"containers":[{"name":"c",}]}},"NodeNames":["a"]})", "not valid JSON"},
+           {"", "not valid JSON"}}) {
+    for (const char* verb : {"/filter", "/prioritize"}) {
+      auto res = c.Post(verb, body, "application/json");
+      REQUIRE(res);
+      CHECK_MESSAGE(res->status == 400, verb, " ", body.substr(0, 40), "…", body.substr(body.size() > 60 ? body.size() - 60 : 0));
+      const json answer = json::parse(res->body, nullptr, false);
+      CHECK_MESSAGE(answer.value("Error", "").find(error) != std::string::npos, answer.dump(), " wanted ", error);
+    }
+  }
   // Nesting deep enough to overflow the stack when copied: refused before parsing.
   json deep_pod = kube_pod("deep");
   std::string deep = deep_pod.dump();

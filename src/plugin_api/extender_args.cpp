@@ -1,0 +1,135 @@
+#include "plugin_api/extender_args.hpp"
+
+#include <fmt/format.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+
+namespace fracpack::api {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+Status invalid(std::string message) { return {Code::kInvalidArgument, std::move(message)}; }
+
+Status not_json(simdjson::error_code e) {
+  return invalid(fmt::format("the body is not valid JSON: {}", simdjson::error_message(e)));
+}
+
+/// nlohmann's names of JSON types, as the other verbs' messages use them.
+const char* type_name(od::json_type t) {
+  switch (t) {
+    case od::json_type::array: return "array";
+    case od::json_type::object: return "object";
+    case od::json_type::number: return "number";
+    case od::json_type::string: return "string";
+    case od::json_type::boolean: return "boolean";
+    case od::json_type::null: return "null";
+  }
+  return "value";
+}
+
+/// The text of any value, whatever its type (consumes it).
+simdjson::error_code raw_text(od::value& v, od::json_type type, std::string_view& text) {
+  if (type == od::json_type::object) {
+    od::object o;
+    if (auto e = v.get_object().get(o)) return e;
+    return o.raw_json().get(text);
+  }
+  if (type == od::json_type::array) {
+    od::array a;
+    if (auto e = v.get_array().get(a)) return e;
+    return a.raw_json().get(text);
+  }
+  text = v.raw_json_token();
+  return simdjson::SUCCESS;
+}
+
+}  // namespace
+
+Status ExtenderArgsReader::read(std::string_view body, const char* type) {
+  pod_ = nullptr;
+  nodes_ = nullptr;
+  names_.clear();
+  objects_.clear();
+  cache_capable_ = true;
+  if (k8s::too_deep_json(body)) return invalid("the body nests deeper than 128 levels; Kubernetes objects are far shallower");
+  buffer_.assign(body);
+  buffer_.resize(body.size() + simdjson::SIMDJSON_PADDING, ' ');
+
+  od::document doc;
+  if (auto e = parser_.iterate(simdjson::padded_string_view(buffer_.data(), body.size(), buffer_.size())).get(doc)) return not_json(e);
+  od::json_type root_type{};
+  if (auto e = doc.type().get(root_type)) return not_json(e);
+  if (root_type != od::json_type::object) return invalid(fmt::format("the body must be a JSON object, not a {}", type_name(root_type)));
+  od::object root;
+  if (auto e = doc.get_object().get(root)) return not_json(e);
+
+  std::string_view pod_text;
+  std::string_view nodes_text;
+  bool has_names = false;
+  for (auto field_result : root) {
+    od::field field;
+    if (auto e = std::move(field_result).get(field)) return not_json(e);
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return not_json(e);
+    od::value value = field.value();
+    od::json_type vt{};
+    if (auto e = value.type().get(vt)) return not_json(e);
+    if (key == "Pod") {
+      if (vt != od::json_type::object) return invalid(fmt::format("{}.Pod must be an object", type));
+      if (auto e = raw_text(value, vt, pod_text)) return not_json(e);
+    } else if (key == "NodeNames") {
+      names_.clear();  // a field sent twice: the last one counts, as in any JSON decoder
+      has_names = vt != od::json_type::null;
+      if (vt == od::json_type::null) continue;
+      if (vt != od::json_type::array) return invalid(fmt::format("{}.NodeNames must be a list of strings", type));
+      od::array names;
+      if (auto e = value.get_array().get(names)) return not_json(e);
+      for (auto item : names) {
+        od::json_type it{};
+        if (auto e = item.type().get(it)) return not_json(e);
+        if (it != od::json_type::string) return invalid(fmt::format("{}.NodeNames must be a list of strings", type));
+        std::string_view name;
+        if (auto e = item.get_string().get(name)) return not_json(e);
+        names_.push_back(name);
+      }
+    } else {
+      // Nodes, and fields fracpack does not use (read fully, so a malformed value is refused).
+      std::string_view text;
+      if (auto e = raw_text(value, vt, text)) return not_json(e);
+      if (key == "Nodes") {
+        nodes_text = vt == od::json_type::null ? std::string_view() : text;
+      } else if (!nlohmann::json::accept(text)) {
+        return invalid(fmt::format("the body is not valid JSON: {}.{} is malformed", type, key));
+      }
+    }
+  }
+  if (!doc.current_location().error()) return invalid("the body has content after its JSON object");
+
+  if (pod_text.empty()) return invalid(fmt::format("{}.Pod must be an object", type));
+  pod_ = nlohmann::json::parse(pod_text, nullptr, /*allow_exceptions=*/false);
+  if (pod_.is_discarded()) return invalid(fmt::format("the body is not valid JSON: {}.Pod is malformed", type));
+  if (has_names) return Status::ok();
+
+  if (nodes_text.empty()) return invalid(fmt::format("{} has neither NodeNames nor Nodes", type));
+  cache_capable_ = false;
+  nodes_ = nlohmann::json::parse(nodes_text, nullptr, /*allow_exceptions=*/false);
+  if (nodes_.is_discarded()) return invalid(fmt::format("the body is not valid JSON: {}.Nodes is malformed", type));
+  auto items = nodes_.is_object() ? nodes_.find("items") : nodes_.end();
+  if (!nodes_.is_object() || items == nodes_.end() || !(items->is_array() || items->is_null())) {
+    return invalid(fmt::format("{}.Nodes must be a NodeList with items", type));
+  }
+  if (!items->is_array()) return Status::ok();
+  for (const auto& n : *items) {
+    const std::string* name = nullptr;
+    if (auto meta = n.is_object() ? n.find("metadata") : n.end(); meta != n.end() && meta->is_object()) {
+      if (auto it = meta->find("name"); it != meta->end() && it->is_string()) name = &it->get_ref<const std::string&>();
+    }
+    if (name == nullptr || name->empty()) return invalid(fmt::format("{}.Nodes.items[] needs metadata.name", type));
+    names_.push_back(*name);
+    objects_.push_back(&n);
+  }
+  return Status::ok();
+}
+
+}  // namespace fracpack::api

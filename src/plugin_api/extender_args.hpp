@@ -1,0 +1,53 @@
+// kube-scheduler's ExtenderArgs (the body of POST /filter and /prioritize, k8s.io/kube-scheduler
+// extender/v1 ExtenderArgs) read without building a document for its node list.
+//
+// With nodeCacheCapable, kube-scheduler sends every candidate's name with every call: 5,000 names
+// are ~65 KB of JSON, and reading them into an nlohmann document (one allocation per name, then a
+// copy per name) was most of the JSON front's time. simdjson's On-Demand parser walks the body
+// once: the names become views into the reader's buffer, and only the Pod object (~3 KB) is
+// handed to nlohmann, as text, for the pod decoder. Nodes (a full NodeList, without
+// nodeCacheCapable) and any field fracpack does not use are still read fully by nlohmann, so a
+// malformed body is refused as before, wherever the mistake is.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <simdjson.h>
+
+#include "fracpack/status.hpp"
+
+namespace fracpack::api {
+
+/// Reads one ExtenderArgs at a time; what it returns is valid until the next read(). Reuses its
+/// buffers between calls (one per thread: not thread-safe).
+class ExtenderArgsReader {
+ public:
+  /// Reads `body`. kInvalidArgument, naming the field, when it is not JSON ("the body is not valid
+  /// JSON: ..."), not an object, has no Pod object, NodeNames that is not a list of strings, Nodes
+  /// that is not a NodeList, a node in Nodes without metadata.name, neither NodeNames nor Nodes,
+  /// or trailing content after the object. `type` names the object in messages ("ExtenderArgs").
+  Status read(std::string_view body, const char* type = "ExtenderArgs");
+
+  /// The Pod, as nlohmann JSON (what the pod decoder reads).
+  [[nodiscard]] const nlohmann::json& pod() const { return pod_; }
+  /// The candidates' names in the order sent: NodeNames, or each Nodes item's metadata.name.
+  [[nodiscard]] const std::vector<std::string_view>& node_names() const { return names_; }
+  /// True when the names came as NodeNames (nodeCacheCapable); false for a NodeList.
+  [[nodiscard]] bool cache_capable() const { return cache_capable_; }
+  /// Nodes' items, parallel to node_names(); empty with NodeNames.
+  [[nodiscard]] const std::vector<const nlohmann::json*>& node_objects() const { return objects_; }
+
+ private:
+  std::string buffer_;  ///< the body, padded for simdjson
+  simdjson::ondemand::parser parser_;
+  nlohmann::json pod_;
+  nlohmann::json nodes_;  ///< the NodeList, when sent
+  std::vector<std::string_view> names_;
+  std::vector<const nlohmann::json*> objects_;
+  bool cache_capable_ = true;
+};
+
+}  // namespace fracpack::api
