@@ -33,9 +33,10 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   if (!traits) traits = binpack::traits_of(pod, state);
   ++evaluations_;
   e.stamp = state.node_stamp(n);
-  e.verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
+  const Verdict verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
+  e.code = verdict.code;
   std::string categories;
-  for (const auto& r : e.verdict.reasons) {
+  for (const auto& r : verdict.reasons) {
     if (categories.find(r.category) != std::string::npos) continue;  // once per category
     if (!categories.empty()) categories += "; ";
     categories += r.category;
@@ -45,7 +46,7 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   if (!shared) shared = std::make_shared<const std::string>(categories);
   e.categories = shared;
   e.key.reset();
-  if (e.verdict.fits()) {
+  if (e.fits()) {
     if (auto evaluated = binpack::evaluate_node(state, n, pod, *traits, policy)) e.key = evaluated->key;
   }
 }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "fracpack/extender.hpp"
 #include "fracpack/status.hpp"
 
 namespace fracpack::api {
@@ -17,7 +18,7 @@ namespace fracpack::api {
 /// ExtenderFilterResult: the candidates that fit (in the order sent) and node → reason for the
 /// rest, in the order answered (flat lists: answers name thousands of nodes).
 struct FilterReply {
-  using Reasons = std::vector<std::pair<std::string, std::string>>;
+  using Reasons = std::vector<std::pair<std::string, SharedReason>>;  ///< nodes failing alike share their reason
   std::vector<std::string> node_names;
   Reasons failed_nodes;
   Reasons failed_and_unresolvable_nodes;

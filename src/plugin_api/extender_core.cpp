@@ -471,9 +471,9 @@ class ExtenderImpl final : public Extender {
   void add_verdicts(const PodRequest& pod, const std::vector<std::size_t>& nodes, bool list_passing, FilterAnswer& answer) {
     verdicts_.visit(*state_, pod, *policy_, nodes, [&](std::size_t n, const VerdictCache::Entry& e) {
       const std::string& name = state_->node(n).name;
-      if (e.verdict.fits()) {
+      if (e.fits()) {
         if (list_passing) answer.passed.push_back(name);
-      } else if (e.verdict.code == Code::kUnschedulableAndUnresolvable) {
+      } else if (e.code == Code::kUnschedulableAndUnresolvable) {
         answer.unresolvable.emplace_back(name, e.categories);
       } else {
         answer.failed.emplace_back(name, e.categories);

@@ -159,12 +159,14 @@ class HttpClient final : public ExtenderClient {
     if (v.is_null()) return simdjson::SUCCESS;
     od::object map;
     if (auto e = v.get_object().get(map)) return e;
+    SharedReason last;
     for (auto f : map) {
       std::string_view node;
       std::string_view why;
       if (auto e = f.unescaped_key().get(node)) return e;
       if (auto e = f.value().get_string().get(why)) return e;
-      out.emplace_back(node, why);
+      if (why != last.str()) last = SharedReason(std::string(why));
+      out.emplace_back(node, last);
     }
     return simdjson::SUCCESS;
   }

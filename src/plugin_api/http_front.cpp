@@ -52,16 +52,35 @@ std::string string_field(const json& body, const char* field, const char* type, 
 std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 std::string to_text(std::string text) { return text; }
 
-/// Appends node → reason pairs as a JSON object (the core answers each node once).
+/// Appends node → reason pairs as a JSON object (the core answers each node once). Thousands of
+/// nodes share a handful of reasons: each reason is escaped once per run of nodes sharing it.
 void append_reasons(std::string& out, const NodeReasons& m) {
   out += '{';
+  const std::string* last = nullptr;
+  std::string escaped;
   for (std::size_t k = 0; k < m.size(); ++k) {
     if (k > 0) out += ',';
     append_json_string(out, m[k].first);
     out += ':';
-    append_json_string(out, m[k].second.str());
+    const std::string& why = m[k].second.str();
+    if (&why != last) {
+      escaped.clear();
+      append_json_string(escaped, why);
+      last = &why;
+    }
+    out += escaped;
   }
   out += '}';
+}
+
+/// About the bytes of `answer` as JSON, reserved up front (answers run to hundreds of KB).
+std::size_t answer_size(const FilterAnswer& answer) {
+  std::size_t bytes = 64;
+  for (const NodeReasons* m : {&answer.failed, &answer.unresolvable}) {
+    if (!m->empty()) bytes += m->size() * (m->front().first.size() + m->front().second.str().size() + 8);
+  }
+  if (!answer.passed.empty()) bytes += answer.passed.size() * (answer.passed.front().size() + 4);
+  return bytes;
 }
 
 /// The reader of Filter's and Prioritize's bodies, one per serving thread (it keeps its buffers).
@@ -101,6 +120,7 @@ struct HttpFront::Impl {
       answer = std::move(all_unresolvable);
     }
     std::string out = "{";
+    out.reserve(answer_size(*answer));
     if (args.cache_capable()) {
       out += "\"NodeNames\":";
       append_json_strings(out, answer->passed);

@@ -4,12 +4,13 @@
 // Filter, and Filter's answer with every Prioritize. At 5,000 nodes, hashing 5,000 names per call
 // was the largest per-node cost left in the extender core. A list equal to a remembered one
 // (compared name by name, which is cheaper than hashing and stops at the first difference) reuses
-// its positions. Thread-safe.
+// its positions, and so does a list that is a subsequence of a remembered one (Prioritize's
+// nodes are those Filter passed, in Filter's order). Thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <algorithm>
-#include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,10 +32,16 @@ class NameResolver {
   std::shared_ptr<const Positions> resolve(const ClusterState& state, std::span<const std::string_view> names) {
     {
       std::lock_guard lock(mu_);
+      for (auto it = lists_.begin(); it != lists_.end(); ++it) {
+        if (it->generation != state.generation() || !std::equal(it->names.begin(), it->names.end(), names.begin(), names.end())) continue;
+        auto positions = it->positions;
+        if (it != lists_.begin()) lists_.splice(lists_.begin(), lists_, it);  // most recently used first
+        return positions;
+      }
+      // Prioritize gets the nodes Filter passed: a subsequence of a list Filter resolved.
       for (const auto& list : lists_) {
-        if (list.generation == state.generation() && std::equal(list.names.begin(), list.names.end(), names.begin(), names.end())) {
-          return list.positions;
-        }
+        if (list.generation != state.generation()) continue;
+        if (auto positions = subsequence(list, names)) return positions;
       }
     }
     auto positions = std::make_shared<Positions>(names.size());
@@ -52,8 +59,20 @@ class NameResolver {
     std::vector<std::string> names;
     std::shared_ptr<const Positions> positions;
   };
+  /// Positions of `names` when they appear in `list` in the same order (one pass of string
+  /// compares, cheaper than hashing each name); nullptr otherwise.
+  static std::shared_ptr<const Positions> subsequence(const List& list, std::span<const std::string_view> names) {
+    auto positions = std::make_shared<Positions>(names.size());
+    std::size_t j = 0;
+    for (std::size_t i = 0; i < list.names.size() && j < names.size(); ++i) {
+      if (list.names.size() - i < names.size() - j) return nullptr;
+      if (list.names[i] == names[j]) (*positions)[j++] = (*list.positions)[i];
+    }
+    return j == names.size() ? positions : nullptr;
+  }
+
   std::mutex mu_;
-  std::deque<List> lists_;
+  std::list<List> lists_;  ///< most recently used first
 };
 
 }  // namespace fracpack::api

@@ -24,7 +24,7 @@ std::string unschedulable_summary(const api::FilterReply& reply) {
   for (const auto* failed : {&reply.failed_nodes, &reply.failed_and_unresolvable_nodes}) {
     for (const auto& [node, why] : *failed) {  // counted whole, as kube-scheduler counts them
       ++nodes;
-      ++counts[why];
+      ++counts[why.str()];
     }
   }
   std::vector<std::pair<int, std::string>> parts;

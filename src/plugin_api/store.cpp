@@ -35,9 +35,13 @@ class Statement {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
     return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
   }
+  /// Steps to the end, then resets (a statement kept by the Store runs again).
   Status run(std::string_view what) {
-    if (!ok_ || step() != SQLITE_DONE) return sqlite_error(db_, what);
-    return Status::ok();
+    const bool done = ok_ && step() == SQLITE_DONE;
+    Status st = done ? Status::ok() : sqlite_error(db_, what);
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    return st;
   }
 
  private:
@@ -53,8 +57,7 @@ CREATE TABLE IF NOT EXISTS fracpack_bindings(pod TEXT PRIMARY KEY, uid TEXT NOT 
                                              gpus TEXT NOT NULL, body TEXT NOT NULL);
 )";
 
-Status insert_binding(sqlite3* db, const StoredBinding& b) {
-  Statement s(db, "INSERT OR REPLACE INTO fracpack_bindings(pod, uid, node, gpus, body) VALUES(?,?,?,?,?)");
+Status insert_binding(Statement& s, const StoredBinding& b) {
   s.bind(1, b.pod_key);
   s.bind(2, b.uid);
   s.bind(3, b.node);
@@ -64,6 +67,21 @@ Status insert_binding(sqlite3* db, const StoredBinding& b) {
 }
 
 }  // namespace
+
+/// The statements every bind and release runs, prepared once (parsing the SQL each time was a
+/// tenth of a bind).
+struct Store::Prepared {
+  Statement insert_binding;
+  Statement remove_binding;
+  explicit Prepared(sqlite3* db)
+      : insert_binding(db, "INSERT OR REPLACE INTO fracpack_bindings(pod, uid, node, gpus, body) VALUES(?,?,?,?,?)"),
+        remove_binding(db, "DELETE FROM fracpack_bindings WHERE pod = ?") {}
+};
+
+Store::Prepared& Store::prepared() {
+  if (!prepared_) prepared_ = std::make_unique<Prepared>(db_);  // after the schema exists
+  return *prepared_;
+}
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, Durability durability) {
   // Two servers on one state file would each acknowledge binds of the same GPUs. An exclusive
@@ -105,7 +123,10 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, Durability d
   return store;
 }
 
+Store::Store(sqlite3* db) : db_(db) {}
+
 Store::~Store() {
+  prepared_.reset();  // finalized before the connection closes
   sqlite3_close(db_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
@@ -145,10 +166,10 @@ Result<std::vector<json>> Store::objects() const {
   return out;
 }
 
-Status Store::put_binding(const StoredBinding& binding) { return insert_binding(db_, binding); }
+Status Store::put_binding(const StoredBinding& binding) { return insert_binding(prepared().insert_binding, binding); }
 
 Status Store::remove_binding(const std::string& pod_key) {
-  Statement s(db_, "DELETE FROM fracpack_bindings WHERE pod = ?");
+  Statement& s = prepared().remove_binding;
   s.bind(1, pod_key);
   return s.run("removing a binding");
 }
@@ -158,7 +179,7 @@ Status Store::replace_bindings(const std::vector<StoredBinding>& bindings) {
   Status st = exec("DELETE FROM fracpack_bindings;");
   for (const auto& b : bindings) {
     if (!st.is_ok()) break;
-    st = insert_binding(db_, b);
+    st = insert_binding(prepared().insert_binding, b);
   }
   if (!st.is_ok()) {
     (void)exec("ROLLBACK;");

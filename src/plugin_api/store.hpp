@@ -50,10 +50,13 @@ class Store {
   [[nodiscard]] Result<std::vector<StoredBinding>> bindings() const;
 
  private:
-  explicit Store(sqlite3* db) : db_(db) {}
+  explicit Store(sqlite3* db);
   int lock_fd_ = -1;  ///< flock()ed "<path>.lock": one server per state file
   Status exec(const char* sql) const;
+  struct Prepared;
+  Prepared& prepared();
   sqlite3* db_;
+  std::unique_ptr<Prepared> prepared_;
 };
 
 }  // namespace fracpack::api

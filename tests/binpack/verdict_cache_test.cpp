@@ -32,7 +32,7 @@ TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random bi
       std::size_t i = 0;
       cache.visit(s, p, *pol, all, [&](std::size_t n, const VerdictCache::Entry& e) {
         REQUIRE(direct[i].first == n);
-        CHECK(e.verdict.code == direct[i].second.code);
+        CHECK(e.code == direct[i].second.code);
         std::string categories;  // the direct verdict's categories, each once, in order
         for (const auto& r : direct[i].second.reasons) {
           if (categories.find(r.category) != std::string::npos) continue;
