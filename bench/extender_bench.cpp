@@ -9,7 +9,10 @@
 // Steady state, not an empty cluster: before timing, 35,000 pods are bound through gRPC (about
 // two thirds of the GPUs held, fractions and whole GPUs mixed); each timed iteration then releases
 // the oldest pod (a pod finishing) and schedules a new one. items_per_second is pods per second
-// including that release; *_p50_us / *_p99_us are client-side latencies per verb.
+// including that release; *_p50_us / *_p99_us are client-side latencies per verb;
+// server_*_mean_us the time inside the server per call (its /metrics); server_cpu_us_per_pod the
+// server process's CPU (user + system, /proc) per pod over the timed part: client and server share
+// this machine's cores, and this says what the server alone needs.
 //
 // Environment: FRACPACK_BENCH_NODES (default 5000), FRACPACK_BENCH_WINDOW (default 35000),
 // FRACPACK_BENCH_PODS timed per front (default 5000).
@@ -19,11 +22,14 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <cstring>
 #include <map>
 #include <mutex>
+
+#include <unistd.h>
 
 #include <httplib.h>
 
@@ -114,6 +120,21 @@ std::map<std::string, std::pair<double, double>> server_times(int http_port) {
   return out;
 }
 
+/// CPU seconds (user + system) the process `pid` has used so far, from /proc/<pid>/stat.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 struct Latencies {
   std::vector<double> filter, prioritize, bind, release;
 };
@@ -184,6 +205,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
     return;
   }
   std::map<std::string, std::pair<double, double>> before;
+  double cpu_before = 0;
   if (state.thread_index() == 0) {
     std::lock_guard lock(st.mu);
     if (!st.filled) {  // not timed: reach the steady state once
@@ -198,6 +220,7 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
     st.lat = Latencies{};
     st.unplaced = 0;
     before = server_times(h.server->http_port());
+    cpu_before = cpu_seconds(h.server->pid());
   }
   Latencies lat;
   int unplaced = 0;
@@ -252,6 +275,10 @@ void BM_FilterPrioritizeBind(benchmark::State& state, const char* front) {
     const double calls = after.at(labels).second - b.second;
     if (calls > 0) state.counters[fmt::format("server_{}_mean_us", verb)] = 1e6 * (after.at(labels).first - b.first) / calls;
   }
+  // The server's own CPU per pod (every verb, release included): what it would need on cores of
+  // its own, with the client on another machine.
+  const double pods = static_cast<double>(state.iterations() * state.threads());
+  state.counters["server_cpu_us_per_pod"] = 1e6 * (cpu_seconds(h.server->pid()) - cpu_before) / pods;
   state.counters["unplaced"] = st.unplaced;
   state.counters["held_pods"] = static_cast<double>(st.held.size());
 }

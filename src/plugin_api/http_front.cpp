@@ -268,6 +268,10 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
   // Keep-alive clients (kube-scheduler, replay) send and receive small messages in two writes;
   // with Nagle's algorithm each would wait out the peer's delayed ACK (~40 ms).
   i.server.set_tcp_nodelay(true);
+  // cpp-httplib closes a keep-alive connection after 5 requests by default: kube-scheduler would
+  // reconnect every second pod (a TCP handshake and a new stream each time). Its few connections
+  // stay open; an idle one still closes after the keep-alive timeout (5 s) and frees its thread.
+  i.server.set_keep_alive_max_count(i.options.keep_alive_requests);
   i.server.new_task_queue = [threads = i.options.threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   i.route_args("/filter", "filter", &Impl::filter);
   i.route_args("/prioritize", "prioritize", &Impl::prioritize);

@@ -24,6 +24,7 @@ struct HttpOptions {
   int port = 0;                        ///< 0: any free port (tests)
   std::size_t max_body = 8u << 20;     ///< bytes; larger bodies get 413
   int threads = 64;  ///< connections served at once; a few slow clients must not starve kube-scheduler
+  std::size_t keep_alive_requests = 100'000;  ///< requests served on one connection before it is closed
 };
 
 class HttpFront {

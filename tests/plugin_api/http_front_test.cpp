@@ -169,6 +169,19 @@ TEST_CASE("stop() right after start() returns (no accept loop left running)") {
   }
 }
 
+TEST_CASE("a keep-alive connection serves many requests (kube-scheduler does not reconnect every few pods)") {
+  Server s;
+  httplib::Client c = s.client();
+  c.set_keep_alive(true);
+  for (int i = 0; i < 20; ++i) {
+    auto res = c.Get("/healthz");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    // cpp-httplib announces the end of a connection with "Connection: close" (by default on the 5th request).
+    CHECK_MESSAGE(res->get_header_value("Connection") != "close", "request ", i + 1);
+  }
+}
+
 TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   Server s;
   auto c = s.client();
