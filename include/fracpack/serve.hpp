@@ -14,6 +14,7 @@ struct ServeOptions {
   std::optional<std::string> grpc;          ///< "host:port" of the gRPC front
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
   std::size_t max_body = 8u << 20;          ///< bytes per request, both fronts
+  bool http_gzip = false;                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)
   std::string tls_cert;                     ///< gRPC: PEM certificate chain ("" = plaintext)
   std::string tls_key;                      ///< gRPC: PEM private key
   std::string tls_client_ca;                ///< gRPC: PEM CA; set = mutual TLS

@@ -98,6 +98,10 @@ struct HttpFront::Impl {
   httplib::Server server;
   std::thread thread;
 
+  /// cpp-httplib compresses "application/json" (exactly that type) for callers that accept gzip;
+  /// the same type with its charset parameter is left as it is.
+  [[nodiscard]] const char* json_type() const { return options.gzip ? "application/json" : "application/json; charset=utf-8"; }
+
   Impl(Extender& c, Metrics& m, HttpOptions o) : core(c), metrics(m), options(std::move(o)) {}
 
   std::map<std::string, std::string> learn(const ExtenderArgsReader& args) {
@@ -224,14 +228,14 @@ struct HttpFront::Impl {
     server.Post(path, [this, verb, handler](const httplib::Request& req, httplib::Response& res) {
       Timer timer;
       try {
-        res.set_content(to_text(handler(req.body)), "application/json");
+        res.set_content(to_text(handler(req.body)), json_type());
         res.status = 200;
       } catch (const BadRequest& e) {
         res.status = 400;
-        res.set_content(json{{"Error", e.message}}.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+        res.set_content(json{{"Error", e.message}}.dump(-1, ' ', false, json::error_handler_t::replace), json_type());
       } catch (const std::exception& e) {  // a value of the wrong type deep inside: still the caller's input
         res.status = 400;
-        res.set_content(json{{"Error", fmt::format("malformed {} arguments: {}", verb, e.what())}}.dump(), "application/json");
+        res.set_content(json{{"Error", fmt::format("malformed {} arguments: {}", verb, e.what())}}.dump(), json_type());
       }
       metrics.observe("http", verb, res.status, timer.seconds());
     });
@@ -280,7 +284,7 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
   i.route("/explain", "explain", &Impl::explain);
   i.server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   i.server.Get("/snapshot", [&i](const httplib::Request&, httplib::Response& res) {
-    res.set_content(to_json(i.core.snapshot()).dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+    res.set_content(to_json(i.core.snapshot()).dump(-1, ' ', false, json::error_handler_t::replace), i.json_type());
   });
   i.server.Get("/metrics", [&i](const httplib::Request&, httplib::Response& res) {
     res.set_content(i.metrics.render(i.core.gauges()), "text/plain; version=0.0.4");

@@ -25,6 +25,10 @@ struct HttpOptions {
   std::size_t max_body = 8u << 20;     ///< bytes; larger bodies get 413
   int threads = 64;  ///< connections served at once; a few slow clients must not starve kube-scheduler
   std::size_t keep_alive_requests = 100'000;  ///< requests served on one connection before it is closed
+  /// gzip JSON answers when the request accepts it. kube-scheduler (Go's HTTP client) always
+  /// does; an extender beside the scheduler gains nothing from it, and compressing a Filter
+  /// answer for 5,000 nodes (~200 KB) costs about as much CPU as computing it.
+  bool gzip = false;
 };
 
 class HttpFront {

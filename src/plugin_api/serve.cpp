@@ -103,6 +103,7 @@ int serve(const ServeOptions& options) {
     http.host = address->first;
     http.port = address->second;
     http.max_body = options.max_body;
+    http.gzip = options.http_gzip;
     http_front = std::make_unique<api::HttpFront>(**core, metrics, http);
     auto port = http_front->start();
     if (!port) {

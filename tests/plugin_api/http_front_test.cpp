@@ -16,12 +16,13 @@ struct Server {
   std::unique_ptr<api::HttpFront> front;
   int port = 0;
 
-  Server() {
+  explicit Server(bool gzip = false) {
     auto opened = Extender::open(ExtenderOptions{});
     REQUIRE(opened.is_ok());
     core = std::move(*opened);
     api::HttpOptions options;
     options.max_body = 1u << 20;
+    options.gzip = gzip;
     front = std::make_unique<api::HttpFront>(*core, metrics, options);
     auto started = front->start();
     REQUIRE_MESSAGE(started.is_ok(), started.status().message());
@@ -179,6 +180,26 @@ TEST_CASE("a keep-alive connection serves many requests (kube-scheduler does not
     CHECK(res->status == 200);
     // cpp-httplib announces the end of a connection with "Connection: close" (by default on the 5th request).
     CHECK_MESSAGE(res->get_header_value("Connection") != "close", "request ", i + 1);
+  }
+}
+
+TEST_CASE("answers are gzipped only when the server is asked to (serve --http-gzip) and the caller accepts it") {
+  for (bool gzip : {false, true}) {
+    CAPTURE(gzip);
+    Server s(gzip);
+    REQUIRE(s.core->apply({nvf("a", 1, 81920).obj}, nullptr).is_ok());
+    httplib::Client c = s.client();
+    c.set_decompress(false);  // see the bytes as sent
+    const std::string body = json{{"Pod", kube_pod("p")}, {"NodeNames", {"a", "ghost"}}}.dump();
+    auto res = c.Post("/filter", {{"Accept-Encoding", "gzip"}}, body, "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Content-Encoding") == (gzip ? "gzip" : ""));
+    if (!gzip) CHECK(json::parse(res->body)["NodeNames"] == json::array({"a"}));
+    httplib::Client decoding = s.client();  // decompresses, as kube-scheduler's Go client does
+    auto plain = decoding.Post("/filter", {{"Accept-Encoding", "gzip"}}, body, "application/json");
+    REQUIRE(plain);
+    CHECK(json::parse(plain->body)["NodeNames"] == json::array({"a"}));
   }
 }
 
