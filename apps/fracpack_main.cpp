@@ -125,6 +125,13 @@ int run(int argc, char** argv) {
   serve_cmd->add_flag("--http-gzip", serve.http_gzip,
                       "JSON front: gzip answers for callers that accept it (kube-scheduler does); for a scheduler on a slow network. "
                       "Off: a Filter answer for 5,000 nodes costs ~1 ms of CPU to compress");
+  serve_cmd->add_option("--kube-api", serve.kube_api,
+                        "API server that JSON Bind creates Bindings in (kube-scheduler's bindVerb), e.g. "
+                        "https://kubernetes.default.svc or kubectl proxy's http://127.0.0.1:8001");
+  serve_cmd->add_option("--kube-token", serve.kube_token_file, "--kube-api: bearer token file "
+                        "(in a pod: /var/run/secrets/kubernetes.io/serviceaccount/token)")->check(CLI::ExistingFile);
+  serve_cmd->add_option("--kube-ca", serve.kube_ca_file, "--kube-api: PEM CA file "
+                        "(in a pod: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt)")->check(CLI::ExistingFile);
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
   serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")
       ->check(CLI::Range(std::size_t{1} << 10, std::size_t{1} << 30))

@@ -15,6 +15,9 @@ struct ServeOptions {
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
   std::size_t max_body = 8u << 20;          ///< bytes per request, both fronts
   bool http_gzip = false;                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)
+  std::string kube_api;                     ///< API server for bindVerb ("" = Bind records the ledger only)
+  std::string kube_token_file;              ///< bearer token for kube_api
+  std::string kube_ca_file;                 ///< PEM CA of kube_api's certificate
   std::string tls_cert;                     ///< gRPC: PEM certificate chain ("" = plaintext)
   std::string tls_key;                      ///< gRPC: PEM private key
   std::string tls_client_ca;                ///< gRPC: PEM CA; set = mutual TLS

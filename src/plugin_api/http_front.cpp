@@ -95,6 +95,7 @@ struct HttpFront::Impl {
   Extender& core;
   Metrics& metrics;
   HttpOptions options;
+  KubeBinder* binder;
   httplib::Server server;
   std::thread thread;
 
@@ -102,7 +103,7 @@ struct HttpFront::Impl {
   /// the same type with its charset parameter is left as it is.
   [[nodiscard]] const char* json_type() const { return options.gzip ? "application/json" : "application/json; charset=utf-8"; }
 
-  Impl(Extender& c, Metrics& m, HttpOptions o) : core(c), metrics(m), options(std::move(o)) {}
+  Impl(Extender& c, Metrics& m, HttpOptions o, KubeBinder* b) : core(c), metrics(m), options(std::move(o)), binder(b) {}
 
   std::map<std::string, std::string> learn(const ExtenderArgsReader& args) {
     if (args.cache_capable()) return {};
@@ -171,8 +172,23 @@ struct HttpFront::Impl {
     if (name.empty()) throw BadRequest{"ExtenderBindingArgs.PodName is empty"};
     if (node.empty()) throw BadRequest{"ExtenderBindingArgs.Node is empty"};
     auto bound = core.bind(ns, name, uid, node);
+    if (bound && binder != nullptr) bound = bind_in_api_server(std::move(*bound), uid);
     log_bind(ns + "/" + name, node, bound);
     return {{"Error", bound ? "" : bound.status().message()}};
+  }
+
+  /// The Binding in the API server (bindVerb). A definite refusal (the pod is gone, or bound
+  /// elsewhere) undoes the ledger's bind; an unknown outcome (the API server unreachable) keeps
+  /// it, as the pod may be bound: the GPUs stay held until a Sync or a release says otherwise.
+  Result<BindAnswer> bind_in_api_server(BindAnswer bound, const std::string& uid) {
+    Status st = binder->bind(bound, uid);
+    if (st.is_ok()) return bound;
+    if (st.code() == Code::kNotFound || st.code() == Code::kAlreadyExists || st.code() == Code::kInvalidArgument) {
+      if (Status undone = core.release(bound.pod); !undone.is_ok()) {
+        spdlog::error("pod {}: the API server refused its Binding and the ledger could not release it: {}", bound.pod, undone.message());
+      }
+    }
+    return st;
   }
 
   json preempt(const json& args) {
@@ -258,8 +274,8 @@ struct HttpFront::Impl {
   }
 };
 
-HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options)
-    : impl_(std::make_unique<Impl>(core, metrics, std::move(options))) {
+HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, KubeBinder* binder)
+    : impl_(std::make_unique<Impl>(core, metrics, std::move(options), binder)) {
   Impl& i = *impl_;
   i.server.set_payload_max_length(i.options.max_body);
   // SO_REUSEADDR alone: a restart may rebind while old connections sit in TIME_WAIT, but a second

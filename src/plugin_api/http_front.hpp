@@ -15,6 +15,7 @@
 #include <string>
 
 #include "fracpack/extender.hpp"
+#include "plugin_api/kube_binder.hpp"
 #include "plugin_api/metrics.hpp"
 
 namespace fracpack::api {
@@ -33,7 +34,9 @@ struct HttpOptions {
 
 class HttpFront {
  public:
-  HttpFront(Extender& core, Metrics& metrics, HttpOptions options);
+  /// `binder`: set for kube-scheduler's bindVerb; Bind then also creates the pod's Binding in the
+  /// API server (a definite refusal there undoes the ledger's bind). Not owned.
+  HttpFront(Extender& core, Metrics& metrics, HttpOptions options, KubeBinder* binder = nullptr);
   ~HttpFront();
   HttpFront(const HttpFront&) = delete;
   HttpFront& operator=(const HttpFront&) = delete;

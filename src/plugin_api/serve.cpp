@@ -91,6 +91,23 @@ int serve(const ServeOptions& options) {
     return 2;
   }
   api::Metrics metrics;
+  std::unique_ptr<api::KubeBinder> binder;
+  if (!options.kube_api.empty()) {
+    if (!options.http) {
+      spdlog::error("--kube-api binds for the JSON front's Bind (bindVerb): give --http too");
+      return 2;
+    }
+    auto opened = api::KubeBinder::open({options.kube_api, options.kube_token_file, options.kube_ca_file});
+    if (!opened) {
+      spdlog::error("{}", opened.status().message());
+      return 2;
+    }
+    binder = std::move(*opened);
+    spdlog::info("Bind creates Bindings in the API server at {}", options.kube_api);
+  } else if (!options.kube_token_file.empty() || !options.kube_ca_file.empty()) {
+    spdlog::error("--kube-token and --kube-ca apply to --kube-api; give it too");
+    return 2;
+  }
   std::unique_ptr<api::HttpFront> http_front;
   std::unique_ptr<api::GrpcFront> grpc_front;
   if (options.http) {
@@ -104,7 +121,7 @@ int serve(const ServeOptions& options) {
     http.port = address->second;
     http.max_body = options.max_body;
     http.gzip = options.http_gzip;
-    http_front = std::make_unique<api::HttpFront>(**core, metrics, http);
+    http_front = std::make_unique<api::HttpFront>(**core, metrics, http, binder.get());
     auto port = http_front->start();
     if (!port) {
       spdlog::error("{}", port.status().message());

@@ -1,0 +1,57 @@
+// Binds pods in the Kubernetes API server, for kube-scheduler's bindVerb.
+//
+// With `bindVerb` set, kube-scheduler leaves binding to the extender: fracpack's Bind must create
+// the pod's Binding (POST /api/v1/namespaces/<ns>/pods/<name>/binding, what kube-scheduler's own
+// DefaultBinder sends). The Binding carries the GPU annotations fracpack decided
+// (nvidia.com/container.<ctr>.gpus.devices, .gpu-compute.portion); the API server copies a
+// Binding's annotations onto the pod as it sets spec.nodeName (pkg/registry/core/pod/storage,
+// setPodHostAndAnnotations), so the pod is bound and annotated in one call.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "fracpack/extender.hpp"
+#include "fracpack/status.hpp"
+
+namespace httplib {
+class Client;
+}
+
+namespace fracpack::api {
+
+/// Where the API server is and how to authenticate. In a pod: https://kubernetes.default.svc with
+/// the service account's token and CA (the defaults of `fracpack serve --kube-api`); for a test or
+/// a laptop: `kubectl proxy`'s http://127.0.0.1:8001 with neither.
+struct KubeApi {
+  std::string url;         ///< "https://host[:port]" or "http://host[:port]"
+  std::string token_file;  ///< bearer token ("" = none)
+  std::string ca_file;     ///< PEM CA of the API server's certificate ("" = the system's)
+};
+
+class KubeBinder {
+ public:
+  /// kInvalidArgument when the URL is not http(s)://host[:port] or a file cannot be read.
+  static Result<std::unique_ptr<KubeBinder>> open(const KubeApi& api);
+  ~KubeBinder();
+
+  /// Creates the Binding of `answer.pod` ("namespace/name", UID `uid` when known: the API server
+  /// then refuses a different pod of the same name) to `answer.node` with `answer.annotations`.
+  /// A pod already bound to that node is success (a retried Bind). kNotFound when the pod is
+  /// gone, kAlreadyExists when it is bound elsewhere, kInternal for any other failure; each
+  /// message names the pod and quotes the API server.
+  Status bind(const BindAnswer& answer, const std::string& uid);
+
+ private:
+  explicit KubeBinder(KubeApi api, std::string token);
+  std::unique_ptr<httplib::Client> client();              ///< a pooled connection, or a new one
+  void give_back(std::unique_ptr<httplib::Client> client);
+  KubeApi api_;
+  std::string token_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<httplib::Client>> idle_;  ///< kube-scheduler binds in parallel
+};
+
+}  // namespace fracpack::api
