@@ -159,8 +159,13 @@ class Extender {
   /// Adds or replaces Node, Queue, PodGroup and PriorityClass objects (other kinds: a warning).
   /// Bad objects are kInvalidArgument naming the object and field; nothing is applied then.
   virtual Status apply(const std::vector<nlohmann::json>& objects, std::vector<std::string>* warnings) = 0;
-  /// The names among `nodes` the extender does not know yet.
-  [[nodiscard]] virtual std::vector<std::string> unknown_nodes(const std::vector<std::string>& nodes) const = 0;
+  /// Of the v1 Nodes a scheduler sent (`objects`, named `names`: kube-scheduler without
+  /// nodeCacheCapable sends every candidate's Node with every call), the positions of those to
+  /// apply: nodes the extender does not know, and known nodes whose object changed in a way the
+  /// scheduler sees (labels, allocatable, cordon, conditions: NodeSpec). A Node sent again with
+  /// the same resourceVersion, or the same contents, costs a lookup; a changed one that decodes
+  /// to the same NodeSpec (a status heartbeat) is remembered, not applied, so it is decoded once.
+  virtual std::vector<std::size_t> nodes_to_apply(NodeNames names, const std::vector<const nlohmann::json*>& objects) = 0;
   /// Removes a Node (its bindings with it), Queue or PodGroup. kNotFound when absent.
   virtual Status remove(const std::string& kind, const std::string& name) = 0;
 

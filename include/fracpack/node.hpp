@@ -35,12 +35,14 @@ std::string_view sharing_kind_name(SharingKind kind);
 struct GpuDevice {
   int index = 0;  ///< device index on the node, as the device plugin numbers it (0-based)
   MiB memory;     ///< labelled memory, floored to 100 MiB (KAI node_info: `gpu.memory` handling)
+  bool operator==(const GpuDevice&) const = default;
 };
 
 /// Device-plugin replica sharing of a `kReplicas` node (NVIDIA k8s-device-plugin, sharing config).
 struct ReplicaSharing {
   ComputeMode strategy = ComputeMode::kTimeSlicing;  ///< time-slicing, or sm-sharing for "mps"
   int replicas = 1;                                  ///< slots per physical GPU (N ≥ 2)
+  bool operator==(const ReplicaSharing&) const = default;
 };
 
 /// A node as the scheduler sees it. Built by decode_node() from a v1 Node; immutable afterwards.
@@ -67,6 +69,9 @@ struct NodeSpec {
   bool ready = true;            ///< node condition Ready (absent conditions: assumed ready)
   bool schedulable = true;      ///< false when cordoned (spec.unschedulable)
   bool fractions_ready = false; ///< condition gpu-fractioning.nvidia.com/Ready=True
+  /// Same node as the scheduler sees it (a Node object updated without any of this changing, a
+  /// kubelet heartbeat say, compares equal).
+  bool operator==(const NodeSpec&) const = default;
 };
 
 }  // namespace fracpack

@@ -80,11 +80,34 @@ class ExtenderImpl final : public Extender {
     return st;
   }
 
-  std::vector<std::string> unknown_nodes(const std::vector<std::string>& nodes) const override {
-    std::shared_lock lock(mu_);
-    std::vector<std::string> out;
-    for (const auto& n : nodes) {
-      if (!state_->find_node(n)) out.push_back(n);
+  std::vector<std::size_t> nodes_to_apply(NodeNames names, const std::vector<const json*>& objects) override {
+    std::vector<std::size_t> out;
+    std::vector<std::size_t> same_spec;  // changed objects the ledger need not rebuild for
+    {
+      std::shared_lock lock(mu_);
+      for (std::size_t i = 0; i < names.size() && i < objects.size(); ++i) {
+        auto known = node_objects_.find(std::string(names[i]));
+        const auto position = state_->find_node(names[i]);
+        if (known == node_objects_.end() || !position) {
+          out.push_back(i);
+          continue;
+        }
+        const std::string version = k8s::metadata_string(*objects[i], "resourceVersion");
+        if (!version.empty() && version == k8s::metadata_string(known->second, "resourceVersion")) continue;
+        if (*objects[i] == known->second) continue;
+        auto spec = k8s::decode_node(*objects[i], options_.decode);
+        if (spec && *spec == state_->node(*position)) {
+          same_spec.push_back(i);
+        } else {
+          out.push_back(i);  // changed, or no longer decodes: apply() says why
+        }
+      }
+    }
+    if (!same_spec.empty()) {
+      std::unique_lock lock(mu_);
+      for (std::size_t i : same_spec) {
+        if (auto known = node_objects_.find(std::string(names[i])); known != node_objects_.end()) known->second = *objects[i];
+      }
     }
     return out;
   }

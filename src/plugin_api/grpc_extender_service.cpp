@@ -43,7 +43,7 @@ Result<std::vector<std::string_view>> candidates(Extender& core, const v1::Exten
   std::vector<const json*> pointers;
   for (const auto& o : objects) pointers.push_back(&o);
   const auto views = fracpack::views(names);
-  auto refused = learn_unknown_nodes(core, views, pointers);
+  auto refused = learn_nodes(core, views, pointers);
   if (rejected != nullptr) *rejected = std::move(refused);
   return views;
 }

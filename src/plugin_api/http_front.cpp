@@ -107,7 +107,7 @@ struct HttpFront::Impl {
 
   std::map<std::string, std::string> learn(const ExtenderArgsReader& args) {
     if (args.cache_capable()) return {};
-    return learn_unknown_nodes(core, args.node_names(), args.node_objects());
+    return learn_nodes(core, args.node_names(), args.node_objects());
   }
 
   std::string filter(const ExtenderArgsReader& args) {

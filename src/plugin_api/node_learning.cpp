@@ -1,24 +1,20 @@
 #include "plugin_api/node_learning.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
 namespace fracpack::api {
 
-std::map<std::string, std::string> learn_unknown_nodes(Extender& core, NodeNames names,
-                                                       const std::vector<const nlohmann::json*>& objects) {
+std::map<std::string, std::string> learn_nodes(Extender& core, NodeNames names, const std::vector<const nlohmann::json*>& objects) {
   std::map<std::string, std::string> rejected;
-  const auto unknown_list = core.unknown_nodes(std::vector<std::string>(names.begin(), names.end()));
-  if (unknown_list.empty()) return rejected;
-  const std::unordered_set<std::string> unknown(unknown_list.begin(), unknown_list.end());  // 5,000 new nodes: no n² scan
-  std::vector<std::pair<std::string, nlohmann::json>> learned;
-  for (std::size_t i = 0; i < names.size() && i < objects.size(); ++i) {
-    if (unknown.count(std::string(names[i])) == 0) continue;
+  const auto positions = core.nodes_to_apply(names, objects);
+  if (positions.empty()) return rejected;
+  std::map<std::string, nlohmann::json> learned;  // a node sent twice: applied once (the last copy)
+  for (std::size_t i : positions) {
     nlohmann::json node = *objects[i];
     if (!node.contains("kind")) node["kind"] = "Node";
-    learned.emplace_back(std::string(names[i]), std::move(node));
+    learned[std::string(names[i])] = std::move(node);
   }
   std::vector<nlohmann::json> all;
   for (const auto& [name, node] : learned) all.push_back(node);
@@ -35,9 +31,27 @@ std::map<std::string, std::string> learn_unknown_nodes(Extender& core, NodeNames
 }
 
 void with_rejections(FilterAnswer& answer, const std::map<std::string, std::string>& rejected) {
+  if (rejected.empty()) return;
+  auto refused = [&](const std::string& node) -> const std::string* {
+    auto it = rejected.find(node);
+    return it == rejected.end() ? nullptr : &it->second;
+  };
   for (auto& [node, why] : answer.unresolvable) {
-    if (auto it = rejected.find(node); it != rejected.end()) why = "the Node sent was refused: " + it->second;
+    if (const auto* r = refused(node)) why = "the Node sent was refused: " + *r;
   }
+  // A known node whose new object was refused is not placed on by its old one.
+  NodeReasons moved;
+  std::erase_if(answer.passed, [&](const std::string& node) {
+    const auto* r = refused(node);
+    if (r != nullptr) moved.emplace_back(node, "the Node sent was refused: " + *r);
+    return r != nullptr;
+  });
+  std::erase_if(answer.failed, [&](const auto& entry) {
+    const auto* r = refused(entry.first);
+    if (r != nullptr) moved.emplace_back(entry.first, "the Node sent was refused: " + *r);
+    return r != nullptr;
+  });
+  answer.unresolvable.insert(answer.unresolvable.end(), moved.begin(), moved.end());
 }
 
 }  // namespace fracpack::api

@@ -66,6 +66,44 @@ TEST_CASE("nodeCacheCapable: false — full NodeList in, passing Nodes out; then
   CHECK(s.core->snapshot().bindings[0].node == "h200-b");
 }
 
+TEST_CASE("nodeCacheCapable: false — a Node sent again changed is seen as it is now; a heartbeat changes nothing") {
+  Server s;
+  json pod = kube_pod("p", R"({"nvidia.com/container.server.gpu-memory.request": "10Gi"})");
+  auto filter = [&](const json& node) { return s.post("/filter", {{"Pod", pod}, {"Nodes", node_list({node, kube_node("b", 8, "81559")})}}); };
+  json a = kube_node("a", 8, "81559");
+  CHECK(filter(a)["Nodes"]["items"].size() == 2);
+  // The same Node, cordoned (a new resourceVersion): no longer a candidate.
+  json cordoned = a;
+  cordoned["metadata"]["resourceVersion"] = "998878";
+  cordoned["spec"]["unschedulable"] = true;
+  json f = filter(cordoned);
+  REQUIRE(f["Nodes"]["items"].size() == 1);
+  CHECK(f["Nodes"]["items"][0]["metadata"]["name"] == "b");
+  CHECK(f["FailedAndUnresolvableNodes"].contains("a"));
+  // A kubelet heartbeat (new resourceVersion, new condition time): still cordoned.
+  json heartbeat = cordoned;
+  heartbeat["metadata"]["resourceVersion"] = "998879";
+  heartbeat["status"]["conditions"][3]["lastHeartbeatTime"] = "2026-11-30T10:00:00Z";
+  CHECK(filter(heartbeat)["Nodes"]["items"].size() == 1);
+  // Uncordoned, with its GPU memory label changed to one too small for the pod.
+  json small = a;
+  small["metadata"]["resourceVersion"] = "998880";
+  small["metadata"]["labels"]["nvidia.com/gpu.memory"] = "8000";
+  f = filter(small);
+  REQUIRE(f["Nodes"]["items"].size() == 1);
+  CHECK(f["Nodes"]["items"][0]["metadata"]["name"] == "b");
+  // An update fracpack cannot read: the node is not placed on by its old object.
+  json broken = a;
+  broken["metadata"]["resourceVersion"] = "998881";
+  broken["metadata"]["labels"]["nvidia.com/gpu.memory"] = "-5";
+  f = filter(broken);
+  REQUIRE(f["Nodes"]["items"].size() == 1);
+  CHECK(f["FailedAndUnresolvableNodes"]["a"].get<std::string>().find("the Node sent was refused: ") == 0);
+  // Sent back as it was first: a candidate again.
+  a["metadata"]["resourceVersion"] = "998882";
+  CHECK(filter(a)["Nodes"]["items"].size() == 2);
+}
+
 TEST_CASE("a full Node that does not decode is answered with why, and does not keep good Nodes out") {
   Server s;
   json pod = kube_pod("p", R"({"nvidia.com/container.server.gpu-memory.request": "10Gi"})");
