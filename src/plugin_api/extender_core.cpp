@@ -146,15 +146,16 @@ class ExtenderImpl final : public Extender {
     const auto& positions = *resolved;
     std::vector<bool> listed(state_->node_count());  // a node sent twice is answered once
     std::unordered_set<std::string_view> unknown;
+    static const SharedReason kUnknown(std::string("node(s) not known to fracpack (send full Nodes, or apply them)"));
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       if (!positions[i]) {
-        if (!unknown.insert(nodes[i]).second) continue;
-        answer.unresolvable.emplace_back(nodes[i], fmt::format("node {} is not known to fracpack (send full Nodes, or apply it)", nodes[i]));
+        if (unknown.insert(nodes[i]).second) answer.unresolvable.emplace_back(nodes[i], kUnknown);
       } else if (!listed[*positions[i]]) {
         listed[*positions[i]] = true;
         known.push_back(*positions[i]);
       }
     }
+    if (pinned_to_binding(*pod, known, /*list_failing=*/true, answer)) return answer;
     if (refused_by_queue(*pod, known, answer)) return answer;
     add_verdicts(*pod, known, /*list_passing=*/true, answer);
     return answer;
@@ -168,6 +169,7 @@ class ExtenderImpl final : public Extender {
     FilterAnswer answer;
     std::vector<std::size_t> all(state_->node_count());
     for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
+    if (pinned_to_binding(*pod, all, /*list_failing=*/false, answer)) return answer;
     if (refused_by_queue(*pod, all, answer)) return answer;
     if (max_nodes == 1) {
       if (auto best = select(*state_, *pod, *policy_)) {
@@ -223,6 +225,7 @@ class ExtenderImpl final : public Extender {
     std::unique_lock lock(mu_);
     if (!pod) {
       if (const Allocation* held = state_->allocation(key)) {  // already bound: same node is a repeat
+        if (auto st = same_bound_pod(key, uid); !st.is_ok()) return st;
         if (state_->node(held->node).name == node) return answer_for(key, *held);
         return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
       }
@@ -238,6 +241,7 @@ class ExtenderImpl final : public Extender {
     auto n = state_->find_node(node);
     if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, node));
     if (const Allocation* held = state_->allocation(key)) {
+      if (auto st = same_bound_pod(key, uid); !st.is_ok()) return st;
       if (held->node == *n) return answer_for(key, *held);
       return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
     }
@@ -487,6 +491,40 @@ class ExtenderImpl final : public Extender {
     const SharedReason why(refusal->message);
     for (std::size_t n : nodes) answer.failed.emplace_back(state_->node(n).name, why);
     return true;
+  }
+
+  /// A pod the ledger already holds (its Bind succeeded here but the scheduler retries it, say)
+  /// fits only where it is bound: that node passes, every other is unresolvable, so the retry
+  /// binds it there again. Another pod of the same name (another UID) fits nowhere until the old
+  /// binding is released. `list_failing`: list the other nodes with the reason. Caller holds mu_.
+  bool pinned_to_binding(const PodRequest& pod, const std::vector<std::size_t>& nodes, bool list_failing, FilterAnswer& answer) const {
+    const std::string key = pod.key();
+    const Allocation* held = state_->allocation(key);
+    if (held == nullptr) return false;
+    const api::StoredBinding* b = bindings_.find(key);
+    const bool other_pod = b != nullptr && !b->uid.empty() && !pod.uid.empty() && b->uid != pod.uid;
+    const std::string& where = state_->node(held->node).name;
+    const SharedReason why(other_pod ? fmt::format("pod {} with UID {} is bound to node {} in fracpack's ledger; this pod (UID {}) is "
+                                                   "another of that name: release the old one, or Sync",
+                                                   key, b->uid, where, pod.uid)
+                                     : fmt::format("pod {} is already bound to node {} in fracpack's ledger", key, where));
+    for (std::size_t n : nodes) {
+      if (!other_pod && n == held->node) {
+        answer.passed.push_back(where);
+      } else if (list_failing || other_pod) {
+        answer.unresolvable.emplace_back(state_->node(n).name, why);
+      }
+    }
+    return true;
+  }
+
+  /// kAlreadyExists when the binding of `key` belongs to a pod with another UID than `uid`.
+  /// Caller holds mu_.
+  Status same_bound_pod(const std::string& key, const std::string& uid) const {
+    const api::StoredBinding* b = bindings_.find(key);
+    if (b == nullptr || uid.empty() || b->uid.empty() || b->uid == uid) return Status::ok();
+    return {Code::kAlreadyExists, fmt::format("pod {} is bound with UID {}; this Bind names UID {} (a recreated pod? release the old "
+                                              "one, or Sync)", key, b->uid, uid)};
   }
 
   /// Each node's cached verdict into `answer`: failing nodes with their reason categories, and

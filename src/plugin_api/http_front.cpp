@@ -293,6 +293,35 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
   // stay open; an idle one still closes after the keep-alive timeout (5 s) and frees its thread.
   i.server.set_keep_alive_max_count(i.options.keep_alive_requests);
   i.server.new_task_queue = [threads = i.options.threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  // A chunked body has no Content-Length for the size limit to check, and cpp-httplib reads it
+  // whole: refused before it is read. kube-scheduler always sends Content-Length.
+  i.server.set_pre_routing_handler([&i](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_header("Transfer-Encoding")) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 411;
+    res.set_content(json{{"Error", fmt::format("send the body with Content-Length (at most {} bytes), not Transfer-Encoding: {}",
+                                               i.options.max_body, req.get_header_value("Transfer-Encoding"))}}
+                        .dump(-1, ' ', false, json::error_handler_t::replace),
+                    i.json_type());
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // cpp-httplib's own refusals (413, 404, a malformed request) come with an empty body; kube-
+  // scheduler shows an extender's Error, so every one gets one.
+  i.server.set_error_handler(httplib::Server::HandlerWithResponse([&i](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string why;
+    if (res.status == 413 && req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0) {
+      why = "form-encoded bodies are limited to 8 KiB: send Content-Type: application/json";
+    } else if (res.status == 413) {
+      why = fmt::format("the body is larger than --max-body ({} bytes)", i.options.max_body);
+    } else if (res.status == 404) {
+      why = fmt::format("no such path: {} {} (POST /filter, /prioritize, /bind, /preempt, /explain; GET /healthz, /metrics, /snapshot)",
+                        req.method, req.path);
+    } else {
+      why = fmt::format("HTTP {}: the request could not be read (its headers, or a body shorter than its Content-Length)", res.status);
+    }
+    res.set_content(json{{"Error", why}}.dump(-1, ' ', false, json::error_handler_t::replace), i.json_type());
+    return httplib::Server::HandlerResponse::Handled;
+  }));
   i.route_args("/filter", "filter", &Impl::filter);
   i.route_args("/prioritize", "prioritize", &Impl::prioritize);
   i.route("/bind", "bind", &Impl::bind);

@@ -67,6 +67,38 @@ TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotat
   CHECK(core->bind("ns", "p2", "", "ghost").status().code() == Code::kNotFound);
 }
 
+TEST_CASE("a pod the ledger holds fits only where it is bound; another pod of its name fits nowhere") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 1, 81920).obj, nvf("b", 1, 81920).obj, nvf("c", 1, 81920).obj}, nullptr).is_ok());
+  const json pod = PodBuilder("p", "ns").uid("uid-p").gpu_memory("10Gi").obj;
+  REQUIRE(core->filter(pod, {"a", "b", "c"}).is_ok());
+  REQUIRE(core->bind("ns", "p", "uid-p", "b").is_ok());
+  // The scheduler retries the pod (it never saw the Bind succeed): only its node passes.
+  auto again = core->filter(pod, {"a", "b", "c"});
+  REQUIRE(again.is_ok());
+  CHECK(again->passed == std::vector<std::string>{"b"});
+  CHECK(again->unresolvable.at("a") == "pod ns/p is already bound to node b in fracpack's ledger");
+  auto best = core->filter_all(pod, 1);
+  REQUIRE(best.is_ok());
+  CHECK(best->passed == std::vector<std::string>{"b"});
+  CHECK(core->bind("ns", "p", "uid-p", "b").is_ok());  // and binds there again
+  // A recreated pod of the same name while the old binding is held: nowhere, and Bind says why.
+  const json recreated = PodBuilder("p", "ns").uid("uid-p2").gpu_memory("10Gi").obj;
+  auto f = core->filter(recreated, {"a", "b", "c"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->unresolvable.size() == 3);
+  CHECK(f->unresolvable.at("b").find("UID uid-p is bound to node b") != std::string::npos);
+  auto bound = core->bind("ns", "p", "uid-p2", "b");
+  CHECK(bound.status().code() == Code::kAlreadyExists);
+  CHECK(bound.status().message().find("bound with UID uid-p; this Bind names UID uid-p2") != std::string::npos);
+  // Unknown nodes share one reason (kube-scheduler counts them as one).
+  auto unknown = core->filter(PodBuilder("u", "ns").gpu_memory("1Gi").obj, {"x", "y", "a"});
+  REQUIRE(unknown.is_ok());
+  CHECK(unknown->unresolvable.at("x") == "node(s) not known to fracpack (send full Nodes, or apply them)");
+  CHECK(unknown->unresolvable.at("y") == unknown->unresolvable.at("x"));
+}
+
 TEST_CASE("a pod filtered again after it was bound and released keeps its place among remembered pods") {
   // Two remembered pods at most. p is filtered, bound (forgotten), released, filtered again after
   // q: dropping p's stale first entry must not drop its new copy (it used to: Bind then failed).

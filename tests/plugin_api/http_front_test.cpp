@@ -291,9 +291,33 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   auto huge = c.Post("/filter", std::string(10u << 20, '{'), "application/json");
   REQUIRE(huge);
   CHECK(huge->status == 413);
+  CHECK(json::parse(huge->body)["Error"].get<std::string>().find("larger than --max-body") != std::string::npos);
+  auto form = c.Post("/filter", std::string(9000, 'x'), "application/x-www-form-urlencoded");
+  REQUIRE(form);
+  CHECK(json::parse(form->body)["Error"].get<std::string>().find("send Content-Type: application/json") != std::string::npos);
+  // A chunked body has no length to check: refused before it is read.
+  std::size_t sent = 0;
+  auto chunked = c.Post(
+      "/filter",
+      [&sent](std::size_t, httplib::DataSink& sink) {
+        const std::string piece(64 << 10, ' ');
+        if (sent < (64u << 20)) {
+          sent += piece.size();
+          return sink.write(piece.data(), piece.size());
+        }
+        sink.done();
+        return true;
+      },
+      "application/json");
+  if (chunked) {  // the server may close before the client is done sending
+    CHECK(chunked->status == 411);
+    CHECK(json::parse(chunked->body)["Error"].get<std::string>().find("Content-Length") != std::string::npos);
+  }
+  CHECK(sent < (64u << 20));  // not read to the end
   auto verb = c.Post("/schedule", "{}", "application/json");
   REQUIRE(verb);
   CHECK(verb->status == 404);
+  CHECK(json::parse(verb->body)["Error"].get<std::string>().find("no such path: POST /schedule") == 0);
   auto garbage = c.Post("/prioritize", std::string("\x08\x96\x01\xff\x00garbage", 12), "application/x-protobuf");
   REQUIRE(garbage);
   CHECK(garbage->status == 400);
