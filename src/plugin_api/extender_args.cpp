@@ -109,6 +109,9 @@ Status ExtenderArgsReader::read(std::string_view body, const char* type) {
   if (pod_text.empty()) return invalid(fmt::format("{}.Pod must be an object", type));
   pod_ = nlohmann::json::parse(pod_text, nullptr, /*allow_exceptions=*/false);
   if (pod_.is_discarded()) return invalid(fmt::format("the body is not valid JSON: {}.Pod is malformed", type));
+  if (has_names && !nodes_text.empty()) {
+    return invalid(fmt::format("{}: give NodeNames (nodeCacheCapable) or Nodes, not both", type));
+  }
   if (has_names) return Status::ok();
 
   if (nodes_text.empty()) return invalid(fmt::format("{} has neither NodeNames nor Nodes", type));
@@ -130,6 +133,16 @@ Status ExtenderArgsReader::read(std::string_view body, const char* type) {
     objects_.push_back(&n);
   }
   return Status::ok();
+}
+
+void ExtenderArgsReader::trim(std::size_t keep) {
+  pod_ = nullptr;
+  nodes_ = nullptr;
+  objects_.clear();
+  names_.clear();
+  if (names_.capacity() * sizeof(std::string_view) > keep) std::vector<std::string_view>().swap(names_);
+  if (buffer_.capacity() > keep) std::string().swap(buffer_);
+  if (parser_.capacity() > keep) parser_ = simdjson::ondemand::parser{};
 }
 
 }  // namespace fracpack::api

@@ -40,6 +40,10 @@ class ExtenderArgsReader {
   /// Nodes' items, parallel to node_names(); empty with NodeNames.
   [[nodiscard]] const std::vector<const nlohmann::json*>& node_objects() const { return objects_; }
 
+  /// Drops what the last read() holds and gives back buffers above `keep` bytes, so one 8 MiB
+  /// body does not pin its memory on every serving thread (a few 5,000-name bodies stay cached).
+  void trim(std::size_t keep = 1u << 20);
+
  private:
   std::string buffer_;  ///< the body, padded for simdjson
   simdjson::ondemand::parser parser_;

@@ -177,15 +177,17 @@ struct HttpFront::Impl {
     return {{"Error", bound ? "" : bound.status().message()}};
   }
 
-  /// The Binding in the API server (bindVerb). A definite refusal (the pod is gone, or bound
-  /// elsewhere) undoes the ledger's bind; an unknown outcome (the API server unreachable) keeps
-  /// it, as the pod may be bound: the GPUs stay held until a Sync or a release says otherwise.
+  /// The Binding in the API server (bindVerb). A definite failure (the pod is gone or bound
+  /// elsewhere, the API server unreachable) undoes the ledger's bind; an unknown outcome (sent, no
+  /// clear answer) keeps it, as the pod may be bound: the GPUs stay held until the retried pod
+  /// binds there, or a Sync or a release says otherwise.
   Result<BindAnswer> bind_in_api_server(BindAnswer bound, const std::string& uid) {
-    Status st = binder->bind(bound, uid);
+    bool maybe_bound = false;
+    Status st = binder->bind(bound, uid, &maybe_bound);
     if (st.is_ok()) return bound;
-    if (st.code() == Code::kNotFound || st.code() == Code::kAlreadyExists || st.code() == Code::kInvalidArgument) {
+    if (!maybe_bound) {
       if (Status undone = core.release(bound.pod); !undone.is_ok()) {
-        spdlog::error("pod {}: the API server refused its Binding and the ledger could not release it: {}", bound.pod, undone.message());
+        spdlog::error("pod {}: the API server did not bind it and the ledger could not release it: {}", bound.pod, undone.message());
       }
     }
     return st;
@@ -268,6 +270,10 @@ struct HttpFront::Impl {
   void route_args(const char* path, const char* verb, Handler handler) {
     serve(path, verb, [this, handler](const std::string& body) {
       ExtenderArgsReader& args = args_reader();
+      struct Trim {  // after the answer, whatever happened
+        ExtenderArgsReader& r;
+        ~Trim() { r.trim(); }
+      } trim{args};
       if (Status st = args.read(body); !st.is_ok()) throw BadRequest{st.message()};
       return (this->*handler)(args);
     });

@@ -40,9 +40,11 @@ class KubeBinder {
   /// Creates the Binding of `answer.pod` ("namespace/name", UID `uid` when known: the API server
   /// then refuses a different pod of the same name) to `answer.node` with `answer.annotations`.
   /// A pod already bound to that node is success (a retried Bind). kNotFound when the pod is
-  /// gone, kAlreadyExists when it is bound elsewhere, kInternal for any other failure; each
-  /// message names the pod and quotes the API server.
-  Status bind(const BindAnswer& answer, const std::string& uid);
+  /// gone, kAlreadyExists when it is bound elsewhere, kInvalidArgument for a name that is not a
+  /// Kubernetes name, kInternal for any other failure; each message names the pod and quotes the
+  /// API server. `*maybe_bound`: on failure, whether the API server may have bound the pod anyway
+  /// (the request was sent and no clear answer came back).
+  Status bind(const BindAnswer& answer, const std::string& uid, bool* maybe_bound);
 
  private:
   explicit KubeBinder(KubeApi api, std::string token);

@@ -78,19 +78,7 @@ int serve(const ServeOptions& options) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  auto core = Extender::open(options.core);
-  if (!core) {
-    spdlog::error("{}", core.status().message());
-    return 2;
-  }
-  spdlog::info("policy {}{}", options.core.policy,
-               options.core.workload ? fmt::format(" (target workload: {} typical pod shapes)", options.core.workload->size()) : "");
-  if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
-  if (!options.http && !options.grpc) {
-    spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
-    return 2;
-  }
-  api::Metrics metrics;
+  // Flags first: a mistake must not leave a state file behind.
   std::unique_ptr<api::KubeBinder> binder;
   if (!options.kube_api.empty()) {
     if (!options.http) {
@@ -108,6 +96,19 @@ int serve(const ServeOptions& options) {
     spdlog::error("--kube-token and --kube-ca apply to --kube-api; give it too");
     return 2;
   }
+  auto core = Extender::open(options.core);
+  if (!core) {
+    spdlog::error("{}", core.status().message());
+    return 2;
+  }
+  spdlog::info("policy {}{}", options.core.policy,
+               options.core.workload ? fmt::format(" (target workload: {} typical pod shapes)", options.core.workload->size()) : "");
+  if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
+  if (!options.http && !options.grpc) {
+    spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
+    return 2;
+  }
+  api::Metrics metrics;
   std::unique_ptr<api::HttpFront> http_front;
   std::unique_ptr<api::GrpcFront> grpc_front;
   if (options.http) {

@@ -266,6 +266,7 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
            {R"({"Pod":)" + pod_text + R"(})", "ExtenderArgs has neither NodeNames nor Nodes"},
            {R"({"Pod":)" + pod_text + R"(,"Nodes":{"items":[{"metadata":{}}]}})", "ExtenderArgs.Nodes.items[] needs metadata.name"},
            {R"({"Pod":)" + pod_text + R"(,"Nodes":[]})", "ExtenderArgs.Nodes must be a NodeList with items"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"],"Nodes":{"items":[]}})", "give NodeNames (nodeCacheCapable) or Nodes, not both"},
            {R"({"NodeNames":["a"]})", "ExtenderArgs.Pod must be an object"},
            {R"({"Pod":{"metadata":{"name":"x"},"spec":{"containers":[{"name":"c",}]}},"NodeNames":["a"]})", "not valid JSON"},
            {"", "not valid JSON"}}) {

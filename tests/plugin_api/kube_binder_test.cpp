@@ -56,20 +56,31 @@ struct FakeApiServer {
   }
 };
 
+/// An extender core with one 1-GPU node "a", its JSON front binding through `binder`.
+struct Extender1 {
+  std::unique_ptr<Extender> core;
+  api::Metrics metrics;
+  std::unique_ptr<api::HttpFront> front;
+  int port = 0;
+  explicit Extender1(api::KubeBinder* binder) {
+    auto opened = Extender::open(ExtenderOptions{});
+    REQUIRE(opened.is_ok());
+    core = std::move(*opened);
+    REQUIRE(core->apply({nvf("a", 1, 81920).obj}, nullptr).is_ok());
+    front = std::make_unique<api::HttpFront>(*core, metrics, api::HttpOptions{}, binder);
+    port = *front->start();
+  }
+};
+
 TEST_CASE("Bind creates the Binding with the GPU annotations; a refusal undoes the ledger's bind") {
   FakeApiServer api;
   const auto token = std::filesystem::temp_directory_path() / fmt::format("fracpack-token-{}", getpid());
   std::ofstream(token) << "s3cret\n";
   auto binder = api::KubeBinder::open({fmt::format("http://127.0.0.1:{}", api.port), token.string(), ""});
   REQUIRE_MESSAGE(binder.is_ok(), binder.status().message());
-  auto opened = Extender::open(ExtenderOptions{});
-  REQUIRE(opened.is_ok());
-  std::unique_ptr<Extender> core = std::move(*opened);
-  REQUIRE(core->apply({nvf("a", 1, 81920).obj}, nullptr).is_ok());
-  api::Metrics metrics;
-  api::HttpFront front(*core, metrics, api::HttpOptions{}, binder->get());
-  const int port = *front.start();
-  httplib::Client c("127.0.0.1", port);
+  Extender1 server(binder->get());
+  auto& core = server.core;
+  httplib::Client c("127.0.0.1", server.port);
   auto filter_then_bind = [&](const std::string& name) {
     const json pod = kube_pod(name, R"({"gpu-fraction": "0.5"})");
     auto f = c.Post("/filter", json{{"Pod", pod}, {"NodeNames", {"a"}}}.dump(), "application/json");
@@ -116,14 +127,39 @@ TEST_CASE("Bind creates the Binding with the GPU annotations; a refusal undoes t
     CHECK(filter_then_bind("maybe").find("refused with 500") != std::string::npos);
     CHECK(holders() == 1);
   }
-  front.stop();
   std::filesystem::remove(token);
 }
 
 TEST_CASE("KubeBinder refuses a bad API address or an unreadable token, naming the flag") {
-  CHECK(api::KubeBinder::open({"kubernetes.default.svc", "", ""}).status().message().find("--kube-api") != std::string::npos);
-  CHECK(api::KubeBinder::open({"https://k8s:6443/api", "", ""}).status().message().find("without a path") != std::string::npos);
+  for (const char* url : {"kubernetes.default.svc", "ftp://k8s", "https://k8s:6443/api", "https://", "https://k8s:0", "https://k8s:99999",
+                          "https://k8s:", "https://user:pw@k8s", "https://k8s?x=1", "https://ho st", "http://[::1"}) {
+    CAPTURE(url);
+    const auto opened = api::KubeBinder::open({url, "", ""});
+    REQUIRE(!opened.is_ok());
+    CHECK(opened.status().message().find(std::string("--kube-api ") + url + ":") == 0);
+  }
+  for (const char* url : {"https://kubernetes.default.svc", "http://127.0.0.1:8001", "https://[::1]:6443"}) {
+    CAPTURE(url);
+    CHECK(api::KubeBinder::open({url, "", ""}).is_ok());
+  }
   CHECK(api::KubeBinder::open({"https://k8s:6443", "/nonexistent/token", ""}).status().message().find("--kube-token") != std::string::npos);
+  CHECK(api::KubeBinder::open({"https://k8s:6443", "/dev/null", ""}).status().message().find("empty") != std::string::npos);
+  CHECK(api::KubeBinder::open({"https://k8s:6443", "", "/etc/hostname"}).status().message().find("not a PEM certificate") != std::string::npos);
+}
+
+TEST_CASE("an API server that cannot be reached binds nothing: the ledger lets the GPUs go") {
+  auto binder = api::KubeBinder::open({"http://127.0.0.1:1", "", ""});  // nothing listens on port 1
+  REQUIRE(binder.is_ok());
+  Extender1 server(binder->get());
+  auto& core = server.core;
+  httplib::Client c("127.0.0.1", server.port);
+  const json pod = kube_pod("p", R"({"gpu-fraction": "0.5"})");
+  REQUIRE(c.Post("/filter", json{{"Pod", pod}, {"NodeNames", {"a"}}}.dump(), "application/json"));
+  auto b = c.Post("/bind", json{{"PodName", "p"}, {"PodNamespace", "team-a"}, {"PodUID", pod["metadata"]["uid"]}, {"Node", "a"}}.dump(),
+                  "application/json");
+  REQUIRE(b);
+  CHECK(json::parse(b->body)["Error"].get<std::string>().find("cannot connect to the API server at http://127.0.0.1:1") == 0);
+  CHECK(core->snapshot().bindings.empty());
 }
 
 }  // namespace
