@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "plugin_api/json_text.hpp"
 
 namespace fracpack::api {
 namespace {
@@ -11,8 +12,10 @@ namespace od = simdjson::ondemand;
 
 Status invalid(std::string message) { return {Code::kInvalidArgument, std::move(message)}; }
 
-Status not_json(simdjson::error_code e) {
-  return invalid(fmt::format("the body is not valid JSON: {}", simdjson::error_message(e)));
+/// The body is not JSON: where and why, in words (nlohmann's), else simdjson's error.
+Status not_json(simdjson::error_code e, std::string_view body) {
+  std::string why = json_syntax_error(body);
+  return invalid(fmt::format("the body is not valid JSON: {}", why.empty() ? simdjson::error_message(e) : why));
 }
 
 /// nlohmann's names of JSON types, as the other verbs' messages use them.
@@ -57,46 +60,46 @@ Status ExtenderArgsReader::read(std::string_view body, const char* type) {
   buffer_.resize(body.size() + simdjson::SIMDJSON_PADDING, ' ');
 
   od::document doc;
-  if (auto e = parser_.iterate(simdjson::padded_string_view(buffer_.data(), body.size(), buffer_.size())).get(doc)) return not_json(e);
+  if (auto e = parser_.iterate(simdjson::padded_string_view(buffer_.data(), body.size(), buffer_.size())).get(doc)) return not_json(e, body);
   od::json_type root_type{};
-  if (auto e = doc.type().get(root_type)) return not_json(e);
+  if (auto e = doc.type().get(root_type)) return not_json(e, body);
   if (root_type != od::json_type::object) return invalid(fmt::format("the body must be a JSON object, not a {}", type_name(root_type)));
   od::object root;
-  if (auto e = doc.get_object().get(root)) return not_json(e);
+  if (auto e = doc.get_object().get(root)) return not_json(e, body);
 
   std::string_view pod_text;
   std::string_view nodes_text;
   bool has_names = false;
   for (auto field_result : root) {
     od::field field;
-    if (auto e = std::move(field_result).get(field)) return not_json(e);
+    if (auto e = std::move(field_result).get(field)) return not_json(e, body);
     std::string_view key;
-    if (auto e = field.unescaped_key().get(key)) return not_json(e);
+    if (auto e = field.unescaped_key().get(key)) return not_json(e, body);
     od::value value = field.value();
     od::json_type vt{};
-    if (auto e = value.type().get(vt)) return not_json(e);
+    if (auto e = value.type().get(vt)) return not_json(e, body);
     if (key == "Pod") {
       if (vt != od::json_type::object) return invalid(fmt::format("{}.Pod must be an object", type));
-      if (auto e = raw_text(value, vt, pod_text)) return not_json(e);
+      if (auto e = raw_text(value, vt, pod_text)) return not_json(e, body);
     } else if (key == "NodeNames") {
       names_.clear();  // a field sent twice: the last one counts, as in any JSON decoder
       has_names = vt != od::json_type::null;
       if (vt == od::json_type::null) continue;
       if (vt != od::json_type::array) return invalid(fmt::format("{}.NodeNames must be a list of strings", type));
       od::array names;
-      if (auto e = value.get_array().get(names)) return not_json(e);
+      if (auto e = value.get_array().get(names)) return not_json(e, body);
       for (auto item : names) {
         od::json_type it{};
-        if (auto e = item.type().get(it)) return not_json(e);
+        if (auto e = item.type().get(it)) return not_json(e, body);
         if (it != od::json_type::string) return invalid(fmt::format("{}.NodeNames must be a list of strings", type));
         std::string_view name;
-        if (auto e = item.get_string().get(name)) return not_json(e);
+        if (auto e = item.get_string().get(name)) return not_json(e, body);
         names_.push_back(name);
       }
     } else {
       // Nodes, and fields fracpack does not use (read fully, so a malformed value is refused).
       std::string_view text;
-      if (auto e = raw_text(value, vt, text)) return not_json(e);
+      if (auto e = raw_text(value, vt, text)) return not_json(e, body);
       if (key == "Nodes") {
         nodes_text = vt == od::json_type::null ? std::string_view() : text;
       } else if (!nlohmann::json::accept(text)) {
@@ -123,12 +126,13 @@ Status ExtenderArgsReader::read(std::string_view body, const char* type) {
     return invalid(fmt::format("{}.Nodes must be a NodeList with items", type));
   }
   if (!items->is_array()) return Status::ok();
-  for (const auto& n : *items) {
+  for (std::size_t index = 0; index < items->size(); ++index) {
+    const auto& n = (*items)[index];
     const std::string* name = nullptr;
     if (auto meta = n.is_object() ? n.find("metadata") : n.end(); meta != n.end() && meta->is_object()) {
       if (auto it = meta->find("name"); it != meta->end() && it->is_string()) name = &it->get_ref<const std::string&>();
     }
-    if (name == nullptr || name->empty()) return invalid(fmt::format("{}.Nodes.items[] needs metadata.name", type));
+    if (name == nullptr || name->empty()) return invalid(fmt::format("{}.Nodes.items[{}] needs metadata.name", type, index));
     names_.push_back(*name);
     objects_.push_back(&n);
   }

@@ -28,7 +28,7 @@ struct BadRequest {
 json parse_body(const std::string& text) {
   if (k8s::too_deep_json(text)) throw BadRequest{"the body nests deeper than 128 levels; Kubernetes objects are far shallower"};
   json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) throw BadRequest{"the body is not valid JSON"};
+  if (body.is_discarded()) throw BadRequest{"the body is not valid JSON: " + json_syntax_error(text)};
   if (!body.is_object()) throw BadRequest{fmt::format("the body must be a JSON object, not a {}", body.type_name())};
   return body;
 }

@@ -27,6 +27,20 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+/// Where and why `text` is not JSON, in nlohmann's words without its exception id ("parse error
+/// at line 1, column 9: syntax error while parsing value - invalid literal; last read: 'x'"); ""
+/// when it is JSON. For error messages only: it parses the whole text again.
+inline std::string json_syntax_error(std::string_view text) {
+  try {
+    [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);
+    return "";
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    if (const auto close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != std::string::npos) what.erase(0, close + 2);
+    return what;
+  }
+}
+
 /// Appends `names` as a JSON list of strings.
 template <class Names>
 void append_json_strings(std::string& out, const Names& names) {

@@ -250,12 +250,15 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   CHECK(s.post("/filter", {{"Pod", "not a pod"}, {"NodeNames", {"a"}}}, 400)["Error"] == "ExtenderArgs.Pod must be an object");
   CHECK(s.post("/filter", {{"Pod", json::object()}, {"NodeNames", "a"}}, 400)["Error"] == "ExtenderArgs.NodeNames must be a list of strings");
   CHECK(s.post("/bind", {{"PodName", 7}}, 400)["Error"] == "ExtenderBindingArgs.PodName must be a string");
+  auto bad_bind = c.Post("/bind", R"({"PodName": "p",})", "application/json");
+  REQUIRE(bad_bind);
+  CHECK(json::parse(bad_bind->body)["Error"].get<std::string>().find("the body is not valid JSON: parse error at line 1, column 17") == 0);
   CHECK(s.post("/filter", json::array({1, 2}), 400)["Error"] == "the body must be a JSON object, not a array");
   // Filter's and Prioritize's bodies are read without a document (extender_args.cpp): every part
   // is still checked, the fields fracpack does not use and what follows the object included.
   const std::string pod_text = kube_pod("p").dump();
   for (const auto& [body, error] : std::vector<std::pair<std::string, std::string>>{
-           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"]} trailing)", "not valid JSON"},
+           {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"]} trailing)", "expected end of input"},
            {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"]} {"x":1})", "the body has content after its JSON object"},
            {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"]} 5)", "not valid JSON"},
            {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"],"Extra":[1,]})", "not valid JSON"},
@@ -264,7 +267,7 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
            {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a\x"]})", "not valid JSON"},
            {R"({"Pod":)" + pod_text + "," + "\"NodeNames\":[\"\xff\"]}", "not valid JSON"},
            {R"({"Pod":)" + pod_text + R"(})", "ExtenderArgs has neither NodeNames nor Nodes"},
-           {R"({"Pod":)" + pod_text + R"(,"Nodes":{"items":[{"metadata":{}}]}})", "ExtenderArgs.Nodes.items[] needs metadata.name"},
+           {R"({"Pod":)" + pod_text + R"(,"Nodes":{"items":[{"metadata":{}}]}})", "ExtenderArgs.Nodes.items[0] needs metadata.name"},
            {R"({"Pod":)" + pod_text + R"(,"Nodes":[]})", "ExtenderArgs.Nodes must be a NodeList with items"},
            {R"({"Pod":)" + pod_text + R"(,"NodeNames":["a"],"Nodes":{"items":[]}})", "give NodeNames (nodeCacheCapable) or Nodes, not both"},
            {R"({"NodeNames":["a"]})", "ExtenderArgs.Pod must be an object"},
