@@ -202,16 +202,24 @@ struct HttpFront::Impl {
       if (!it->is_object()) throw BadRequest{fmt::format("ExtenderPreemptionArgs.{} must be a map", field)};
       for (const auto& [node, victims] : it->items()) {
         auto& uids = offered[node];
-        const json* pods = victims.is_object() && victims.contains("Pods") ? &victims["Pods"] : nullptr;
-        if (pods == nullptr || pods->is_null()) continue;
-        if (!pods->is_array()) throw BadRequest{fmt::format("ExtenderPreemptionArgs.{}.{}.Pods must be a list", field, node)};
-        for (const auto& p : *pods) {
+        const std::string where = fmt::format("ExtenderPreemptionArgs.{}.{}", field, node);
+        if (victims.is_null()) continue;
+        if (!victims.is_object()) throw BadRequest{fmt::format("{} must be an object with Pods", where)};
+        const auto pods = victims.find("Pods");
+        if (pods == victims.end() || pods->is_null()) continue;
+        if (!pods->is_array()) throw BadRequest{fmt::format("{}.Pods must be a list", where)};
+        for (std::size_t i = 0; i < pods->size(); ++i) {
+          // MetaVictims name pods by UID; Victims carry whole v1 Pods (metadata.uid).
+          const json& p = (*pods)[i];
           const json* uid = nullptr;
-          if (meta && p.is_object() && p.contains("UID")) uid = &p["UID"];
-          if (!meta && p.is_object() && p.contains("metadata") && p["metadata"].is_object() && p["metadata"].contains("uid")) {
+          if (p.is_object() && meta && p.contains("UID")) uid = &p["UID"];
+          if (p.is_object() && !meta && p.contains("metadata") && p["metadata"].is_object() && p["metadata"].contains("uid")) {
             uid = &p["metadata"]["uid"];
           }
-          if (uid != nullptr && uid->is_string()) uids.push_back(uid->get<std::string>());
+          if (uid == nullptr || !uid->is_string() || uid->get_ref<const std::string&>().empty()) {
+            throw BadRequest{fmt::format("{}.Pods[{}] needs {} (a string)", where, i, meta ? "UID" : "metadata.uid")};
+          }
+          uids.push_back(uid->get<std::string>());
         }
       }
     };

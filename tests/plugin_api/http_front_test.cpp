@@ -180,6 +180,13 @@ TEST_CASE("Bind refusals are answers with Error set; Preempt answers meta victim
   json high = PodBuilder("high").whole(1).priority_class("build").obj;
   json pre = s.post("/preempt", {{"Pod", high}, {"NodeNameToMetaVictims", {{"a", {{"Pods", {{{"UID", "u-low"}}}}, {"NumPDBViolations", 0}}}}}});
   CHECK(pre["NodeNameToMetaVictims"]["a"]["Pods"][0]["UID"] == "u-low");
+  // Victims of the wrong shape are the caller's mistake, named, not dropped.
+  CHECK(s.post("/preempt", {{"Pod", high}, {"NodeNameToMetaVictims", {{"a", 5}}}}, 400)["Error"] ==
+        "ExtenderPreemptionArgs.NodeNameToMetaVictims.a must be an object with Pods");
+  CHECK(s.post("/preempt", {{"Pod", high}, {"NodeNameToMetaVictims", {{"a", {{"Pods", {{{"UID", 5}}}}}}}}}, 400)["Error"] ==
+        "ExtenderPreemptionArgs.NodeNameToMetaVictims.a.Pods[0] needs UID (a string)");
+  CHECK(s.post("/preempt", {{"Pod", high}, {"NodeNameToVictims", {{"a", {{"Pods", {json::object()}}}}}}}, 400)["Error"] ==
+        "ExtenderPreemptionArgs.NodeNameToVictims.a.Pods[0] needs metadata.uid (a string)");
 }
 
 TEST_CASE("a second server on a port already served fails to start instead of sharing it") {
