@@ -55,12 +55,10 @@ Status ExtenderArgsReader::read(std::string_view body, const char* type) {
   names_.clear();
   objects_.clear();
   cache_capable_ = true;
-  if (k8s::too_deep_json(body)) return invalid("the body nests deeper than 128 levels; Kubernetes objects are far shallower");
-  buffer_.assign(body);
-  buffer_.resize(body.size() + simdjson::SIMDJSON_PADDING, ' ');
+  if (k8s::too_deep_json(body)) return invalid(std::string("the body ") + k8s::kTooDeep);
 
   od::document doc;
-  if (auto e = parser_.iterate(simdjson::padded_string_view(buffer_.data(), body.size(), buffer_.size())).get(doc)) return not_json(e, body);
+  if (auto e = parser_.iterate(body, doc)) return not_json(e, body);
   od::json_type root_type{};
   if (auto e = doc.type().get(root_type)) return not_json(e, body);
   if (root_type != od::json_type::object) return invalid(fmt::format("the body must be a JSON object, not a {}", type_name(root_type)));
@@ -145,8 +143,7 @@ void ExtenderArgsReader::trim(std::size_t keep) {
   objects_.clear();
   names_.clear();
   if (names_.capacity() * sizeof(std::string_view) > keep) std::vector<std::string_view>().swap(names_);
-  if (buffer_.capacity() > keep) std::string().swap(buffer_);
-  if (parser_.capacity() > keep) parser_ = simdjson::ondemand::parser{};
+  parser_.trim(keep);
 }
 
 }  // namespace fracpack::api

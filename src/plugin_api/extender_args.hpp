@@ -15,9 +15,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <simdjson.h>
-
 #include "fracpack/status.hpp"
+#include "plugin_api/on_demand.hpp"
 
 namespace fracpack::api {
 
@@ -45,8 +44,7 @@ class ExtenderArgsReader {
   void trim(std::size_t keep = 1u << 20);
 
  private:
-  std::string buffer_;  ///< the body, padded for simdjson
-  simdjson::ondemand::parser parser_;
+  OnDemandParser parser_;
   nlohmann::json pod_;
   nlohmann::json nodes_;  ///< the NodeList, when sent
   std::vector<std::string_view> names_;

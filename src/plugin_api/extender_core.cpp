@@ -224,11 +224,7 @@ class ExtenderImpl final : public Extender {
     }
     std::unique_lock lock(mu_);
     if (!pod) {
-      if (const Allocation* held = state_->allocation(key)) {  // already bound: same node is a repeat
-        if (auto st = same_bound_pod(key, uid); !st.is_ok()) return st;
-        if (state_->node(held->node).name == node) return answer_for(key, *held);
-        return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
-      }
+      if (auto repeat = bound_already(key, uid, node)) return *repeat;
       if (!seen_uid.empty()) {
         return Status(Code::kNotFound, fmt::format("pod {}: Bind names PodUID {}, but Filter saw UID {} under this name "
                                                    "(a recreated pod? run Filter on the current one)",
@@ -240,11 +236,7 @@ class ExtenderImpl final : public Extender {
     }
     auto n = state_->find_node(node);
     if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, node));
-    if (const Allocation* held = state_->allocation(key)) {
-      if (auto st = same_bound_pod(key, uid); !st.is_ok()) return st;
-      if (held->node == *n) return answer_for(key, *held);
-      return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
-    }
+    if (auto repeat = bound_already(key, uid, node)) return *repeat;
     if (auto refusal = admit(*pod)) return Status(Code::kResourceExhausted, refusal->message, "queue:" + refusal->queue);
     auto ranked = rank_nodes(*state_, *pod, *policy_, {*n});  // this node only: O(1), not an index search
     if (ranked.empty()) {
@@ -518,13 +510,19 @@ class ExtenderImpl final : public Extender {
     return true;
   }
 
-  /// kAlreadyExists when the binding of `key` belongs to a pod with another UID than `uid`.
-  /// Caller holds mu_.
-  Status same_bound_pod(const std::string& key, const std::string& uid) const {
+  /// Bind of a pod the ledger already holds: the same pod to the same node is a repeat (the
+  /// answer again); another node, or another pod of that name (another UID), is kAlreadyExists.
+  /// nullopt when `key` is not bound. Caller holds mu_.
+  std::optional<Result<BindAnswer>> bound_already(const std::string& key, const std::string& uid, const std::string& node) {
+    const Allocation* held = state_->allocation(key);
+    if (held == nullptr) return std::nullopt;
     const api::StoredBinding* b = bindings_.find(key);
-    if (b == nullptr || uid.empty() || b->uid.empty() || b->uid == uid) return Status::ok();
-    return {Code::kAlreadyExists, fmt::format("pod {} is bound with UID {}; this Bind names UID {} (a recreated pod? release the old "
-                                              "one, or Sync)", key, b->uid, uid)};
+    if (b != nullptr && !uid.empty() && !b->uid.empty() && b->uid != uid) {
+      return Status(Code::kAlreadyExists, fmt::format("pod {} is bound with UID {}; this Bind names UID {} (a recreated pod? release "
+                                                      "the old one, or Sync)", key, b->uid, uid));
+    }
+    if (state_->node(held->node).name == node) return answer_for(key, *held);
+    return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, state_->node(held->node).name));
   }
 
   /// Each node's cached verdict into `answer`: failing nodes with their reason categories, and

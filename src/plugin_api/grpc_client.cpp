@@ -4,6 +4,7 @@
 #include "fracpack/v1/cluster.grpc.pb.h"
 #include "fracpack/v1/extender.grpc.pb.h"
 #include "plugin_api/client.hpp"
+#include "plugin_api/flag_files.hpp"
 #include "plugin_api/grpc_front.hpp"
 #include "plugin_api/grpc_status.hpp"
 #include "plugin_api/grpc_unary.hpp"

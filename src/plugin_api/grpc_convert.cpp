@@ -8,7 +8,7 @@ namespace fracpack::api {
 
 Result<nlohmann::json> parse_object(const std::string& bytes, const std::string& field) {
   if (k8s::too_deep_json(bytes)) {
-    return Status(Code::kInvalidArgument, fmt::format("{}: nests deeper than 128 levels; Kubernetes objects are far shallower", field), field);
+    return Status(Code::kInvalidArgument, fmt::format("{}: {}", field, k8s::kTooDeep), field);
   }
   nlohmann::json object = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
   if (object.is_discarded()) {

@@ -1,27 +1,15 @@
 #include "plugin_api/grpc_front.hpp"
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include "plugin_api/flag_files.hpp"
 #include "plugin_api/grpc_services.hpp"
 
 namespace fracpack::api {
-
-Result<std::string> read_pem(const std::string& path, const char* flag) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return invalid_argument("{} {}: cannot read the file", flag, path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().find("-----BEGIN ") == std::string::npos) {
-    return invalid_argument("{} {}: not a PEM file (no -----BEGIN line)", flag, path);
-  }
-  return text.str();
-}
 
 namespace {
 

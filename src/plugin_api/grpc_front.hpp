@@ -45,7 +45,4 @@ class GrpcFront {
   std::unique_ptr<Impl> impl_;
 };
 
-/// A file's whole content, for PEM files. kInvalidArgument naming `flag` and the path on failure.
-Result<std::string> read_pem(const std::string& path, const char* flag);
-
 }  // namespace fracpack::api

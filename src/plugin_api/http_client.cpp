@@ -1,10 +1,10 @@
 // ExtenderClient over kube-scheduler's HTTP/JSON extender wire (what http_front.cpp serves).
 #include <httplib.h>
 #include <nlohmann/json.hpp>
-#include <simdjson.h>
 
 #include "plugin_api/client.hpp"
 #include "plugin_api/json_text.hpp"
+#include "plugin_api/on_demand.hpp"
 
 namespace fracpack::api {
 namespace {
@@ -63,7 +63,7 @@ class HttpClient final : public ExtenderClient {
     scores.reserve(nodes.size());
     const simdjson::error_code e = [&]() -> simdjson::error_code {  // kube-scheduler's HostPriorityList
       od::document doc;
-      if (auto err = iterate(res->body, doc)) return err;
+      if (auto err = parser_.iterate(res->body, doc)) return err;
       od::array list;
       if (auto err = doc.get_array().get(list)) return err;
       for (auto item : list) {
@@ -114,17 +114,11 @@ class HttpClient final : public ExtenderClient {
     return Status::ok();
   }
 
-  simdjson::error_code iterate(const std::string& body, od::document& doc) {
-    buffer_.assign(body);
-    buffer_.resize(body.size() + simdjson::SIMDJSON_PADDING, ' ');
-    return parser_.iterate(simdjson::padded_string_view(buffer_.data(), body.size(), buffer_.size())).get(doc);
-  }
-
   /// Calls `field(key, value)` for each field of the object `body`.
   template <class Field>
   simdjson::error_code read_object(const std::string& body, Field field) {
     od::document doc;
-    if (auto e = iterate(body, doc)) return e;
+    if (auto e = parser_.iterate(body, doc)) return e;
     od::object object;
     if (auto e = doc.get_object().get(object)) return e;
     for (auto f : object) {
@@ -187,8 +181,7 @@ class HttpClient final : public ExtenderClient {
 
   httplib::Client http_;
   std::string base_url_;
-  std::string buffer_;  ///< the last answer, padded for simdjson
-  od::parser parser_;
+  OnDemandParser parser_;  ///< answers are read with it
 };
 
 }  // namespace

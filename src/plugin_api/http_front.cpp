@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <thread>
 #include <unordered_set>
 
@@ -26,7 +27,7 @@ struct BadRequest {
 };
 
 json parse_body(const std::string& text) {
-  if (k8s::too_deep_json(text)) throw BadRequest{"the body nests deeper than 128 levels; Kubernetes objects are far shallower"};
+  if (k8s::too_deep_json(text)) throw BadRequest{std::string("the body ") + k8s::kTooDeep};
   json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) throw BadRequest{"the body is not valid JSON: " + json_syntax_error(text)};
   if (!body.is_object()) throw BadRequest{fmt::format("the body must be a JSON object, not a {}", body.type_name())};
@@ -51,6 +52,8 @@ std::string string_field(const json& body, const char* field, const char* type, 
 
 std::string to_text(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 std::string to_text(std::string text) { return text; }
+/// An answer carrying only kube-scheduler's Error field.
+std::string error_text(const std::string& why) { return to_text(json{{"Error", why}}); }
 
 /// Appends node → reason pairs as a JSON object (the core answers each node once). Thousands of
 /// nodes share a handful of reasons: each reason is escaped once per run of nodes sharing it.
@@ -154,7 +157,7 @@ struct HttpFront::Impl {
       if (out.size() > 1) out += ',';
       out += "{\"Host\":";
       append_json_string(out, name);
-      out += fmt::format(",\"Score\":{}}}", score);
+      fmt::format_to(std::back_inserter(out), ",\"Score\":{}}}", score);  // no string per node
     };
     if (auto scores = core.prioritize(pod, names)) {
       for (const auto& s : *scores) host(s.host, s.score);
@@ -258,10 +261,10 @@ struct HttpFront::Impl {
         res.status = 200;
       } catch (const BadRequest& e) {
         res.status = 400;
-        res.set_content(json{{"Error", e.message}}.dump(-1, ' ', false, json::error_handler_t::replace), json_type());
+        res.set_content(error_text(e.message), json_type());
       } catch (const std::exception& e) {  // a value of the wrong type deep inside: still the caller's input
         res.status = 400;
-        res.set_content(json{{"Error", fmt::format("malformed {} arguments: {}", verb, e.what())}}.dump(), json_type());
+        res.set_content(error_text(fmt::format("malformed {} arguments: {}", verb, e.what())), json_type());
       }
       metrics.observe("http", verb, res.status, timer.seconds());
     });
@@ -312,9 +315,8 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
   i.server.set_pre_routing_handler([&i](const httplib::Request& req, httplib::Response& res) {
     if (!req.has_header("Transfer-Encoding")) return httplib::Server::HandlerResponse::Unhandled;
     res.status = 411;
-    res.set_content(json{{"Error", fmt::format("send the body with Content-Length (at most {} bytes), not Transfer-Encoding: {}",
-                                               i.options.max_body, req.get_header_value("Transfer-Encoding"))}}
-                        .dump(-1, ' ', false, json::error_handler_t::replace),
+    res.set_content(error_text(fmt::format("send the body with Content-Length (at most {} bytes), not Transfer-Encoding: {}",
+                                           i.options.max_body, req.get_header_value("Transfer-Encoding"))),
                     i.json_type());
     return httplib::Server::HandlerResponse::Handled;
   });
@@ -333,7 +335,7 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
     } else {
       why = fmt::format("HTTP {}: the request could not be read (its headers, or a body shorter than its Content-Length)", res.status);
     }
-    res.set_content(json{{"Error", why}}.dump(-1, ' ', false, json::error_handler_t::replace), i.json_type());
+    res.set_content(error_text(why), i.json_type());
     return httplib::Server::HandlerResponse::Handled;
   }));
   i.route_args("/filter", "filter", &Impl::filter);
@@ -343,7 +345,7 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
   i.route("/explain", "explain", &Impl::explain);
   i.server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   i.server.Get("/snapshot", [&i](const httplib::Request&, httplib::Response& res) {
-    res.set_content(to_json(i.core.snapshot()).dump(-1, ' ', false, json::error_handler_t::replace), i.json_type());
+    res.set_content(to_text(to_json(i.core.snapshot())), i.json_type());
   });
   i.server.Get("/metrics", [&i](const httplib::Request&, httplib::Response& res) {
     res.set_content(i.metrics.render(i.core.gauges()), "text/plain; version=0.0.4");

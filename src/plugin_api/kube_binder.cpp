@@ -1,26 +1,15 @@
 #include "plugin_api/kube_binder.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <fmt/format.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+
+#include "plugin_api/flag_files.hpp"
 
 namespace fracpack::api {
 namespace {
 
 using nlohmann::json;
-
-Result<std::string> read_file(const std::string& path, const char* what) {
-  std::ifstream in(path);
-  if (!in) return Status(Code::kInvalidArgument, fmt::format("{} {}: cannot be read", what, path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 /// The API server's own words: its Status object's message, else the body.
 std::string api_message(const httplib::Result& res) {
@@ -66,13 +55,14 @@ Result<std::unique_ptr<KubeBinder>> KubeBinder::open(const KubeApi& api) {
   if (Status st = check_url(api.url); !st.is_ok()) return st;
   std::string token;
   if (!api.token_file.empty()) {
-    auto t = read_file(api.token_file, "--kube-token");
+    auto t = read_flag_file(api.token_file, "--kube-token");
     if (!t) return t.status();
+    while (!t->empty() && (t->back() == '\n' || t->back() == '\r' || t->back() == ' ')) t->pop_back();
     if (t->empty()) return Status(Code::kInvalidArgument, fmt::format("--kube-token {}: the file is empty", api.token_file));
     token = std::move(*t);
   }
   if (!api.ca_file.empty()) {
-    auto ca = read_file(api.ca_file, "--kube-ca");
+    auto ca = read_flag_file(api.ca_file, "--kube-ca");
     if (!ca) return ca.status();
     if (ca->find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
       return Status(Code::kInvalidArgument, fmt::format("--kube-ca {}: not a PEM certificate", api.ca_file));
@@ -112,6 +102,11 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
   const auto slash = answer.pod.find('/');
   const std::string ns = slash == std::string::npos ? "default" : answer.pod.substr(0, slash);
   const std::string name = slash == std::string::npos ? answer.pod : answer.pod.substr(slash + 1);
+  for (const std::string* part : {&ns, &name}) {  // DNS-1123 names: nothing to escape in a path
+    if (part->empty() || part->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") != std::string::npos) {
+      return Status(Code::kInvalidArgument, fmt::format("pod {}: \"{}\" is not a Kubernetes object name (RFC 1123)", answer.pod, *part));
+    }
+  }
   json metadata = {{"name", name}, {"namespace", ns}};
   if (!uid.empty()) metadata["uid"] = uid;
   if (!answer.annotations.empty()) metadata["annotations"] = answer.annotations;
@@ -119,11 +114,6 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
                         {"kind", "Binding"},
                         {"metadata", metadata},
                         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", answer.node}}}};
-  for (const std::string* part : {&ns, &name}) {  // DNS-1123 names: nothing to escape in a path
-    if (part->empty() || part->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") != std::string::npos) {
-      return Status(Code::kInvalidArgument, fmt::format("pod {}: \"{}\" is not a Kubernetes object name (RFC 1123)", answer.pod, *part));
-    }
-  }
   const std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
   auto c = client();
   auto res = c->Post(pod_path + "/binding", binding.dump(), "application/json");
@@ -133,10 +123,8 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
     if (res && res->status == 409) {  // a retried Bind of a pod the API server already bound?
       auto pod = c->Get(pod_path);
       const json current = pod && pod->status == 200 ? json::parse(pod->body, nullptr, false) : json();
-      const json* node = current.is_object() && current.contains("spec") && current["spec"].is_object() && current["spec"].contains("nodeName")
-                             ? &current["spec"]["nodeName"]
-                             : nullptr;
-      if (node != nullptr && node->is_string() && node->get<std::string>() == answer.node) {
+      static const json::json_pointer kNodeName("/spec/nodeName");
+      if (current.is_object() && current.contains(kNodeName) && current[kNodeName] == answer.node) {
         give_back(std::move(c));
         return Status::ok();
       }
@@ -145,7 +133,6 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       st = Status(Code::kNotFound, fmt::format("the API server has no pod {}: {}", answer.pod, why));
     } else if (!res && res.error() == httplib::Error::Connection) {  // never sent: certainly not bound
       st = Status(Code::kInternal, fmt::format("cannot connect to the API server at {} to bind pod {}", api_.url, answer.pod));
-      *maybe_bound = false;
     } else {
       st = Status(Code::kInternal, fmt::format("binding pod {} to node {} in the API server ({}): {}", answer.pod, answer.node, api_.url, why));
       *maybe_bound = true;  // sent, and no clear answer

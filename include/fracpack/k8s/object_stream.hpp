@@ -60,5 +60,7 @@ int max_bracket_depth(std::string_view text, bool json_strings);
 /// Checked before parsing request bodies: copying or printing a deeper document recurses past the
 /// stack.
 bool too_deep_json(std::string_view text);
+/// What too_deep_json() refuses, for messages ("the body " + kTooDeep).
+inline constexpr const char* kTooDeep = "nests deeper than 128 levels; Kubernetes objects are far shallower";
 
 }  // namespace fracpack::k8s
