@@ -120,7 +120,7 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--policy", serve_policy, "Placement policy")->check(CLI::IsMember(names))->capture_default_str();
   std::string serve_workload;
   serve_cmd->add_option("--workload", serve_workload,
-                        "fgd / fgd-cpu: pods whose typical shapes are the target workload (Pod YAML/JSON, or an Alibaba pod-list CSV)")
+                        "fgd / fgd-cpu / fgd-lp: pods whose typical shapes are the target workload (Pod YAML/JSON, or an Alibaba pod-list CSV)")
       ->check(CLI::ExistingFile);
   serve_cmd->add_flag("--http-gzip", serve.http_gzip,
                       "JSON front: gzip answers for callers that accept it (kube-scheduler does); for a scheduler on a slow network. "
@@ -195,7 +195,7 @@ int run(int argc, char** argv) {
   fracpack::QuotaReplayOptions qr;
   add_quota_inputs(quota_replay, qr);
   quota_replay->add_option("--period", qr.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
-  quota_replay->add_option("--policy", qr.policy, "Placement policy (fgd, fgd-cpu: the workload's typical pods are the target)")
+  quota_replay->add_option("--policy", qr.policy, "Placement policy (fgd, fgd-cpu, fgd-lp: the workload's typical pods are the target)")
       ->check(CLI::IsMember(names))
       ->capture_default_str();
   quota_replay->add_option("--out", qr.out, "Directory for queues.csv, timeline.csv and the SVG timelines");
@@ -208,7 +208,7 @@ int run(int argc, char** argv) {
                          "\"share within 10% of weight\" (see docs/quota-tuning.md)")
       ->required();
   quota_tune->add_option("--period", qt.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
-  quota_tune->add_option("--policy", qt.policy, "Placement policy (fgd, fgd-cpu: the workload's typical pods are the target)")
+  quota_tune->add_option("--policy", qt.policy, "Placement policy (fgd, fgd-cpu, fgd-lp: the workload's typical pods are the target)")
       ->check(CLI::IsMember(names))
       ->capture_default_str();
   quota_tune->add_option("--budget", qt.budget_seconds, "Wall-time budget in seconds, checked between rounds (0: none)")
@@ -262,8 +262,8 @@ int run(int argc, char** argv) {
   }
   if (policies->parsed()) {
     for (auto n : fracpack::policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n))->summary());
-    fmt::print("\nThe FGD study's policies and fgd-cpu, ours (`fracpack bench density`; also `place`, and `serve` with\n"
-               "--workload FILE, which fgd and fgd-cpu need for their target workload):\n");
+    fmt::print("\nThe FGD study's policies and fgd-cpu and fgd-lp, ours (`fracpack bench density`; also `place`, and\n"
+               "`serve` with --workload FILE, which fgd, fgd-cpu and fgd-lp need for their target workload):\n");
     fracpack::PolicyOptions study;
     study.workload = std::make_shared<const std::vector<fracpack::TypicalPod>>(1, fracpack::TypicalPod{});
     for (auto n : fracpack::study_policy_names()) fmt::print("{:<15} {}\n", n, (*fracpack::make_policy(n, study))->summary());

@@ -53,7 +53,7 @@ void BM_DensityRun(benchmark::State& state, const char* policy) {
 }
 
 const bool kRegistered = [] {
-  for (const char* policy : {"fgd", "fgd-cpu", "study-best-fit", "random", "dot-product", "gpu-clustering", "gpu-packing"}) {
+  for (const char* policy : {"fgd", "fgd-cpu", "fgd-lp", "study-best-fit", "random", "dot-product", "gpu-clustering", "gpu-packing"}) {
     benchmark::RegisterBenchmark(fmt::format("density_run/{}", policy).c_str(), [policy](benchmark::State& s) { BM_DensityRun(s, policy); })
         ->Unit(benchmark::kMillisecond)
         ->Iterations(5)

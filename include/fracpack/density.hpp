@@ -59,6 +59,9 @@ struct RunResult {
   std::int64_t failed = 0;
   double final_allocation = 0;      ///< % after the last arrival
   double unallocated_gpus = 0;      ///< GPU capacity left unallocated at the end, in GPUs
+  /// % : the most any placement of the same placed pods could allocate — their GPU shares packed
+  /// as the cutting-stock LP allows, every other GPU full (binpack/share_prices.hpp; CPU ignored).
+  double allocation_ceiling = 0;
   std::int64_t idle_gpus = 0;       ///< GPUs with nothing on them at the end
   double final_fragmentation = 0;   ///< Σ node fragmentation at the end, in GPUs
   double seconds = 0;               ///< wall time of the run

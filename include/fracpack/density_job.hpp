@@ -12,7 +12,7 @@ namespace fracpack {
 struct DensityJobOptions {
   std::string nodes_csv;
   std::string pods_csv;
-  std::string policies = "random,dot-product,gpu-clustering,gpu-packing,study-best-fit,fgd,fgd-cpu";
+  std::string policies = "random,dot-product,gpu-clustering,gpu-packing,study-best-fit,fgd,fgd-cpu,fgd-lp";
   std::string seeds = "42-51";
   double tune = 1.3;
   std::string out_dir = "density-out";

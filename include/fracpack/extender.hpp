@@ -31,7 +31,7 @@ struct ExtenderOptions {
   std::string state_path = ":memory:";  ///< SQLite file, or ":memory:"
   bool fsync_every_bind = false;        ///< synchronous=FULL: also survive power loss (slower)
   std::string policy = "pack";
-  /// The target workload of `fgd` / `fgd-cpu` (read_workload(); required for those policies).
+  /// The target workload of `fgd` / `fgd-cpu` / `fgd-lp` (read_workload(); required for those policies).
   std::shared_ptr<const std::vector<TypicalPod>> workload;
   PlacementConfig placement;
   DecodeConfig decode;

@@ -95,19 +95,21 @@ struct TypicalPod;  // fragmentation.hpp
 /// What some policies need beyond their name.
 struct PolicyOptions {
   std::uint64_t seed = 0;  ///< tie-breaking draws (Policy::ties() other than kByName)
-  /// The target workload of `fgd` and `fgd-cpu` (typical_pods() of the pod list; fragmentation.hpp).
+  /// The target workload of `fgd`, `fgd-cpu` and `fgd-lp` (typical_pods() of the pod list;
+  /// fragmentation.hpp).
   std::shared_ptr<const std::vector<TypicalPod>> workload;
 };
 
 /// fracpack's own policies, accepted by make_policy() without options, in documentation order.
 std::vector<std::string_view> policy_names();
 /// The FGD study's policies (Weng et al., USENIX ATC'23), reproduced for the density harness:
-/// random, dot-product, gpu-clustering, gpu-packing, study-best-fit, fgd; and fgd-cpu, fracpack's
-/// refinement of fgd (docs/density.md). fgd and fgd-cpu need PolicyOptions::workload.
+/// random, dot-product, gpu-clustering, gpu-packing, study-best-fit, fgd; and fracpack's refinements
+/// of fgd: fgd-cpu (CPU-stranded GPUs) and fgd-lp (fgd-cpu plus the cutting-stock LP's prices of GPU
+/// shares), docs/density.md. fgd, fgd-cpu and fgd-lp need PolicyOptions::workload.
 std::vector<std::string_view> study_policy_names();
 
 /// The policy called `name` (policy_names() or study_policy_names()). kInvalidArgument listing the
-/// valid names for an unknown one, and for `fgd` / `fgd-cpu` without options.workload.
+/// valid names for an unknown one, and for `fgd` / `fgd-cpu` / `fgd-lp` without options.workload.
 Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const PolicyOptions& options = {});
 
 }  // namespace fracpack

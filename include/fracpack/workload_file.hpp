@@ -1,4 +1,4 @@
-// The target workload of fgd and fgd-cpu, read from a file of pods.
+// The target workload of fgd, fgd-cpu and fgd-lp, read from a file of pods.
 #pragma once
 
 #include <string>

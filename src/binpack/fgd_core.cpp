@@ -25,9 +25,34 @@ std::int64_t sigmoid_score(double decrease) { return static_cast<std::int64_t>(1
 std::optional<std::vector<int>> fgd_gpus(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
                                          const std::vector<TypicalPod>& workload) {
   if (traits.hold != GpuHold::kFraction || traits.devices != 1) return study_best_gpus(state, n, pod, traits);
-  auto g = best_shared_gpu(state, n, pod, traits, workload, sigmoid_score);
+  auto g = best_shared_gpu(state, n, pod, traits, workload, [](double decrease, std::int64_t) { return sigmoid_score(decrease); });
   if (!g) return std::nullopt;
   return std::vector<int>{*g};
+}
+
+double cpu_per_milli(const std::vector<TypicalPod>& workload) {
+  double cpu = 0;
+  double milli = 0;
+  for (const auto& t : workload) {
+    if (t.gpus == 0) continue;
+    cpu += t.weight * static_cast<double>(t.cpu.count());
+    milli += t.weight * static_cast<double>(t.milli.count() * t.gpus);
+  }
+  return cpu > 0 && milli > 0 ? cpu / milli : 0;
+}
+
+double stranded(const NodeFree& node, double cpu_per_milli) {
+  if (cpu_per_milli <= 0) return 0;
+  const double feedable = static_cast<double>(std::max<std::int64_t>(0, node.cpu)) / cpu_per_milli;
+  return std::max(0.0, static_cast<double>(node.gpu_total()) - feedable);
+}
+
+double fgd_cpu_decrease(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus,
+                        const std::vector<TypicalPod>& workload, double cpu_per_milli) {
+  const NodeFree before = node_free(state, n);
+  const NodeFree after = after_placing(before, study_pod(state, n, pod), gpus);
+  return fragmentation(before, workload) - fragmentation(after, workload) + stranded(before, cpu_per_milli) -
+         stranded(after, cpu_per_milli);
 }
 
 double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,

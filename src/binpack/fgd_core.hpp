@@ -17,8 +17,9 @@ NodeFree after_placing(const NodeFree& before, const StudyPod& pod, const std::v
 double fragmentation_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
                               const std::vector<TypicalPod>& workload);
 
-/// For a pod on one shared GPU: each GPU with room (the ledger's fit), scored by `rank` of its
-/// fragmentation decrease; the best (ties: lowest index). nullopt when no GPU has room.
+/// For a pod on one shared GPU: each GPU with room (the ledger's fit), scored by
+/// `rank(decrease, free)` — its fragmentation decrease and its free share (milli-GPU) before the
+/// pod; the best (ties: lowest index). nullopt when no GPU has room.
 template <class Rank>
 std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
                                    const std::vector<TypicalPod>& workload, Rank&& rank);
@@ -31,6 +32,17 @@ std::int64_t sigmoid_score(double decrease);
 /// its fragmentation decrease (ties: lowest index); otherwise study_best_gpus().
 std::optional<std::vector<int>> fgd_gpus(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
                                          const std::vector<TypicalPod>& workload);
+
+/// The workload's mean milli-CPU per milli-GPU over its GPU pods, weighted by popularity (0: none).
+double cpu_per_milli(const std::vector<TypicalPod>& workload);
+
+/// GPU capacity (milli) of `node` that its free CPU cannot feed at `cpu_per_milli` (fgd-cpu's S).
+double stranded(const NodeFree& node, double cpu_per_milli);
+
+/// fgd-cpu's measure of placing the pod on `gpus` of node `n`: FGD's fragmentation decrease plus the
+/// decrease of stranded() GPU capacity, in milli-GPU (positive: the placement wastes less).
+double fgd_cpu_decrease(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus,
+                        const std::vector<TypicalPod>& workload, double cpu_per_milli);
 
 /// fragmentation_decrease() of the pod taking `gpus` on node `n` of the ledger.
 double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,
@@ -48,10 +60,10 @@ std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, con
   const NodeFree free = node_free(state, n);
   const StudyPod p = study_pod(state, n, pod);
   std::optional<int> best;
-  decltype(rank(0.0)) best_rank{};
+  decltype(rank(0.0, std::int64_t{0})) best_rank{};
   for (std::size_t g = 0; g < free.gpu_milli.size(); ++g) {
     if (gpu_capacity_for(state, n, g, pod, traits) <= 0) continue;
-    const auto r = rank(fragmentation_decrease(free, p, {static_cast<int>(g)}, workload));
+    const auto r = rank(fragmentation_decrease(free, p, {static_cast<int>(g)}, workload), free.gpu_milli[g]);
     if (!best || r > best_rank) {
       best = static_cast<int>(g);
       best_rank = r;

@@ -9,25 +9,11 @@
 // capacity that the workload could not use, so they add with weight 1 (weights 0.5–8 were tried:
 // 1 is best on the CPU-heavy traces and within 0.05 points of the best elsewhere). A shared pod
 // takes FGD's GPU (S does not depend on which GPU of the node); ties go by node order, as FGD's.
-#include <algorithm>
-
 #include "binpack/fgd_core.hpp"
 #include "binpack/study_policies.hpp"
 
 namespace fracpack::binpack {
 namespace {
-
-/// Mean CPU (milli) per milli-GPU of the workload's GPU pods, weighted by popularity.
-double cpu_per_milli(const std::vector<TypicalPod>& workload) {
-  double cpu = 0;
-  double milli = 0;
-  for (const auto& t : workload) {
-    if (t.gpus == 0) continue;
-    cpu += t.weight * static_cast<double>(t.cpu.count());
-    milli += t.weight * static_cast<double>(t.milli.count() * t.gpus);
-  }
-  return cpu > 0 && milli > 0 ? cpu / milli : 0;
-}
 
 class FgdCpuPolicy final : public StudyPolicy {
  public:
@@ -38,13 +24,6 @@ class FgdCpuPolicy final : public StudyPolicy {
     return "fracpack: FGD plus the GPU capacity a node's CPU can no longer feed (beats FGD on every trace)";
   }
 
-  /// GPU capacity (milli) of `node` its free CPU cannot feed at the workload's CPU per GPU.
-  double stranded(const NodeFree& node) const {
-    if (cpu_per_milli_ <= 0) return 0;
-    const double feedable = static_cast<double>(std::max<std::int64_t>(0, node.cpu)) / cpu_per_milli_;
-    return std::max(0.0, static_cast<double>(node.gpu_total()) - feedable);
-  }
-
  protected:
   std::optional<std::vector<int>> choose(const ClusterState& state, std::size_t n, const PodRequest& pod,
                                          const PodTraits& traits) const override {
@@ -52,11 +31,7 @@ class FgdCpuPolicy final : public StudyPolicy {
   }
 
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {
-    const NodeFree before = node_free(state, n);
-    const StudyPod p = study_pod(state, n, pod);
-    const NodeFree after = after_placing(before, p, gpus);
-    const double fragments = fragmentation(before, *workload_) - fragmentation(after, *workload_);
-    return sigmoid_score(fragments + stranded(before) - stranded(after));
+    return sigmoid_score(fgd_cpu_decrease(state, n, pod, gpus, *workload_, cpu_per_milli_));
   }
 
  private:

@@ -31,6 +31,13 @@ constexpr std::array<std::pair<std::string_view, StudyFactory>, 5> kStudyPolicie
     {"study-best-fit", &binpack::make_study_best_fit_policy},
 }};
 
+using WorkloadFactory = std::shared_ptr<const Policy> (*)(std::uint64_t, std::shared_ptr<const std::vector<TypicalPod>>);
+constexpr std::array<std::pair<std::string_view, WorkloadFactory>, 3> kWorkloadPolicies{{
+    {"fgd", &binpack::make_fgd_policy},
+    {"fgd-cpu", &binpack::make_fgd_cpu_policy},
+    {"fgd-lp", &binpack::make_fgd_lp_policy},
+}};
+
 }  // namespace
 
 std::vector<std::string_view> policy_names() {
@@ -42,8 +49,7 @@ std::vector<std::string_view> policy_names() {
 std::vector<std::string_view> study_policy_names() {
   std::vector<std::string_view> out;
   for (const auto& [name, _] : kStudyPolicies) out.push_back(name);
-  out.push_back("fgd");
-  out.push_back("fgd-cpu");
+  for (const auto& [name, _] : kWorkloadPolicies) out.push_back(name);
   return out;
 }
 
@@ -54,14 +60,14 @@ Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const P
   for (const auto& [known, factory] : kStudyPolicies) {
     if (known == name) return factory(options.seed);
   }
-  if (name == "fgd" || name == "fgd-cpu") {
+  for (const auto& [known, factory] : kWorkloadPolicies) {
+    if (known != name) continue;
     if (!options.workload || options.workload->empty()) {
       return invalid_argument("policy {} needs a target workload, the typical pods of a pod list: give `fracpack serve` "
                               "--workload FILE (`fracpack place` and `fracpack bench density` take it from their pods)",
                               name);
     }
-    return name == "fgd" ? binpack::make_fgd_policy(options.seed, options.workload)
-                         : binpack::make_fgd_cpu_policy(options.seed, options.workload);
+    return factory(options.seed, options.workload);
   }
   return invalid_argument("unknown policy \"{}\" (known: {}, {})", name, fmt::join(policy_names(), ", "),
                           fmt::join(study_policy_names(), ", "));

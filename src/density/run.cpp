@@ -2,9 +2,11 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "binpack/fit.hpp"
 #include "binpack/gpu_choice.hpp"
+#include "binpack/share_prices.hpp"
 #include "density/curve.hpp"
 #include "fracpack/cluster_state.hpp"
 #include "fracpack/density.hpp"
@@ -62,6 +64,7 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
   r.seed = seed;
   std::int64_t arrived = 0;
   std::int64_t used = 0;
+  std::map<std::int64_t, std::int64_t> placed_shares;  // single-GPU shares placed, by milli-GPU
   for (std::size_t k = 0; k < order.size(); ++k) {
     PodRequest pod = trace.requests[order[k]];
     if (k >= trace.pods.size()) pod.name += "-tuned-" + std::to_string(k);
@@ -78,6 +81,7 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
       book.refresh(state, *n);
       used += demand;
       ++r.placed;
+      if (const auto& tp = trace.pods[order[k]]; tp.num_gpu == 1 && demand > 0 && demand < 1000) ++placed_shares[demand];
     } else {
       ++r.failed;
     }
@@ -90,6 +94,7 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
   r.frag_ratio = frag_ratio.points();
   r.final_allocation = 100.0 * static_cast<double>(used) / (1000.0 * static_cast<double>(trace.gpus));
   r.unallocated_gpus = static_cast<double>(trace.gpus * 1000 - used) / 1000.0;
+  r.allocation_ceiling = 100.0 * (1.0 - binpack::packing_waste_bound(placed_shares) / static_cast<double>(trace.gpus));
   for (std::size_t n = 0; n < state.node_count(); ++n) {
     for (const auto& g : state.usage(n).gpus) r.idle_gpus += g.state == GpuState::kIdle ? 1 : 0;
   }

@@ -131,7 +131,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   auto read = jobs::read_inputs(objects, options, report);
   if (!read) return read.status();
   jobs::PlaceInputs& in = *read;
-  // fgd and fgd-cpu measure fragmentation for a target workload: here, every pod of the input.
+  // fgd, fgd-cpu and fgd-lp measure fragmentation for a target workload: here, every pod of the input.
   std::vector<PodRequest> all_pods;
   for (const auto* list : {&in.bound, &in.pending}) {
     for (const auto& p : *list) all_pods.push_back(p.pod);

@@ -58,7 +58,7 @@ class Meter {
 Result<ReplayReport> replay(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> queue_specs, const TimedWorkload& workload,
                             const ReplayOptions& options) {
   if (options.period < 1) return invalid_argument("--period {}: must be at least 1 second", options.period);
-  // fgd and fgd-cpu measure fragmentation for a target workload: the workload's own typical pods,
+  // fgd, fgd-cpu and fgd-lp measure fragmentation for a target workload: the workload's own typical pods,
   // which the fragmentation timeline uses too.
   std::vector<PodRequest> requests_for_shapes;
   requests_for_shapes.reserve(workload.pods.size());

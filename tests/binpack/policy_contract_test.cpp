@@ -63,7 +63,7 @@ TEST_CASE("unknown policy names are refused with the list") {
   auto p = make_policy("tetris");
   REQUIRE_FALSE(p.is_ok());
   CHECK(p.status().message() == "unknown policy \"tetris\" (known: pack, spread, best-fit, first-fit, random, dot-product, gpu-clustering, "
-                                     "gpu-packing, study-best-fit, fgd, fgd-cpu)");
+                                     "gpu-packing, study-best-fit, fgd, fgd-cpu, fgd-lp)");
 }
 
 TEST_CASE("pack: the fullest shared GPU that fits, then idle; nodes with a fitting shared GPU first") {

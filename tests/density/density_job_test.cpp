@@ -89,12 +89,12 @@ TEST_CASE("density: pods that can never run are reported before the runs") {
 namespace fracpack::test {
 namespace {
 
-TEST_CASE("fgd and fgd-cpu outside the harness: place takes the workload from its pods, serve from --workload") {
-  // place: the half-GPU pod completes the half-used GPU under both (the workload: these pods).
+TEST_CASE("fgd, fgd-cpu and fgd-lp outside the harness: place takes the workload from its pods, serve from --workload") {
+  // place: the half-GPU pod completes the half-used GPU under each (the workload: these pods).
   std::vector<json> objects{nvf("a", 2, 20000).obj, nvf("b", 2, 20000).obj,
                             PodBuilder("half").fraction("0.5").bound_to("b").annotation("nvidia.com/container.main.gpus.devices", "1").obj,
                             PodBuilder("p").fraction("0.5").obj, PodBuilder("w").whole(1).obj};
-  for (const char* name : {"fgd", "fgd-cpu"}) {
+  for (const char* name : {"fgd", "fgd-cpu", "fgd-lp"}) {
     CAPTURE(name);
     PlaceOptions options;
     options.policy = name;

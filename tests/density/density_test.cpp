@@ -146,11 +146,48 @@ TEST_CASE("fgd-cpu: a CPU-only pod goes where it strands no GPU; fgd cannot tell
   CHECK(plain.front().key.tier == plain.back().key.tier);  // fgd scores both alike (3 cores left still fit one pod)
 }
 
+TEST_CASE("fgd-lp: a share goes where its GPU can still be completed; fgd-cpu fills the nearest gap") {
+  // The workload's shares: 650, 470, 320. Packed at best, 320 goes with 650 and 470 with 470.
+  PolicyOptions options;
+  options.workload = std::make_shared<const std::vector<TypicalPod>>(std::vector<TypicalPod>{
+      TypicalPod{MilliCpu(1000), MilliGpu(650), 1, {}, 0.3}, TypicalPod{MilliCpu(1000), MilliGpu(470), 1, {}, 0.3},
+      TypicalPod{MilliCpu(1000), MilliGpu(320), 1, {}, 0.3}, TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.1}});
+  auto fgd_lp = *make_policy("fgd-lp", options);
+  auto fgd_cpu = *make_policy("fgd-cpu", options);
+  // a: one GPU with a 470 on it; c: one idle GPU. A 320 beside the 470 would leave 210 that no share
+  // of the workload can use; on c it waits for a 650.
+  ClusterState s = cluster({nvf("a", 1, 10000), nvf("c", 1, 10000)});
+  REQUIRE(s.reserve(PodBuilder("p470").fraction("0.47").spec(), 0, [] { GpuChoice c; c.gpus = {0}; return c; }()).is_ok());
+  const PodRequest p320 = PodBuilder("p320").fraction("0.32").spec();
+  auto lp = rank_nodes(s, p320, *fgd_lp);
+  REQUIRE(lp.size() == 2);
+  CHECK(s.node(lp.front().node).name == "c");
+  CHECK(lp.front().key.tier < lp.back().key.tier);
+  auto cpu = rank_nodes(s, p320, *fgd_cpu);
+  REQUIRE(cpu.size() == 2);
+  CHECK(s.node(cpu.front().node).name == "a");
+  // With a 650 on c instead, the 320 completes that GPU.
+  ClusterState t = cluster({nvf("a", 1, 10000), nvf("c", 1, 10000)});
+  REQUIRE(t.reserve(PodBuilder("p470").fraction("0.47").spec(), 0, [] { GpuChoice c; c.gpus = {0}; return c; }()).is_ok());
+  REQUIRE(t.reserve(PodBuilder("p650").fraction("0.65").spec(), 1, [] { GpuChoice c; c.gpus = {0}; return c; }()).is_ok());
+  auto completed = rank_nodes(t, p320, *fgd_lp);
+  REQUIRE(completed.size() == 2);
+  CHECK(t.node(completed.front().node).name == "c");
+  // Whole-GPU pods are scored as fgd-cpu scores them.
+  ClusterState u = cluster({nvf("a", 1, 10000), nvf("c", 2, 10000)});
+  const PodRequest whole = PodBuilder("w").whole(1).spec();
+  auto a = rank_nodes(u, whole, *fgd_lp);
+  auto b = rank_nodes(u, whole, *fgd_cpu);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i].key.tier == b[i].key.tier);
+}
+
 TEST_CASE("policies: the study's need a workload for fgd, and every name is known") {
   auto fgd = make_policy("fgd");
   REQUIRE_FALSE(fgd.is_ok());
   CHECK(fgd.status().message().find("fgd needs a target workload") != std::string::npos);
   CHECK_FALSE(make_policy("fgd-cpu").is_ok());
+  CHECK_FALSE(make_policy("fgd-lp").is_ok());
   for (const auto& name : study_policy_names()) CHECK(policy(std::string(name))->name() == name);
 }
 
@@ -180,9 +217,17 @@ TEST_CASE("density on the real trace: our reproduction of the study lands on its
   // Ours ahead of FGD on the same arrivals (seed 42; docs/density.md has every trace and seed).
   auto fgd = density::run(*trace, "fgd", 42, 1.3);
   auto ours = density::run(*trace, "fgd-cpu", 42, 1.3);
+  auto best = density::run(*trace, "fgd-lp", 42, 1.3);
   REQUIRE(fgd.is_ok());
   REQUIRE(ours.is_ok());
+  REQUIRE(best.is_ok());
   CHECK(ours->allocation[130] > fgd->allocation[130] + 0.2);
+  CHECK(best->allocation[130] > ours->allocation[130] + 0.2);
+  // The LP ceiling bounds what any packing of the same pods could reach, and is close above ours.
+  for (const auto* r : {&*fgd, &*ours, &*best}) {
+    CHECK(r->allocation_ceiling >= r->final_allocation);
+    CHECK(r->allocation_ceiling < r->final_allocation + 1.5);
+  }
   auto compared = density::compare_published(*dir / "fgd-published" / "allo.csv", trace->workload, 1.3, {*fgd, *ours});
   REQUIRE_MESSAGE(compared.is_ok(), compared.status().message());
   CHECK(compared->find("| fgd | 06-FGD | ") != std::string::npos);

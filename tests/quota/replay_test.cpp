@@ -109,7 +109,7 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
 TEST_CASE("replay: the FGD study's policies run too, with the workload's typical pods as their target") {
   quota::TimedWorkload w;
   w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("a3", "a", 0, 50)};
-  for (const char* name : {"fgd", "fgd-cpu", "study-best-fit"}) {
+  for (const char* name : {"fgd", "fgd-cpu", "fgd-lp", "study-best-fit"}) {
     quota::ReplayOptions options;
     options.policy = name;
     auto r = quota::replay(one_node_two_gpus(), {gpu_queue("a", 2)}, w, options);

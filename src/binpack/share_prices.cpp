@@ -1,0 +1,174 @@
+#include "binpack/share_prices.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace fracpack::binpack {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+/// The inverse of the square, non-singular basis `b` (Gauss–Jordan, partial pivoting).
+Matrix inverse(Matrix b) {
+  const std::size_t m = b.size();
+  Matrix inv(m, std::vector<double>(m, 0.0));
+  for (std::size_t i = 0; i < m; ++i) inv[i][i] = 1.0;
+  for (std::size_t c = 0; c < m; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < m; ++r) {
+      if (std::abs(b[r][c]) > std::abs(b[p][c])) p = r;
+    }
+    std::swap(b[c], b[p]);
+    std::swap(inv[c], inv[p]);
+    const double pivot = b[c][c];
+    for (std::size_t k = 0; k < m; ++k) {
+      b[c][k] /= pivot;
+      inv[c][k] /= pivot;
+    }
+    for (std::size_t r = 0; r < m; ++r) {
+      if (r == c || b[r][c] == 0.0) continue;
+      const double f = b[r][c];
+      for (std::size_t k = 0; k < m; ++k) {
+        b[r][k] -= f * b[c][k];
+        inv[r][k] -= f * inv[c][k];
+      }
+    }
+  }
+  return inv;
+}
+
+/// Unbounded knapsack over `values` of items `sizes`: best[c] for every capacity 0 … capacity,
+/// and the pattern (copies of each item) reaching best[capacity].
+std::vector<double> knapsack(const std::vector<std::int64_t>& sizes, const std::vector<double>& values,
+                             std::int64_t capacity, std::vector<int>* pattern) {
+  const auto cap = static_cast<std::size_t>(capacity);
+  std::vector<double> best(cap + 1, 0.0);
+  std::vector<int> last(cap + 1, -1);  // the item added to reach best[c]; -1: best[c] = best[c - 1]
+  for (std::size_t c = 1; c <= cap; ++c) {
+    best[c] = best[c - 1];
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const auto s = static_cast<std::size_t>(sizes[i]);
+      if (s <= c && best[c - s] + values[i] > best[c] + 1e-12) {
+        best[c] = best[c - s] + values[i];
+        last[c] = static_cast<int>(i);
+      }
+    }
+  }
+  if (pattern != nullptr) {
+    pattern->assign(sizes.size(), 0);
+    for (std::size_t c = cap; c > 0;) {
+      if (last[c] < 0) {
+        --c;
+        continue;
+      }
+      ++(*pattern)[static_cast<std::size_t>(last[c])];
+      c -= static_cast<std::size_t>(sizes[static_cast<std::size_t>(last[c])]);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes, const std::vector<double>& demand,
+                                         std::int64_t capacity) {
+  const std::size_t m = sizes.size();
+  if (m == 0) return {};
+  // Start from one single-size pattern per item (as many copies as fit): a feasible basis.
+  Matrix columns(m, std::vector<double>(m, 0.0));  // columns[j] = pattern j (copies of each item)
+  for (std::size_t i = 0; i < m; ++i) columns[i][i] = static_cast<double>(capacity / sizes[i]);
+  std::vector<double> y(m, 0.0);
+  constexpr int kMaxIterations = 2000;
+  for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
+    Matrix basis(m, std::vector<double>(m, 0.0));
+    for (std::size_t i = 0; i < m; ++i) {
+      for (std::size_t j = 0; j < m; ++j) basis[i][j] = columns[j][i];
+    }
+    const Matrix inv = inverse(basis);
+    for (std::size_t i = 0; i < m; ++i) {  // y = 1ᵀ B⁻¹: every pattern costs one GPU
+      y[i] = 0.0;
+      for (std::size_t j = 0; j < m; ++j) y[i] += inv[j][i];
+    }
+    std::vector<int> pattern;
+    const std::vector<double> best = knapsack(sizes, y, capacity, &pattern);
+    if (best.back() <= 1.0 + 1e-9) break;  // no pattern prices above its cost: optimal
+    std::vector<double> x(m, 0.0);
+    std::vector<double> d(m, 0.0);
+    for (std::size_t r = 0; r < m; ++r) {
+      for (std::size_t i = 0; i < m; ++i) {
+        x[r] += inv[r][i] * demand[i];
+        d[r] += inv[r][i] * pattern[i];
+      }
+    }
+    std::size_t leave = m;
+    double ratio = 0.0;
+    for (std::size_t r = 0; r < m; ++r) {
+      if (d[r] <= 1e-9) continue;
+      const double q = std::max(0.0, x[r]) / d[r];
+      if (leave == m || q < ratio - 1e-12) {
+        leave = r;
+        ratio = q;
+      }
+    }
+    if (leave == m) break;  // unbounded cannot happen (demand is finite); stop on numerical trouble
+    for (std::size_t i = 0; i < m; ++i) columns[leave][i] = pattern[i];
+  }
+  for (auto& v : y) v = std::max(0.0, v);
+  if (!std::all_of(y.begin(), y.end(), [](double v) { return std::isfinite(v); })) {
+    for (std::size_t i = 0; i < m; ++i) y[i] = static_cast<double>(sizes[i]) / static_cast<double>(capacity);  // always feasible
+  }
+  // Dual-feasible however the loop ended: scale so that the best pattern is worth exactly 1.
+  const double top = knapsack(sizes, y, capacity, nullptr).back();
+  if (top > 0) {
+    for (auto& v : y) v /= top;
+  }
+  return y;
+}
+
+double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares) {
+  std::vector<std::int64_t> sizes;
+  std::vector<double> counts;
+  double demand = 0;
+  for (const auto& [milli, count] : shares) {
+    if (milli <= 0 || milli >= 1000 || count <= 0) continue;
+    sizes.push_back(milli);
+    counts.push_back(static_cast<double>(count));
+    demand += static_cast<double>(milli * count) / 1000.0;
+  }
+  const std::vector<double> y = cutting_stock_prices(sizes, counts, 1000);
+  double gpus = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) gpus += counts[i] * y[i];
+  return std::max(0.0, gpus - demand);
+}
+
+SharePrices::SharePrices(const std::vector<TypicalPod>& workload) {
+  std::map<std::int64_t, double> demand;
+  for (const auto& t : workload) {
+    if (t.gpus == 1 && t.milli.count() > 0 && t.milli.count() < 1000) demand[t.milli.count()] += t.weight;
+  }
+  std::vector<std::int64_t> sizes;
+  std::vector<double> weights;
+  for (const auto& [milli, w] : demand) {
+    sizes.push_back(milli);
+    weights.push_back(w);
+  }
+  const std::vector<double> y = cutting_stock_prices(sizes, weights, 1000);
+  for (std::size_t i = 0; i < sizes.size(); ++i) price_[sizes[i]] = y[i];
+  best_ = sizes.empty() ? std::vector<double>(1001, 0.0) : knapsack(sizes, y, 1000, nullptr);
+}
+
+double SharePrices::best(std::int64_t free_milli) const {
+  return best_[static_cast<std::size_t>(std::clamp<std::int64_t>(free_milli, 0, 1000))];
+}
+
+double SharePrices::price(std::int64_t milli) const {
+  auto it = price_.find(milli);
+  return it != price_.end() ? it->second : best(milli);
+}
+
+double SharePrices::regret(std::int64_t free_milli, std::int64_t milli) const {
+  return std::max(0.0, best(free_milli) - best(free_milli - milli) - price(milli));
+}
+
+}  // namespace fracpack::binpack

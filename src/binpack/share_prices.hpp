@@ -1,0 +1,55 @@
+// What a GPU share is worth to the workload: the dual prices of the cutting-stock LP over the
+// workload's single-GPU shares. Internal to src/binpack/.
+//
+// Packing fractional pods onto GPUs is bin packing with GPUs as bins of 1000 milli-GPU. Its LP
+// relaxation (Gilmore & Gomory, "A linear programming approach to the cutting-stock problem",
+// Operations Research 9(6), 1961) chooses how many GPUs to fill with each pattern (a multiset of
+// shares summing to ≤ 1000) so that the workload's demand is met with the fewest GPUs. Its dual
+// gives every share s a price y(s) ≥ 0, in GPUs, with Σ y ≤ 1 on every pattern and = 1 on the
+// patterns an optimal packing uses. best(h) = the most a free space of h milli-GPU can still earn
+// (knapsack over the prices); regret(h, s) = best(h) − best(h − s) − y(s) ≥ 0 is how much a GPU's
+// free space loses, in GPUs of the LP optimum, when s takes h of it: 0 when the GPU can still be
+// completed into an optimal pattern.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "fracpack/fragmentation.hpp"
+
+namespace fracpack::binpack {
+
+/// The cutting-stock LP's dual prices for items of `sizes` (milli, each in (0, capacity]) with
+/// `demand` copies each (any positive scale), bins of `capacity`. Column generation with an
+/// unbounded-knapsack pricing step; the result is always dual-feasible (scaled so the best
+/// pattern is worth exactly 1). Same inputs, same prices. Empty sizes: empty result.
+std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes, const std::vector<double>& demand,
+                                         std::int64_t capacity);
+
+/// A lower bound, in GPUs, on the capacity left free on the GPUs that hold `shares` (how many
+/// single-GPU shares of each size, in milli-GPU, 0 < size < 1000), however they are packed: the LP's
+/// GPU count (Σ count · price, weak duality, so valid even if the LP stopped early) minus their
+/// demand. Every other GPU can at best be full, so 1 − bound / GPUs caps the allocation of any
+/// placement of these shares. 0 for no shares.
+double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares);
+
+class SharePrices {
+ public:
+  /// Prices of the workload's single-GPU fractional shapes (milli < 1000), demand = popularity.
+  explicit SharePrices(const std::vector<TypicalPod>& workload);
+
+  /// y(s) of a typical share; for any other share, best(s) (what its space would earn).
+  [[nodiscard]] double price(std::int64_t milli) const;
+  /// The most `free_milli` of one GPU can earn from the typical shares (0 … 1; best(1000) = 1).
+  [[nodiscard]] double best(std::int64_t free_milli) const;
+  /// best(h) − best(h − s) − price(s): what the GPU loses when a share of `milli` takes `free_milli`
+  /// of it (h ≥ s). 0 when the workload has no fractional shapes.
+  [[nodiscard]] double regret(std::int64_t free_milli, std::int64_t milli) const;
+
+ private:
+  std::map<std::int64_t, double> price_;
+  std::vector<double> best_;  // index: free milli-GPU, 0 … 1000
+};
+
+}  // namespace fracpack::binpack
