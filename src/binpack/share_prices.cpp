@@ -69,6 +69,20 @@ std::vector<double> knapsack(const std::vector<std::int64_t>& sizes, const std::
   return best;
 }
 
+/// Past this many distinct sizes the LP works on coarser ones: sizes of 10 milli-GPU and more are
+/// rounded down to a multiple of 10 (at most 108 sizes). Rounding down keeps the waste bound valid
+/// (smaller shares never need more GPUs) and every real share priced at no more than its space earns.
+constexpr std::size_t kMaxSizes = 64;
+
+std::int64_t size_for_lp(std::int64_t milli, bool coarse) { return coarse && milli >= 10 ? milli - milli % 10 : milli; }
+
+/// `weights` by size, merged into the LP's sizes (coarse when there are too many).
+std::map<std::int64_t, double> lp_sizes(const std::map<std::int64_t, double>& weights, bool coarse) {
+  std::map<std::int64_t, double> out;
+  for (const auto& [milli, w] : weights) out[size_for_lp(milli, coarse)] += w;
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes, const std::vector<double>& demand,
@@ -79,13 +93,19 @@ std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes,
   Matrix columns(m, std::vector<double>(m, 0.0));  // columns[j] = pattern j (copies of each item)
   for (std::size_t i = 0; i < m; ++i) columns[i][i] = static_cast<double>(capacity / sizes[i]);
   std::vector<double> y(m, 0.0);
-  constexpr int kMaxIterations = 2000;
-  for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
-    Matrix basis(m, std::vector<double>(m, 0.0));
-    for (std::size_t i = 0; i < m; ++i) {
-      for (std::size_t j = 0; j < m; ++j) basis[i][j] = columns[j][i];
+  Matrix inv;
+  // Column generation: at most a few passes over the sizes in practice; the cap only guards
+  // against cycling. The basis inverse is updated per pivot and rebuilt now and then.
+  const int max_iterations = 20 * static_cast<int>(m) + 100;
+  constexpr int kRebuildEvery = 64;
+  for (int iteration = 0; iteration < max_iterations; ++iteration) {
+    if (iteration % kRebuildEvery == 0) {
+      Matrix basis(m, std::vector<double>(m, 0.0));
+      for (std::size_t i = 0; i < m; ++i) {
+        for (std::size_t j = 0; j < m; ++j) basis[i][j] = columns[j][i];
+      }
+      inv = inverse(std::move(basis));
     }
-    const Matrix inv = inverse(basis);
     for (std::size_t i = 0; i < m; ++i) {  // y = 1ᵀ B⁻¹: every pattern costs one GPU
       y[i] = 0.0;
       for (std::size_t j = 0; j < m; ++j) y[i] += inv[j][i];
@@ -113,6 +133,13 @@ std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes,
     }
     if (leave == m) break;  // unbounded cannot happen (demand is finite); stop on numerical trouble
     for (std::size_t i = 0; i < m; ++i) columns[leave][i] = pattern[i];
+    // B⁻¹ after column `leave` is replaced by the pattern (d = B⁻¹ · pattern): one pivot.
+    const double pivot = d[leave];
+    for (auto& v : inv[leave]) v /= pivot;
+    for (std::size_t r = 0; r < m; ++r) {
+      if (r == leave || d[r] == 0.0) continue;
+      for (std::size_t k = 0; k < m; ++k) inv[r][k] -= d[r] * inv[leave][k];
+    }
   }
   for (auto& v : y) v = std::max(0.0, v);
   if (!std::all_of(y.begin(), y.end(), [](double v) { return std::isfinite(v); })) {
@@ -127,18 +154,22 @@ std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes,
 }
 
 double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares) {
-  std::vector<std::int64_t> sizes;
-  std::vector<double> counts;
+  std::map<std::int64_t, double> counts;
   double demand = 0;
   for (const auto& [milli, count] : shares) {
     if (milli <= 0 || milli >= 1000 || count <= 0) continue;
-    sizes.push_back(milli);
-    counts.push_back(static_cast<double>(count));
+    counts[milli] += static_cast<double>(count);
     demand += static_cast<double>(milli * count) / 1000.0;
   }
-  const std::vector<double> y = cutting_stock_prices(sizes, counts, 1000);
+  std::vector<std::int64_t> sizes;
+  std::vector<double> weights;
+  for (const auto& [milli, count] : lp_sizes(counts, counts.size() > kMaxSizes)) {
+    sizes.push_back(milli);
+    weights.push_back(count);
+  }
+  const std::vector<double> y = cutting_stock_prices(sizes, weights, 1000);
   double gpus = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) gpus += counts[i] * y[i];
+  for (std::size_t i = 0; i < sizes.size(); ++i) gpus += weights[i] * y[i];
   return std::max(0.0, gpus - demand);
 }
 
@@ -147,9 +178,10 @@ SharePrices::SharePrices(const std::vector<TypicalPod>& workload) {
   for (const auto& t : workload) {
     if (t.gpus == 1 && t.milli.count() > 0 && t.milli.count() < 1000) demand[t.milli.count()] += t.weight;
   }
+  coarse_ = demand.size() > kMaxSizes;
   std::vector<std::int64_t> sizes;
   std::vector<double> weights;
-  for (const auto& [milli, w] : demand) {
+  for (const auto& [milli, w] : lp_sizes(demand, coarse_)) {
     sizes.push_back(milli);
     weights.push_back(w);
   }
@@ -163,7 +195,7 @@ double SharePrices::best(std::int64_t free_milli) const {
 }
 
 double SharePrices::price(std::int64_t milli) const {
-  auto it = price_.find(milli);
+  auto it = price_.find(size_for_lp(milli, coarse_));
   return it != price_.end() ? it->second : best(milli);
 }
 

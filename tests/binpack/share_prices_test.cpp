@@ -111,6 +111,43 @@ TEST_CASE("LP prices: finite, non-negative and dual-feasible for any workload of
   }
 }
 
+/// GPUs first-fit decreasing needs for `items`: an upper bound on the optimum.
+int first_fit_decreasing(std::vector<std::int64_t> items) {
+  std::sort(items.rbegin(), items.rend());
+  std::vector<std::int64_t> bins;
+  for (auto s : items) {
+    auto it = std::find_if(bins.begin(), bins.end(), [&](std::int64_t used) { return used + s <= 1000; });
+    if (it == bins.end()) {
+      bins.push_back(s);
+    } else {
+      *it += s;
+    }
+  }
+  return static_cast<int>(bins.size());
+}
+
+TEST_CASE("LP with every share size 1 … 999: coarsened, still a valid bound, prices still feasible") {
+  std::map<std::int64_t, std::int64_t> shares;
+  std::vector<std::int64_t> items;
+  std::vector<TypicalPod> workload;
+  for (std::int64_t s = 1; s < 1000; ++s) {
+    const std::int64_t count = 1 + s % 3;
+    shares[s] = count;
+    for (std::int64_t k = 0; k < count; ++k) items.push_back(s);
+    workload.push_back(share(s, static_cast<double>(count)));
+  }
+  const double demand = static_cast<double>(std::accumulate(items.begin(), items.end(), std::int64_t{0})) / 1000.0;
+  const double bound = packing_waste_bound(shares);
+  CHECK(bound >= 0.0);
+  CHECK(demand + bound <= first_fit_decreasing(items) + 1e-9);
+  const SharePrices prices(workload);
+  CHECK(prices.best(1000) == doctest::Approx(1.0));
+  for (std::int64_t s = 1; s < 1000; ++s) {
+    CHECK(prices.price(s) <= prices.best(s) + 1e-9);  // never priced above what its space earns
+    CHECK(prices.regret(1000, s) >= 0.0);
+  }
+}
+
 TEST_CASE("share prices: regret is 0 where a GPU can still be completed into an optimal pattern") {
   const SharePrices prices({share(650, 0.3), share(470, 0.3), share(320, 0.3),
                             TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.1}});
