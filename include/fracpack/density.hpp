@@ -61,6 +61,7 @@ struct RunResult {
   double unallocated_gpus = 0;      ///< GPU capacity left unallocated at the end, in GPUs
   /// % : the most any placement of the same placed pods could allocate — their GPU shares packed
   /// as the cutting-stock LP allows, every other GPU full (binpack/share_prices.hpp; CPU ignored).
+  /// An upper bound: it assumes whole-GPU demand fills every GPU the shares leave free.
   double allocation_ceiling = 0;
   std::int64_t idle_gpus = 0;       ///< GPUs with nothing on them at the end
   double final_fragmentation = 0;   ///< Σ node fragmentation at the end, in GPUs
