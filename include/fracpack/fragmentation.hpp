@@ -8,6 +8,7 @@
 // the popularity-weighted sum over the workload's typical pods. Capacities are in milli-GPU.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,10 +28,16 @@ struct TypicalPod {
   double weight = 0;                ///< popularity, the workload's weights sum to 1
 };
 
-/// The most common request shapes covering `coverage` of `pods` (the study: 0.95), by count,
+/// The most common request shapes covering `coverage` of `pods` (the study: 0.95), at most
+/// kMaxTypicalShapes of them, by count,
 /// most common first (ties: larger key first), weights renormalised to sum to 1. Pods with a
 /// memory-sized fraction have no milli-GPU shape and are left out. Empty for an empty list.
 std::vector<TypicalPod> typical_pods(const std::vector<PodRequest>& pods, double coverage = 0.95);
+
+/// At most this many typical shapes: fragmentation costs one pass over a node's GPUs per shape, and
+/// a workload whose every pod differs (varied CPU requests, say) would otherwise make every node
+/// score cost thousands of passes. The Alibaba pod lists need at most 127 (docs/density.md).
+inline constexpr std::size_t kMaxTypicalShapes = 256;
 
 /// A node's free capacity as fragmentation sees it.
 struct NodeFree {

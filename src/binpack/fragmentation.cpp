@@ -49,6 +49,7 @@ std::vector<TypicalPod> typical_pods(const std::vector<PodRequest>& pods, double
   std::int64_t kept = 0;
   for (const auto& [count, key] : order) {
     if (total == 0 || static_cast<double>(kept) >= coverage * static_cast<double>(total)) break;
+    if (out.size() == kMaxTypicalShapes) break;
     kept += count;
     TypicalPod t;
     t.cpu = MilliCpu(std::get<0>(key));

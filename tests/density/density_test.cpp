@@ -108,6 +108,16 @@ TEST_CASE("typical pods: the commonest shapes covering 95 %, weights renormalise
   double sum = 0;
   for (const auto& t : typical) sum += t.weight;
   CHECK(sum == doctest::Approx(1.0));
+  // Every pod a shape of its own (CPU requests all differ): capped, commonest first, weights renormalised.
+  std::vector<PodRequest> varied;
+  for (int i = 0; i < 1000; ++i) {
+    varied.push_back(PodBuilder(fmt::format("v{}", i)).request("cpu", fmt::format("{}m", 1000 + i)).fraction("0.5").spec());
+  }
+  for (int i = 0; i < 3; ++i) varied.push_back(PodBuilder(fmt::format("w{}", i)).request("cpu", "7").fraction("0.5").spec());
+  auto capped = typical_pods(varied);
+  REQUIRE(capped.size() == kMaxTypicalShapes);
+  CHECK(capped[0].cpu == MilliCpu(7000));  // the only shape seen more than once
+  CHECK(capped[0].weight == doctest::Approx(3.0 / (3 + kMaxTypicalShapes - 1)));
 }
 
 TEST_CASE("fgd: a half-GPU pod completes a half-used GPU instead of opening an idle one") {
