@@ -1,5 +1,7 @@
 #include "fracpack/density_job.hpp"
 
+#include "fracpack/policy.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -86,6 +88,12 @@ Result<std::vector<std::string>> parse_policy_list(const std::string& text) {
     for (const auto& [alias, ours] : kAliases) {
       if (key == alias) name = ours;
     }
+    const auto ours = policy_names();
+    const auto study = study_policy_names();
+    if (std::find(ours.begin(), ours.end(), name) == ours.end() && std::find(study.begin(), study.end(), name) == study.end()) {
+      // "unknown policy …" with the list of known ones, before the trace is read.
+      return invalid_argument("--policy: {}", make_policy(name).status().message());
+    }
     if (std::find(out.begin(), out.end(), name) != out.end()) {
       return invalid_argument("--policy: {} is listed twice (\"{}\" names it again)", name, given);
     }
@@ -126,8 +134,9 @@ int run_density_job(const DensityJobOptions& options) {
   if (options.progress && isatty(fileno(stderr)) != 0) {
     grid.progress = [](std::size_t done, std::size_t total) { draw_progress(done, total); };
   }
-  fmt::print(stderr, "{}: {} nodes, {} GPUs, {} pods, {} typical shapes; {} run{} on {} thread{}\n", trace->workload,
-             trace->nodes.size(), trace->gpus, trace->pods.size(), trace->typical.size(), run_count, run_count == 1 ? "" : "s",
+  fmt::print(stderr, "{}: {} nodes, {} GPUs, {} pods, {} typical shape{}; {} run{} on {} thread{}\n", trace->workload,
+             trace->nodes.size(), trace->gpus, trace->pods.size(), trace->typical.size(), trace->typical.size() == 1 ? "" : "s",
+             run_count, run_count == 1 ? "" : "s",
              grid.jobs, grid.jobs == 1 ? "" : "s");
   auto runs = density::run_grid(*trace, grid);
   if (!runs) return fail(Status(runs.status().code(), "--policy: " + runs.status().message()));

@@ -102,7 +102,8 @@ int serve(const ServeOptions& options) {
     return 2;
   }
   spdlog::info("policy {}{}", options.core.policy,
-               options.core.workload ? fmt::format(" (target workload: {} typical pod shapes)", options.core.workload->size()) : "");
+               options.core.workload ? fmt::format(" (target workload: {} typical pod shape{})", options.core.workload->size(),
+                                                              options.core.workload->size() == 1 ? "" : "s") : "");
   if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
   if (!options.http && !options.grpc) {
     spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");

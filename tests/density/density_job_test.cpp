@@ -39,7 +39,14 @@ TEST_CASE("density job: seeds as ranges and lists, with every mistake named") {
 }
 
 TEST_CASE("density job: policies by our names or the study's labels, each once") {
-  CHECK(*parse_policy_list("FGD, BestFit,05-BestFit-x") == std::vector<std::string>{"fgd", "study-best-fit", "05-BestFit-x"});
+  CHECK(*parse_policy_list("FGD, BestFit,fgd-lp") == std::vector<std::string>{"fgd", "study-best-fit", "fgd-lp"});
+  // An unknown name is refused here, before any trace is read, with the list of known ones.
+  for (const char* text : {"fgd-lp,nonsense", "05-BestFit-x"}) {
+    auto unknown = parse_policy_list(text);
+    REQUIRE_FALSE(unknown.is_ok());
+    CHECK(unknown.status().message().rfind("--policy: unknown policy \"", 0) == 0);
+    CHECK(unknown.status().message().find("fgd-lp") != std::string::npos);
+  }
   CHECK(*parse_policy_list("06-FGD,fgd-cpu,DotProd") == std::vector<std::string>{"fgd", "fgd-cpu", "dot-product"});
   auto twice = parse_policy_list("fgd,06-FGD");
   REQUIRE_FALSE(twice.is_ok());

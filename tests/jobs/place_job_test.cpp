@@ -131,6 +131,20 @@ TEST_CASE("invalid nodes and unknown kinds are warnings; a bad policy is an erro
   CHECK_FALSE(run_place(k8s::with_origins(objects, "test"), options).is_ok());
 }
 
+TEST_CASE("a workload policy with no GPU shape among the input pods says so; other policies do not") {
+  std::vector<json> cpu_only{nvf("a", 2, 20000).obj, PodBuilder("c").request("cpu", "1").obj};
+  for (const char* name : {"fgd", "fgd-cpu", "fgd-lp"}) {
+    CAPTURE(name);
+    PlaceReport r = run(cpu_only, name);
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0].rfind(fmt::format("policy {}: no input pod asks for GPU in milli-GPU", name), 0) == 0);
+    CHECK(r.placements.size() == 1);  // still placed
+  }
+  CHECK(run(cpu_only, "pack").warnings.empty());
+  std::vector<json> shared{nvf("a", 2, 20000).obj, PodBuilder("f").fraction("0.5").obj};
+  CHECK(run(shared, "fgd-lp").warnings.empty());
+}
+
 TEST_CASE("PodGroup minMember and PriorityClass objects are honoured") {
   NodeBuilder n("n");
   n.gpus(8, 80000);
