@@ -42,7 +42,8 @@ class SharePrices {
   /// of any shape is priced in well under a second (0.35 s for all 999 sizes here).
   explicit SharePrices(const std::vector<TypicalPod>& workload);
 
-  /// y(s) of a typical share; for any other share, best(s) (what its space would earn).
+  /// y(s) of a typical share (when coarse, of its 10-milli step); for any other share, best(s)
+  /// (what its space would earn). Never above best(s).
   [[nodiscard]] double price(std::int64_t milli) const;
   /// The most `free_milli` of one GPU can earn from the typical shares (0 … 1; best(1000) = 1).
   [[nodiscard]] double best(std::int64_t free_milli) const;
