@@ -108,6 +108,11 @@ std::vector<std::string_view> policy_names();
 /// shares), docs/density.md. fgd, fgd-cpu and fgd-lp need PolicyOptions::workload.
 std::vector<std::string_view> study_policy_names();
 
+/// Whether `name` is one of policy_names() or study_policy_names().
+bool known_policy(std::string_view name);
+/// Whether policy `name` scores against PolicyOptions::workload (fgd, fgd-cpu, fgd-lp).
+bool needs_workload(std::string_view name);
+
 /// The policy called `name` (policy_names() or study_policy_names()). kInvalidArgument listing the
 /// valid names for an unknown one, and for `fgd` / `fgd-cpu` / `fgd-lp` without options.workload.
 Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const PolicyOptions& options = {});

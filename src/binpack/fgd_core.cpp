@@ -47,10 +47,9 @@ double stranded(const NodeFree& node, double cpu_per_milli) {
   return std::max(0.0, static_cast<double>(node.gpu_total()) - feedable);
 }
 
-double fgd_cpu_decrease(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus,
+double fgd_cpu_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
                         const std::vector<TypicalPod>& workload, double cpu_per_milli) {
-  const NodeFree before = node_free(state, n);
-  const NodeFree after = after_placing(before, study_pod(state, n, pod), gpus);
+  const NodeFree after = after_placing(before, pod, gpus);
   return fragmentation(before, workload) - fragmentation(after, workload) + stranded(before, cpu_per_milli) -
          stranded(after, cpu_per_milli);
 }

@@ -1,6 +1,7 @@
 // The fragmentation arithmetic FGD and its refinements share. Internal to src/binpack/.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -39,10 +40,28 @@ double cpu_per_milli(const std::vector<TypicalPod>& workload);
 /// GPU capacity (milli) of `node` that its free CPU cannot feed at `cpu_per_milli` (fgd-cpu's S).
 double stranded(const NodeFree& node, double cpu_per_milli);
 
-/// fgd-cpu's measure of placing the pod on `gpus` of node `n`: FGD's fragmentation decrease plus the
-/// decrease of stranded() GPU capacity, in milli-GPU (positive: the placement wastes less).
-double fgd_cpu_decrease(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus,
+/// fgd-cpu's measure of `pod` taking `gpus` of a node with `before` free: FGD's fragmentation
+/// decrease plus the decrease of stranded() GPU capacity, in milli-GPU (positive: wastes less).
+double fgd_cpu_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
                         const std::vector<TypicalPod>& workload, double cpu_per_milli);
+
+/// The base of fgd-cpu and its refinements: the target workload, its CPU per milli-GPU, and
+/// fgd-cpu's node score ⌊100 · sigmoid(fgd_cpu_decrease / 1000)⌋.
+class FgdCpuBase : public StudyPolicy {
+ public:
+  FgdCpuBase(std::uint64_t seed, std::shared_ptr<const std::vector<TypicalPod>> workload)
+      : StudyPolicy(seed), workload_(std::move(workload)), cpu_per_milli_(cpu_per_milli(*workload_)) {}
+
+ protected:
+  [[nodiscard]] std::int64_t fgd_cpu_score(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus) const {
+    return sigmoid_score(fgd_cpu_decrease(before, pod, gpus, *workload_, cpu_per_milli_));
+  }
+  [[nodiscard]] const std::vector<TypicalPod>& workload() const { return *workload_; }
+
+ private:
+  std::shared_ptr<const std::vector<TypicalPod>> workload_;
+  double cpu_per_milli_;
+};
 
 /// fragmentation_decrease() of the pod taking `gpus` on node `n` of the ledger.
 double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,

@@ -15,10 +15,9 @@
 namespace fracpack::binpack {
 namespace {
 
-class FgdCpuPolicy final : public StudyPolicy {
+class FgdCpuPolicy final : public FgdCpuBase {
  public:
-  FgdCpuPolicy(std::uint64_t seed, std::shared_ptr<const std::vector<TypicalPod>> workload)
-      : StudyPolicy(seed), workload_(std::move(workload)), cpu_per_milli_(cpu_per_milli(*workload_)) {}
+  using FgdCpuBase::FgdCpuBase;
   std::string_view name() const override { return "fgd-cpu"; }
   std::string_view summary() const override {
     return "fracpack: FGD plus the GPU capacity a node's CPU can no longer feed (beats FGD on every trace)";
@@ -27,16 +26,12 @@ class FgdCpuPolicy final : public StudyPolicy {
  protected:
   std::optional<std::vector<int>> choose(const ClusterState& state, std::size_t n, const PodRequest& pod,
                                          const PodTraits& traits) const override {
-    return fgd_gpus(state, n, pod, traits, *workload_);
+    return fgd_gpus(state, n, pod, traits, workload());
   }
 
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {
-    return sigmoid_score(fgd_cpu_decrease(state, n, pod, gpus, *workload_, cpu_per_milli_));
+    return fgd_cpu_score(node_free(state, n), study_pod(state, n, pod), gpus);
   }
-
- private:
-  std::shared_ptr<const std::vector<TypicalPod>> workload_;
-  double cpu_per_milli_;
 };
 
 }  // namespace

@@ -28,10 +28,10 @@ std::int64_t quantised(double regret) { return std::llround(regret * 1000.0); }
 /// The regret tier outweighs any fgd-cpu score (0 … 100).
 constexpr std::int64_t kRegretWeight = 1000;
 
-class FgdLpPolicy final : public StudyPolicy {
+class FgdLpPolicy final : public FgdCpuBase {
  public:
   FgdLpPolicy(std::uint64_t seed, std::shared_ptr<const std::vector<TypicalPod>> workload)
-      : StudyPolicy(seed), workload_(std::move(workload)), cpu_per_milli_(cpu_per_milli(*workload_)), prices_(*workload_) {}
+      : FgdCpuBase(seed, workload), prices_(*workload) {}
   std::string_view name() const override { return "fgd-lp"; }
   std::string_view summary() const override {
     return "fracpack: fgd-cpu, and each shared pod on the GPU the workload's LP prices say loses least (best on every trace)";
@@ -42,7 +42,7 @@ class FgdLpPolicy final : public StudyPolicy {
                                          const PodTraits& traits) const override {
     if (traits.hold != GpuHold::kFraction || traits.devices != 1) return study_best_gpus(state, n, pod, traits);
     const std::int64_t share = study_pod(state, n, pod).milli;
-    auto g = best_shared_gpu(state, n, pod, traits, *workload_, [&](double decrease, std::int64_t free) {
+    auto g = best_shared_gpu(state, n, pod, traits, workload(), [&](double decrease, std::int64_t free) {
       return std::pair{-quantised(prices_.regret(free, share)), sigmoid_score(decrease)};
     });
     if (!g) return std::nullopt;
@@ -50,16 +50,15 @@ class FgdLpPolicy final : public StudyPolicy {
   }
 
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {
-    const std::int64_t fgd_cpu = sigmoid_score(fgd_cpu_decrease(state, n, pod, gpus, *workload_, cpu_per_milli_));
+    const NodeFree before = node_free(state, n);
     const StudyPod p = study_pod(state, n, pod);
+    const std::int64_t fgd_cpu = fgd_cpu_score(before, p, gpus);
     if (!p.shared() || gpus.size() != 1) return fgd_cpu;
-    const std::int64_t free = free_milli(state, n, static_cast<std::size_t>(gpus.front()));
+    const std::int64_t free = before.gpu_milli[static_cast<std::size_t>(gpus.front())];
     return fgd_cpu - kRegretWeight * quantised(prices_.regret(free, p.milli));
   }
 
  private:
-  std::shared_ptr<const std::vector<TypicalPod>> workload_;
-  double cpu_per_milli_;
   SharePrices prices_;
 };
 

@@ -1,4 +1,5 @@
 // Policies by name. Adding a policy: one file pair, one line here.
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -51,6 +52,16 @@ std::vector<std::string_view> study_policy_names() {
   for (const auto& [name, _] : kStudyPolicies) out.push_back(name);
   for (const auto& [name, _] : kWorkloadPolicies) out.push_back(name);
   return out;
+}
+
+bool known_policy(std::string_view name) {
+  const auto ours = policy_names();
+  const auto study = study_policy_names();
+  return std::find(ours.begin(), ours.end(), name) != ours.end() || std::find(study.begin(), study.end(), name) != study.end();
+}
+
+bool needs_workload(std::string_view name) {
+  return std::any_of(kWorkloadPolicies.begin(), kWorkloadPolicies.end(), [&](const auto& p) { return p.first == name; });
 }
 
 Result<std::shared_ptr<const Policy>> make_policy(std::string_view name, const PolicyOptions& options) {

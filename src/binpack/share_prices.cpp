@@ -76,13 +76,6 @@ constexpr std::size_t kMaxSizes = 64;
 
 std::int64_t size_for_lp(std::int64_t milli, bool coarse) { return coarse && milli >= 10 ? milli - milli % 10 : milli; }
 
-/// `weights` by size, merged into the LP's sizes (coarse when there are too many).
-std::map<std::int64_t, double> lp_sizes(const std::map<std::int64_t, double>& weights, bool coarse) {
-  std::map<std::int64_t, double> out;
-  for (const auto& [milli, w] : weights) out[size_for_lp(milli, coarse)] += w;
-  return out;
-}
-
 }  // namespace
 
 std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes, const std::vector<double>& demand,
@@ -153,6 +146,29 @@ std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes,
   return y;
 }
 
+namespace {
+
+/// The LP over shares of one GPU: sizes (coarse when asked), the demand of each, their prices.
+struct SolvedShares {
+  std::vector<std::int64_t> sizes;
+  std::vector<double> demand;
+  std::vector<double> prices;
+};
+
+SolvedShares solve_shares(const std::map<std::int64_t, double>& demand, bool coarse) {
+  std::map<std::int64_t, double> merged;
+  for (const auto& [milli, d] : demand) merged[size_for_lp(milli, coarse)] += d;
+  SolvedShares out;
+  for (const auto& [milli, d] : merged) {
+    out.sizes.push_back(milli);
+    out.demand.push_back(d);
+  }
+  out.prices = cutting_stock_prices(out.sizes, out.demand, 1000);
+  return out;
+}
+
+}  // namespace
+
 double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares) {
   std::map<std::int64_t, double> counts;
   double demand = 0;
@@ -161,15 +177,9 @@ double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares) {
     counts[milli] += static_cast<double>(count);
     demand += static_cast<double>(milli * count) / 1000.0;
   }
-  std::vector<std::int64_t> sizes;
-  std::vector<double> weights;
-  for (const auto& [milli, count] : lp_sizes(counts, counts.size() > kMaxSizes)) {
-    sizes.push_back(milli);
-    weights.push_back(count);
-  }
-  const std::vector<double> y = cutting_stock_prices(sizes, weights, 1000);
+  const SolvedShares lp = solve_shares(counts, counts.size() > kMaxSizes);
   double gpus = 0;
-  for (std::size_t i = 0; i < sizes.size(); ++i) gpus += weights[i] * y[i];
+  for (std::size_t i = 0; i < lp.sizes.size(); ++i) gpus += lp.demand[i] * lp.prices[i];
   return std::max(0.0, gpus - demand);
 }
 
@@ -179,15 +189,9 @@ SharePrices::SharePrices(const std::vector<TypicalPod>& workload) {
     if (t.gpus == 1 && t.milli.count() > 0 && t.milli.count() < 1000) demand[t.milli.count()] += t.weight;
   }
   coarse_ = demand.size() > kMaxSizes;
-  std::vector<std::int64_t> sizes;
-  std::vector<double> weights;
-  for (const auto& [milli, w] : lp_sizes(demand, coarse_)) {
-    sizes.push_back(milli);
-    weights.push_back(w);
-  }
-  const std::vector<double> y = cutting_stock_prices(sizes, weights, 1000);
-  for (std::size_t i = 0; i < sizes.size(); ++i) price_[sizes[i]] = y[i];
-  best_ = sizes.empty() ? std::vector<double>(1001, 0.0) : knapsack(sizes, y, 1000, nullptr);
+  const SolvedShares lp = solve_shares(demand, coarse_);
+  for (std::size_t i = 0; i < lp.sizes.size(); ++i) price_[lp.sizes[i]] = lp.prices[i];
+  best_ = lp.sizes.empty() ? std::vector<double>(1001, 0.0) : knapsack(lp.sizes, lp.prices, 1000, nullptr);
 }
 
 double SharePrices::best(std::int64_t free_milli) const {

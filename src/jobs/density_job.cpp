@@ -88,9 +88,7 @@ Result<std::vector<std::string>> parse_policy_list(const std::string& text) {
     for (const auto& [alias, ours] : kAliases) {
       if (key == alias) name = ours;
     }
-    const auto ours = policy_names();
-    const auto study = study_policy_names();
-    if (std::find(ours.begin(), ours.end(), name) == ours.end() && std::find(study.begin(), study.end(), name) == study.end()) {
+    if (!known_policy(name)) {
       // "unknown policy …" with the list of known ones, before the trace is read.
       return invalid_argument("--policy: {}", make_policy(name).status().message());
     }

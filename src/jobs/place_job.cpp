@@ -143,7 +143,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   if (policy_options.workload->empty()) policy_options.workload = std::make_shared<const std::vector<TypicalPod>>(1, TypicalPod{});
   auto policy = make_policy(options.policy, policy_options);
   if (!policy) return policy.status();
-  if (no_shapes && !make_policy(options.policy).is_ok()) {  // a policy that scores against a target workload
+  if (no_shapes && needs_workload(options.policy)) {
     report.warnings.push_back(fmt::format("policy {}: no input pod asks for GPU in milli-GPU (gpu-fraction or whole GPUs), so its "
                                           "target workload is empty and every node scores alike (ties by node order)",
                                           options.policy));
