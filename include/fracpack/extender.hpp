@@ -157,7 +157,9 @@ class Extender {
   virtual ~Extender() = default;
 
   /// Adds or replaces Node, Queue, PodGroup and PriorityClass objects (other kinds: a warning).
-  /// Bad objects are kInvalidArgument naming the object and field; nothing is applied then.
+  /// All or nothing, in memory and on disk: bad objects (kInvalidArgument naming the index, the
+  /// object and the field), or objects that would make no valid cluster (a Queue whose parentQueue
+  /// does not exist, a cycle of parentQueue links), change nothing.
   virtual Status apply(const std::vector<nlohmann::json>& objects, std::vector<std::string>* warnings) = 0;
   /// Of the v1 Nodes a scheduler sent (`objects`, named `names`: kube-scheduler without
   /// nodeCacheCapable sends every candidate's Node with every call), the positions of those to
@@ -166,7 +168,8 @@ class Extender {
   /// the same resourceVersion, or the same contents, costs a lookup; a changed one that decodes
   /// to the same NodeSpec (a status heartbeat) is remembered, not applied, so it is decoded once.
   virtual std::vector<std::size_t> nodes_to_apply(NodeNames names, const std::vector<const nlohmann::json*>& objects) = 0;
-  /// Removes a Node (its bindings with it), Queue or PodGroup. kNotFound when absent.
+  /// Removes a Node (its bindings with it), Queue or PodGroup. kNotFound when absent; a Queue that
+  /// is another queue's parentQueue is kInvalidArgument (nothing changes).
   virtual Status remove(const std::string& kind, const std::string& name) = 0;
 
   /// Filter: which of `nodes` (names) the pod fits. Unknown names are unresolvable. A pod its
@@ -201,7 +204,10 @@ class Extender {
   virtual Status release(const std::string& pod_key) = 0;
   /// Replaces every binding with `bound_pods` (Pod objects with spec.nodeName): the recovery path
   /// after a restart or a leader change. Pods the ledger cannot hold are returned as conflicts.
-  virtual Status sync(const std::vector<nlohmann::json>& bound_pods, std::vector<std::string>* conflicts) = 0;
+  /// An empty list is refused (kInvalidArgument) unless `cluster_empty` says the cluster really
+  /// runs no pods: a caller that lost its list must not wipe every binding. A pod that does not
+  /// decode, is not bound or is listed twice is kInvalidArgument naming its index; nothing changes.
+  virtual Status sync(const std::vector<nlohmann::json>& bound_pods, bool cluster_empty, std::vector<std::string>* conflicts) = 0;
   /// Why the pod fits no node, node by node.
   virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;
   /// The ledger and queue usage.

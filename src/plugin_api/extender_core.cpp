@@ -53,6 +53,14 @@ std::map<std::string, std::string> annotations_for(const PodRequest& pod, const 
   return out;
 }
 
+/// The cluster objects the ledger is built from, as applied.
+struct Objects {
+  std::map<std::string, json> nodes;  ///< v1 Nodes by name, as received
+  std::map<std::string, queues::QueueSpec> queues;
+  std::map<std::string, queues::PodGroupSpec> groups;  ///< by "namespace/name"
+  PriorityClasses classes;
+};
+
 class ExtenderImpl final : public Extender {
  public:
   ExtenderImpl(ExtenderOptions options, std::shared_ptr<const Policy> policy, std::unique_ptr<api::Store> store)
@@ -60,24 +68,28 @@ class ExtenderImpl final : public Extender {
 
   /// Loads objects and bindings from the store and builds the ledger.
   Status load() {
-    auto objects = store_->objects();
-    if (!objects) return objects.status();
-    std::vector<std::string> ignored;
-    if (auto st = apply_objects(*objects, &ignored, /*persist=*/false); !st.is_ok()) return st;
+    auto stored_objects = store_->objects();
+    if (!stored_objects) return stored_objects.status();
+    Objects objects;
+    api::StoreChange ignored;
+    if (auto st = stage_objects(*stored_objects, objects, ignored, nullptr); !st.is_ok()) return st;
     auto stored = store_->bindings();
     if (!stored) return stored.status();
-    bindings_.assign(std::move(*stored));
+    api::BindingLog bindings;
+    bindings.assign(std::move(*stored));
     std::vector<std::string> conflicts;
-    return rebuild(&conflicts);
+    auto built = build(objects, bindings, &conflicts);
+    if (!built) return built.status();
+    install(std::move(objects), std::move(bindings), std::move(*built));
+    return Status::ok();
   }
 
   Status apply(const std::vector<json>& objects, std::vector<std::string>* warnings) override {
     std::unique_lock lock(mu_);
-    if (auto st = apply_objects(objects, warnings, /*persist=*/true); !st.is_ok()) return st;
-    std::vector<std::string> conflicts;
-    Status st = rebuild(&conflicts);
-    if (warnings != nullptr) warnings->insert(warnings->end(), conflicts.begin(), conflicts.end());
-    return st;
+    Objects next = objects_;
+    api::StoreChange change;
+    if (auto st = stage_objects(objects, next, change, warnings); !st.is_ok()) return st;
+    return commit(std::move(next), bindings_, std::move(change), warnings);
   }
 
   std::vector<std::size_t> nodes_to_apply(NodeNames names, const std::vector<const json*>& objects) override {
@@ -86,9 +98,9 @@ class ExtenderImpl final : public Extender {
     {
       std::shared_lock lock(mu_);
       for (std::size_t i = 0; i < names.size() && i < objects.size(); ++i) {
-        auto known = node_objects_.find(std::string(names[i]));
+        auto known = objects_.nodes.find(std::string(names[i]));
         const auto position = state_->find_node(names[i]);
-        if (known == node_objects_.end() || !position) {
+        if (known == objects_.nodes.end() || !position) {
           out.push_back(i);
           continue;
         }
@@ -106,7 +118,7 @@ class ExtenderImpl final : public Extender {
     if (!same_spec.empty()) {
       std::unique_lock lock(mu_);
       for (std::size_t i : same_spec) {
-        if (auto known = node_objects_.find(std::string(names[i])); known != node_objects_.end()) known->second = *objects[i];
+        if (auto known = objects_.nodes.find(std::string(names[i])); known != objects_.nodes.end()) known->second = *objects[i];
       }
     }
     return out;
@@ -114,24 +126,32 @@ class ExtenderImpl final : public Extender {
 
   Status remove(const std::string& kind, const std::string& name) override {
     std::unique_lock lock(mu_);
+    Objects next = objects_;
+    api::BindingLog bindings = bindings_;
+    api::StoreChange change;
     if (kind == "Node") {
-      if (node_objects_.erase(name) == 0) return {Code::kNotFound, fmt::format("node {} is not known", name)};
+      if (next.nodes.erase(name) == 0) return {Code::kNotFound, fmt::format("node {} is not known", name)};
       std::vector<api::StoredBinding> kept;
       for (const auto& [seq, b] : bindings_) {
         if (b.node != name) kept.push_back(b);
       }
-      if (auto st = store_->replace_bindings(kept); !st.is_ok()) return st;
-      bindings_.assign(std::move(kept));
+      bindings.assign(kept);
+      change.bindings = std::move(kept);
     } else if (kind == "Queue") {
-      if (queue_specs_.erase(name) == 0) return {Code::kNotFound, fmt::format("queue {} is not known", name)};
+      if (next.queues.erase(name) == 0) return {Code::kNotFound, fmt::format("queue {} is not known", name)};
+      for (const auto& [child, q] : next.queues) {
+        if (q.parent == name) {
+          return invalid_argument("Queue {}: it is the parentQueue of queue {}; remove or re-parent its child queues first",
+                                  name, child);
+        }
+      }
     } else if (kind == "PodGroup") {
-      if (groups_.erase(name) == 0) return {Code::kNotFound, fmt::format("PodGroup {} is not known", name)};
+      if (next.groups.erase(name) == 0) return {Code::kNotFound, fmt::format("PodGroup {} is not known", name)};
     } else {
       return invalid_argument("kind \"{}\" cannot be removed (Node, Queue, PodGroup)", kind);
     }
-    if (auto st = store_->remove_object(kind, name); !st.is_ok()) return st;
-    std::vector<std::string> conflicts;
-    return rebuild(&conflicts);
+    change.objects.push_back({kind, name, nullptr});
+    return commit(std::move(next), std::move(bindings), std::move(change), nullptr);
   }
 
   Result<FilterAnswer> filter(const json& object, NodeNames nodes) override {
@@ -308,18 +328,29 @@ class ExtenderImpl final : public Extender {
     return Status::ok();
   }
 
-  Status sync(const std::vector<json>& bound_pods, std::vector<std::string>* conflicts) override {
-    std::vector<api::StoredBinding> next;
-    for (const auto& object : bound_pods) {
-      auto pod = decode_stored(object);
-      if (!pod) return pod.status();
-      if (!pod->bound) return invalid_argument("pod {}: spec.nodeName is not set; Sync takes bound pods only", pod->key());
-      next.push_back({pod->key(), pod->uid, pod->bound->node, pod->bound->devices, object});
+  Status sync(const std::vector<json>& bound_pods, bool cluster_empty, std::vector<std::string>* conflicts) override {
+    if (bound_pods.empty() && !cluster_empty) {
+      return invalid_argument("Sync: no bound pods given; a Sync replaces every binding, so an empty one must say the cluster "
+                              "runs no pods (cluster_empty: true)");
+    }
+    if (!bound_pods.empty() && cluster_empty) {
+      return invalid_argument("Sync: cluster_empty is true but {} bound pod(s) are given", bound_pods.size());
     }
     std::unique_lock lock(mu_);
-    if (Status st = store_->replace_bindings(next); !st.is_ok()) return st;
-    bindings_.assign(std::move(next));
-    return rebuild(conflicts);
+    std::vector<api::StoredBinding> next;
+    std::unordered_set<std::string> seen;
+    for (std::size_t i = 0; i < bound_pods.size(); ++i) {
+      auto pod = decode_with(objects_, bound_pods[i]);
+      if (!pod) return Status(pod.status().code(), fmt::format("bound_pods[{}]: {}", i, pod.status().message()));
+      if (!pod->bound) return invalid_argument("bound_pods[{}]: pod {}: spec.nodeName is not set; Sync takes bound pods only", i, pod->key());
+      if (!seen.insert(pod->key()).second) return invalid_argument("bound_pods[{}]: pod {} is listed twice", i, pod->key());
+      next.push_back({pod->key(), pod->uid, pod->bound->node, pod->bound->devices, bound_pods[i]});
+    }
+    api::BindingLog bindings;
+    bindings.assign(next);
+    api::StoreChange change;
+    change.bindings = std::move(next);
+    return commit(objects_, std::move(bindings), std::move(change), conflicts);
   }
 
   Result<Explanation> explain(const json& object) override {
@@ -404,22 +435,22 @@ class ExtenderImpl final : public Extender {
   Result<PodRequest> decode(const json& object) const {
     if (!object.is_object()) return invalid_argument("Pod: must be an object, not a {}", object.type_name());
     std::shared_lock lock(mu_);
-    auto pod = k8s::decode_pod(object, options_.decode, classes_);
-    if (pod && pod->gang) apply_group(*pod);
-    return pod;
+    return decode_with(objects_, object);
   }
   /// decode() for callers that already hold the lock.
-  Result<PodRequest> decode_stored(const json& object) const {
-    auto pod = k8s::decode_pod(object, options_.decode, classes_);
-    if (pod && pod->gang) apply_group(*pod);
+  Result<PodRequest> decode_stored(const json& object) const { return decode_with(objects_, object); }
+  /// A pod as `objects` (its priority classes and PodGroups) make it.
+  Result<PodRequest> decode_with(const Objects& objects, const json& object) const {
+    auto pod = k8s::decode_pod(object, options_.decode, objects.classes);
+    if (pod && pod->gang) apply_group(objects, *pod);
     return pod;
   }
-  void apply_group(PodRequest& pod) const {
-    auto g = groups_.find(pod.namespace_name + "/" + *pod.gang);
-    if (g == groups_.end()) return;
+  static void apply_group(const Objects& objects, PodRequest& pod) {
+    auto g = objects.groups.find(pod.namespace_name + "/" + *pod.gang);
+    if (g == objects.groups.end()) return;
     if (g->second.queue) pod.queue = *g->second.queue;
     if (g->second.priority_class) {
-      if (auto v = classes_.find(*g->second.priority_class)) {
+      if (auto v = objects.classes.find(*g->second.priority_class)) {
         pod.priority = *v;
         pod.preemptible = *v < kNonPreemptibleThreshold;
       }
@@ -470,8 +501,11 @@ class ExtenderImpl final : public Extender {
 
   std::optional<std::size_t> leaf_queue(const PodRequest& pod) const {
     if (!tree_) return std::nullopt;
-    auto q = tree_->find(pod.queue);
-    if (!q || !tree_->is_leaf(*q)) return std::nullopt;
+    return leaf_queue(*tree_, pod);
+  }
+  static std::optional<std::size_t> leaf_queue(const queues::QueueTree& tree, const PodRequest& pod) {
+    auto q = tree.find(pod.queue);
+    if (!q || !tree.is_leaf(*q)) return std::nullopt;
     return q;
   }
 
@@ -559,87 +593,125 @@ class ExtenderImpl final : public Extender {
     return *empty_book_;
   }
 
-  Status apply_objects(const std::vector<json>& objects, std::vector<std::string>* warnings, bool persist) {
-    struct Pending {
-      std::string kind;
-      std::string name;
-      const json* body;
-    };
-    std::vector<Pending> accepted;
-    // Validate everything first: nothing is applied unless all of it is good.
-    for (const auto& o : objects) {
+  /// Validates `objects` and stages them into `into` and `change`. Nothing is staged unless all
+  /// of them are good (the caller's copies are then as they were).
+  Status stage_objects(const std::vector<json>& objects, Objects& into, api::StoreChange& change,
+                       std::vector<std::string>* warnings) const {
+    Objects next = into;
+    api::StoreChange staged = change;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      const json& o = objects[i];
       const std::string kind = k8s::kind_of(o);
+      auto at = [&](const Status& st) { return Status(st.code(), fmt::format("objects[{}]: {}", i, st.message())); };
+      std::string name;
       if (kind == "Node") {
         auto n = k8s::decode_node(o, options_.decode);
-        if (!n) return n.status();
-        accepted.push_back({kind, n->name, &o});
+        if (!n) return at(n.status());
+        name = n->name;
+        next.nodes[name] = o;
       } else if (kind == "Queue") {
         auto q = queues::decode_queue(o);
-        if (!q) return q.status();
-        accepted.push_back({kind, q->name, &o});
+        if (!q) return at(q.status());
+        name = q->name;
+        next.queues[name] = std::move(*q);
       } else if (kind == "PodGroup") {
         auto g = queues::decode_pod_group(o);
-        if (!g) return g.status();
-        accepted.push_back({kind, g->key(), &o});
+        if (!g) return at(g.status());
+        name = g->key();
+        next.groups[name] = std::move(*g);
       } else if (kind == "PriorityClass") {
         auto v = o.find("value");
-        if (v == o.end() || !v->is_number_integer() || k8s::metadata_string(o, "name").empty()) {
-          return invalid_argument("PriorityClass {}: needs metadata.name and an integer value", k8s::metadata_string(o, "name"));
+        name = k8s::metadata_string(o, "name");
+        if (v == o.end() || !v->is_number_integer() || name.empty() || *v < INT32_MIN || *v > INT32_MAX) {
+          return at(invalid_argument("PriorityClass {}: needs metadata.name and an integer value (32 bits)", name));
         }
-        accepted.push_back({kind, k8s::metadata_string(o, "name"), &o});
-      } else if (warnings != nullptr) {
-        warnings->push_back(fmt::format("{}: kind \"{}\" is not used by the extender; ignored", k8s::describe(o, 0), kind));
+        next.classes.add(name, v->get<std::int32_t>());
+      } else {
+        if (warnings != nullptr) {
+          warnings->push_back(fmt::format("{}: kind \"{}\" is not used by the extender; ignored", k8s::describe(o, 0), kind));
+        }
+        continue;
       }
+      staged.objects.push_back({kind, name, &o});
     }
-    for (const auto& a : accepted) {
-      if (persist) {
-        if (Status st = store_->put_object(a.kind, a.name, *a.body); !st.is_ok()) return st;
-      }
-      if (a.kind == "Node") node_objects_[a.name] = *a.body;
-      if (a.kind == "Queue") queue_specs_[a.name] = *queues::decode_queue(*a.body);
-      if (a.kind == "PodGroup") groups_[a.name] = *queues::decode_pod_group(*a.body);
-      if (a.kind == "PriorityClass") classes_.add(a.name, (*a.body)["value"].get<std::int32_t>());
-    }
+    into = std::move(next);
+    change = std::move(staged);
     return Status::ok();
   }
 
-  /// Rebuilds the ledger from the node objects and re-adopts every binding in order.
-  Status rebuild(std::vector<std::string>* conflicts) {
+  /// The ledger, queues and book that `objects` and `bindings` make.
+  struct Built {
+    std::optional<ClusterState> state;
+    std::unique_ptr<queues::QueueTree> tree;
+    std::unique_ptr<queues::QueueBook> book;
+  };
+
+  /// Builds the ledger from `objects` and re-adopts every binding in order; bindings it cannot
+  /// hold are conflicts (their GPUs fenced). An error (nodes or queues that do not form a valid
+  /// cluster) changes nothing.
+  Result<Built> build(const Objects& objects, const api::BindingLog& bindings, std::vector<std::string>* conflicts) const {
     std::vector<NodeSpec> nodes;
-    for (const auto& [name, object] : node_objects_) nodes.push_back(*k8s::decode_node(object, options_.decode));
+    for (const auto& [name, object] : objects.nodes) {
+      auto node = k8s::decode_node(object, options_.decode);
+      if (!node) return node.status();
+      nodes.push_back(std::move(*node));
+    }
     auto created = ClusterState::create(std::move(nodes), options_.placement);
     if (!created) return created.status();
-    state_.emplace(std::move(*created));
-    book_.reset();
-    tree_.reset();
-    if (!queue_specs_.empty()) {
+    Built out;
+    out.state.emplace(std::move(*created));
+    ClusterState& state = *out.state;
+    if (!objects.queues.empty()) {
       std::vector<queues::QueueSpec> specs;
-      for (const auto& [name, q] : queue_specs_) specs.push_back(q);
+      for (const auto& [name, q] : objects.queues) specs.push_back(q);
       auto tree = queues::QueueTree::build(std::move(specs));
       if (!tree) return tree.status();
-      tree_ = std::make_unique<queues::QueueTree>(std::move(*tree));
-      book_ = std::make_unique<queues::QueueBook>(*tree_);
+      out.tree = std::make_unique<queues::QueueTree>(std::move(*tree));
+      out.book = std::make_unique<queues::QueueBook>(*out.tree);
     }
-    for (const auto& [seq, b] : bindings_) {
-      auto pod = decode_stored(b.pod);
-      auto n = state_->find_node(b.node);
+    for (const auto& [seq, b] : bindings) {
+      auto pod = decode_with(objects, b.pod);
+      auto n = state.find_node(b.node);
       Status st = !pod ? pod.status()
                   : !n ? Status(Code::kNotFound, fmt::format("node {} is gone", b.node))
-                       : state_->adopt(*pod, *n, b.gpus.empty() ? std::nullopt : std::optional<std::vector<int>>(b.gpus));
+                       : state.adopt(*pod, *n, b.gpus.empty() ? std::nullopt : std::optional<std::vector<int>>(b.gpus));
       if (!st.is_ok()) {
-        if (n) state_->fence(*n, b.gpus);
+        if (n) state.fence(*n, b.gpus);
         if (conflicts != nullptr) conflicts->push_back(fmt::format("{}: {}", b.pod_key, st.message()));
         continue;
       }
-      if (book_) {
-        if (auto q = leaf_queue(*pod)) book_->charge(*q, queues::charge_placed(*pod, *state_, *state_->allocation(b.pod_key)), pod->preemptible);
+      if (out.book) {
+        if (auto q = leaf_queue(*out.tree, *pod)) {
+          out.book->charge(*q, queues::charge_placed(*pod, state, *state.allocation(b.pod_key)), pod->preemptible);
+        }
       }
     }
-    if (book_) {
-      std::vector<Amounts> requests(tree_->size());
-      for (std::size_t q = 0; q < tree_->size(); ++q) requests[q] = book_->allocated(q);
-      book_->compute_fair_shares(queues::cluster_total(*state_), requests);
+    if (out.book) {
+      std::vector<Amounts> requests(out.tree->size());
+      for (std::size_t q = 0; q < out.tree->size(); ++q) requests[q] = out.book->allocated(q);
+      out.book->compute_fair_shares(queues::cluster_total(state), requests);
     }
+    return out;
+  }
+
+  void install(Objects objects, api::BindingLog bindings, Built built) {
+    objects_ = std::move(objects);
+    bindings_ = std::move(bindings);
+    state_.emplace(std::move(*built.state));
+    tree_ = std::move(built.tree);
+    book_ = std::move(built.book);
+  }
+
+  /// A validated change: builds the ledger it makes, writes it in one transaction, then installs
+  /// it. A change that makes no valid cluster, or that the store cannot write, leaves memory and
+  /// disk exactly as they were. Caller holds mu_ exclusively.
+  Status commit(Objects next, api::BindingLog bindings, api::StoreChange change, std::vector<std::string>* conflicts) {
+    std::vector<std::string> displaced;
+    auto built = build(next, bindings, &displaced);
+    if (!built) return built.status();
+    if (Status st = store_->commit(change); !st.is_ok()) return st;
+    install(std::move(next), std::move(bindings), std::move(*built));
+    if (conflicts != nullptr) conflicts->insert(conflicts->end(), displaced.begin(), displaced.end());
     return Status::ok();
   }
 
@@ -658,10 +730,7 @@ class ExtenderImpl final : public Extender {
   std::shared_ptr<const Policy> policy_;
   std::unique_ptr<api::Store> store_;
   mutable std::shared_mutex mu_;
-  std::map<std::string, json> node_objects_;
-  std::map<std::string, queues::QueueSpec> queue_specs_;
-  std::map<std::string, queues::PodGroupSpec> groups_;
-  PriorityClasses classes_;
+  Objects objects_;
   std::optional<ClusterState> state_;
   std::unique_ptr<queues::QueueTree> tree_;  // stable address: the book points into it
   std::unique_ptr<queues::QueueBook> book_;

@@ -55,7 +55,7 @@ grpc::Status ClusterService::sync(const v1::SyncRequest* req, v1::SyncResponse* 
   auto pods = parse_objects(req->bound_pods(), "bound_pods");
   if (!pods) return to_grpc(pods.status());
   std::vector<std::string> conflicts;
-  if (Status st = core_.sync(*pods, &conflicts); !st.is_ok()) return to_grpc(st, "bound_pods");
+  if (Status st = core_.sync(*pods, req->cluster_empty(), &conflicts); !st.is_ok()) return to_grpc(st, "bound_pods");
   for (auto& c : conflicts) out->add_conflicts(std::move(c));
   spdlog::info("sync: {} bound pods, {} conflicts", pods->size(), out->conflicts_size());
   return grpc::Status::OK;

@@ -57,7 +57,7 @@ bool load_cluster(Extender& core, const std::string& path) {
   for (const auto& w : warnings) spdlog::warn("{}", w);
   if (!running.empty() && core.snapshot().bindings.empty()) {
     std::vector<std::string> conflicts;
-    if (Status st = core.sync(running, &conflicts); !st.is_ok()) {
+    if (Status st = core.sync(running, /*cluster_empty=*/false, &conflicts); !st.is_ok()) {
       spdlog::error("{}: {}", path, st.message());
       return false;
     }

@@ -141,19 +141,34 @@ Status Store::exec(const char* sql) const {
   return Status::ok();
 }
 
-Status Store::put_object(const std::string& kind, const std::string& name, const json& body) {
-  Statement s(db_, "INSERT OR REPLACE INTO fracpack_objects(kind, name, body) VALUES(?,?,?)");
-  s.bind(1, kind);
-  s.bind(2, name);
-  s.bind(3, body.dump());
-  return s.run("recording an object");
-}
-
-Status Store::remove_object(const std::string& kind, const std::string& name) {
-  Statement s(db_, "DELETE FROM fracpack_objects WHERE kind = ? AND name = ?");
-  s.bind(1, kind);
-  s.bind(2, name);
-  return s.run("removing an object");
+Status Store::commit(const StoreChange& change) {
+  if (auto st = exec("BEGIN IMMEDIATE;"); !st.is_ok()) return st;
+  Status st = Status::ok();
+  for (const auto& o : change.objects) {
+    if (o.body != nullptr) {
+      Statement s(db_, "INSERT OR REPLACE INTO fracpack_objects(kind, name, body) VALUES(?,?,?)");
+      s.bind(1, o.kind);
+      s.bind(2, o.name);
+      s.bind(3, o.body->dump());
+      st = s.run("recording an object");
+    } else {
+      Statement s(db_, "DELETE FROM fracpack_objects WHERE kind = ? AND name = ?");
+      s.bind(1, o.kind);
+      s.bind(2, o.name);
+      st = s.run("removing an object");
+    }
+    if (!st.is_ok()) break;
+  }
+  if (st.is_ok() && change.bindings) {
+    st = exec("DELETE FROM fracpack_bindings;");
+    for (const auto& b : *change.bindings) {
+      if (!st.is_ok()) break;
+      st = insert_binding(prepared().insert_binding, b);
+    }
+  }
+  if (st.is_ok()) st = exec("COMMIT;");
+  if (!st.is_ok()) (void)exec("ROLLBACK;");  // a failed COMMIT (disk full, I/O error) leaves the transaction open
+  return st;
 }
 
 Result<std::vector<json>> Store::objects() const {
@@ -172,20 +187,6 @@ Status Store::remove_binding(const std::string& pod_key) {
   Statement& s = prepared().remove_binding;
   s.bind(1, pod_key);
   return s.run("removing a binding");
-}
-
-Status Store::replace_bindings(const std::vector<StoredBinding>& bindings) {
-  if (auto st = exec("BEGIN IMMEDIATE;"); !st.is_ok()) return st;
-  Status st = exec("DELETE FROM fracpack_bindings;");
-  for (const auto& b : bindings) {
-    if (!st.is_ok()) break;
-    st = insert_binding(prepared().insert_binding, b);
-  }
-  if (!st.is_ok()) {
-    (void)exec("ROLLBACK;");
-    return st;
-  }
-  return exec("COMMIT;");
 }
 
 Result<std::vector<StoredBinding>> Store::bindings() const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,19 @@ struct StoredBinding {
 
 enum class Durability { kProcessCrash, kPowerLoss };
 
+/// One accepted change to the state file, written in one SQLite transaction: all of it is on disk
+/// after commit() returns OK, none of it after an error or a crash at any moment (kill -9 included).
+struct StoreChange {
+  struct Object {
+    std::string kind;  ///< Node, Queue, PodGroup, PriorityClass
+    std::string name;
+    const nlohmann::json* body = nullptr;  ///< nullptr: remove the object
+  };
+  std::vector<Object> objects;
+  /// Every binding replaced by these (Sync, a removed node), when set.
+  std::optional<std::vector<StoredBinding>> bindings;
+};
+
 class Store {
  public:
   /// Opens (creating when needed) the database at `path`. kInternal with SQLite's message when it
@@ -38,15 +52,15 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  /// Cluster objects (Node, Queue, PodGroup, PriorityClass) by kind and name; replaces.
-  Status put_object(const std::string& kind, const std::string& name, const nlohmann::json& body);
-  Status remove_object(const std::string& kind, const std::string& name);
+  /// Writes `change` in one transaction (see StoreChange). kInternal with SQLite's message when it
+  /// cannot; the file is then as it was.
+  Status commit(const StoreChange& change);
+  /// Cluster objects (Node, Queue, PodGroup, PriorityClass), by kind and name.
   [[nodiscard]] Result<std::vector<nlohmann::json>> objects() const;
 
+  /// One binding recorded or removed: one (implicit) transaction each.
   Status put_binding(const StoredBinding& binding);
   Status remove_binding(const std::string& pod_key);
-  /// Replaces every binding at once (Sync), in one transaction.
-  Status replace_bindings(const std::vector<StoredBinding>& bindings);
   [[nodiscard]] Result<std::vector<StoredBinding>> bindings() const;
 
  private:

@@ -286,7 +286,7 @@ TEST_CASE("a running whole-GPU pod without a devices annotation shows the GPUs i
   auto core = open_core();
   REQUIRE(core->apply({nvf("a", 2, 80000).obj}, nullptr).is_ok());
   std::vector<std::string> conflicts;
-  REQUIRE(core->sync({PodBuilder("old").whole(2).bound_to("a").obj}, &conflicts).is_ok());
+  REQUIRE(core->sync({PodBuilder("old").whole(2).bound_to("a").obj}, false, &conflicts).is_ok());
   REQUIRE(core->snapshot().bindings.size() == 1);
   CHECK(core->snapshot().bindings[0].gpus == std::vector<int>{0, 1});
 }
@@ -297,7 +297,7 @@ TEST_CASE("Sync replaces the ledger with the bound pods given, reporting what ca
   std::vector<std::string> conflicts;
   auto st = core->sync({PodBuilder("x").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("a").obj,
                         PodBuilder("y").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("a").obj},
-                       &conflicts);
+                       false, &conflicts);
   REQUIRE(st.is_ok());
   CHECK(core->snapshot().bindings.size() == 2);  // both recorded: they are facts
   REQUIRE(conflicts.size() == 1);
@@ -313,7 +313,7 @@ TEST_CASE("Preempt answers only nodes where fracpack's victims are among those o
   low_a.whole(1).priority_class("train").bound_to("a").obj["metadata"]["uid"] = "u-a";
   PodBuilder low_b("low-b");
   low_b.whole(1).priority_class("train").bound_to("b").obj["metadata"]["uid"] = "u-b";
-  REQUIRE(core->sync({low_a.obj, low_b.obj}, &conflicts).is_ok());
+  REQUIRE(core->sync({low_a.obj, low_b.obj}, false, &conflicts).is_ok());
   json high = PodBuilder("high").whole(1).priority_class("build").obj;
   auto answer = core->preempt(high, {{"a", {"u-a"}}, {"b", {"someone-else"}}});
   REQUIRE(answer.is_ok());
@@ -336,7 +336,7 @@ TEST_CASE("Preempt offers no victims for a non-preemptible pod its queue's quota
   PodBuilder low("low");
   low.whole(1).label("kai.scheduler/queue", "team").priority_class("train").bound_to("a").obj["metadata"]["uid"] = "u-low";
   std::vector<std::string> conflicts;
-  REQUIRE(core->sync({held.obj, low.obj}, &conflicts).is_ok());
+  REQUIRE(core->sync({held.obj, low.obj}, false, &conflicts).is_ok());
   json next = PodBuilder("next").whole(1).label("kai.scheduler/queue", "team").priority_class("inference").obj;
   auto answer = core->preempt(next, {{"a", {"u-held", "u-low"}}});
   REQUIRE(answer.is_ok());

@@ -210,6 +210,27 @@ TEST_CASE("Filter with full Nodes learns them; Sync replaces the ledger and repo
   CHECK(synced.conflicts(0).find("default/y") == 0);
 }
 
+TEST_CASE("a Sync that lists no pods keeps every binding unless it says cluster_empty") {
+  Server s;
+  s.apply({nvf("a", 2, 80000).obj});
+  v1::SyncRequest one;
+  one.add_bound_pods(PodBuilder("x").whole(1).bound_to("a").obj.dump());
+  v1::SyncResponse synced;
+  grpc::ClientContext ctx;
+  REQUIRE(s.cluster->Sync(&ctx, one, &synced).ok());
+  REQUIRE(s.core->snapshot().bindings.size() == 1);
+  // Bytes that parse as a SyncRequest with nothing in it (an unknown field 9): no bound_pods.
+  auto [st, body] = raw_unary(*s.channel, "/fracpack.v1.Cluster/Sync", std::string("\x48\x01", 2));
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(st.error_message().find("cluster_empty") != std::string::npos);
+  CHECK(s.core->snapshot().bindings.size() == 1);
+  v1::SyncRequest empty;
+  empty.set_cluster_empty(true);
+  grpc::ClientContext ectx;
+  REQUIRE(s.cluster->Sync(&ectx, empty, &synced).ok());
+  CHECK(s.core->snapshot().bindings.empty());
+}
+
 TEST_CASE("all_nodes: Filter without names answers the best nodes; misuse is INVALID_ARGUMENT") {
   Server s;
   s.apply({nvf("a", 2, 80000).obj, nvf("b", 1, 16000).obj});

@@ -176,7 +176,7 @@ TEST_CASE("Bind refusals are answers with Error set; Preempt answers meta victim
   std::vector<std::string> conflicts;
   PodBuilder low("low");
   low.whole(1).priority_class("train").bound_to("a").obj["metadata"]["uid"] = "u-low";
-  REQUIRE(s.core->sync({low.obj}, &conflicts).is_ok());
+  REQUIRE(s.core->sync({low.obj}, false, &conflicts).is_ok());
   json high = PodBuilder("high").whole(1).priority_class("build").obj;
   json pre = s.post("/preempt", {{"Pod", high}, {"NodeNameToMetaVictims", {{"a", {{"Pods", {{{"UID", "u-low"}}}}, {"NumPDBViolations", 0}}}}}});
   CHECK(pre["NodeNameToMetaVictims"]["a"]["Pods"][0]["UID"] == "u-low");

@@ -157,6 +157,21 @@ struct PodBuilder {
   }
 };
 
+/// A KAI Queue object (scheduling.run.ai/v2): GPU quota, limit and over-quota weight as given;
+/// CPU and memory unlimited. `parent` "" for a top-level queue.
+inline json queue_object(const std::string& name, const std::string& parent, double gpu_quota, double gpu_limit = -1,
+                         double weight = 1) {
+  json unlimited = {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}};
+  json spec = {{"resources",
+                {{"gpu", {{"quota", gpu_quota}, {"limit", gpu_limit}, {"overQuotaWeight", weight}}}, {"cpu", unlimited},
+                 {"memory", unlimited}}}};
+  if (!parent.empty()) spec["parentQueue"] = parent;
+  return {{"apiVersion", "scheduling.run.ai/v2"},
+          {"kind", "Queue"},
+          {"metadata", {{"name", name}, {"creationTimestamp", "2026-01-01T00:00:00Z"}}},
+          {"spec", spec}};
+}
+
 inline ClusterState cluster(const std::vector<NodeBuilder>& nodes, PlacementConfig config = {}) {
   std::vector<NodeSpec> specs;
   for (const auto& n : nodes) specs.push_back(n.spec());
