@@ -36,9 +36,10 @@ struct GpuUsage {
   int compute = 0;                   ///< compute held in hundredths (sm-sharing fractions, MPS slots)
   int slots = 0;                     ///< device-plugin replica slots held (kReplicas nodes)
   std::vector<std::string> holders;  ///< pod keys in arrival order (a slot pod may appear twice)
-  /// Claimed by a running pod the ledger could not adopt (see ClusterState::fence): never offered
-  /// to new placements, whatever else it holds.
-  bool fenced = false;
+  /// Running pods the ledger could not adopt that claim this GPU (ClusterState::hold_conflict):
+  /// while any does, the GPU is never offered to new placements, whatever else it holds.
+  int fences = 0;
+  [[nodiscard]] bool fenced() const { return fences > 0; }
   bool operator==(const GpuUsage&) const = default;
 };
 
@@ -51,10 +52,17 @@ struct NodeUsage {
   bool operator==(const NodeUsage&) const = default;
 };
 
+/// Who holds an allocation, which decides what queues and reclaim make of it.
+enum class Holder : std::uint8_t {
+  kScheduled,  ///< a pod of ours (placed, or adopted running): charged to its queue, a victim if preemptible
+  kForeign,    ///< a running pod of another scheduler: holds its resources, in no queue, never a victim
+  kConflict,   ///< a running pod the ledger cannot hold as it claims: node resources, fenced GPUs
+};
+
 /// What one placed pod holds; release() gives back exactly this.
 struct Allocation {
   std::string pod;
-  std::size_t node = 0;  ///< node position (index in name order)
+  std::size_t node = 0;  ///< node position (see ClusterState: stable until a node is added or removed)
   GpuChoice choice;
   MilliCpu cpu;
   Bytes memory;
@@ -64,13 +72,21 @@ struct Allocation {
   bool preemptible = true;
   std::int32_t priority = 0;
   std::string queue;
+  Holder holder = Holder::kScheduled;
+  std::vector<int> fenced;  ///< GPUs a kConflict pod claims and does not hold: fenced while it runs
+  std::uint64_t seq = 0;    ///< when it was recorded: re-adoption after a node change goes in this order
 };
 
+/// Nodes have positions 0..node_count()-1. create() gives them in name order; add_node() appends
+/// and remove_node() moves the last node into the freed position, so positions are dense but not
+/// in name order once nodes come and go. Ties between nodes break by name all the same (domain.md
+/// §3 rule 9): each node carries an order label (NodeSummary::position) that follows its name.
 class ClusterState {
  public:
-  /// Nodes are kept in name order; a node's position is its rank by name (ties are impossible:
-  /// duplicate names are kInvalidArgument).
+  /// kInvalidArgument for duplicate names and for any node validate_node() refuses.
   static Result<ClusterState> create(std::vector<NodeSpec> nodes, PlacementConfig config);
+  /// A node the ledger can hold: GPU indices 0..N-1 in order, replica sharing with ≥ 2 replicas.
+  static Status validate_node(const NodeSpec& node);
 
   [[nodiscard]] std::size_t node_count() const { return nodes_.size(); }
   [[nodiscard]] const NodeSpec& node(std::size_t i) const { return nodes_[i]; }
@@ -85,6 +101,28 @@ class ClusterState {
   /// Allocatable milli-CPU of the largest node, and milli-GPU of the node with the most GPUs (≥ 1).
   [[nodiscard]] std::int64_t max_node_cpu() const { return max_node_cpu_; }
   [[nodiscard]] std::int64_t max_node_gpu_milli() const { return max_node_gpu_milli_; }
+  /// Changes whenever one of the three cluster-wide figures above changes (a node added, changed or
+  /// removed): a pod's PodTraits, and every verdict computed from them, hold while it is equal.
+  [[nodiscard]] std::uint64_t traits_epoch() const { return traits_epoch_; }
+  /// Node `n`'s order label: labels compare as the nodes' names do (NodeKey::position, the last
+  /// tie-break). Not a position.
+  [[nodiscard]] std::int64_t order_label(std::size_t n) const { return order_[n]; }
+  /// Node positions in name order. O(nodes).
+  [[nodiscard]] std::vector<std::size_t> nodes_in_name_order() const;
+  /// Positions of the pods that hold something on node `n`, in no particular order.
+  [[nodiscard]] const std::vector<std::string>& pods_on(std::size_t n) const { return pods_on_[n]; }
+
+  /// Adds a node (validate_node(); kAlreadyExists for a known name) holding nothing, at position
+  /// node_count(). O(log nodes), except when the order labels run out (then O(nodes)).
+  Result<std::size_t> add_node(NodeSpec node);
+  /// Replaces node `n`'s spec by `node` (the same name). When its GPUs (count, memory, sharing) are
+  /// unchanged, every allocation stays; otherwise every allocation on the node is taken out and
+  /// returned in record order, for the caller to re-adopt against the new GPUs. kInvalidArgument
+  /// for a bad spec or another name (nothing changes then). O(log nodes + pods on the node).
+  Result<std::vector<Allocation>> update_node(std::size_t n, NodeSpec node);
+  /// Removes node `n` and returns what its pods held, in record order. The last node takes
+  /// position `n`. O(log nodes + pods on the node).
+  std::vector<Allocation> remove_node(std::size_t n);
 
   /// Memory of GPU `g` on node `i` that placement may use: labelled memory minus the reserved part.
   [[nodiscard]] MiB usable(std::size_t i, std::size_t g) const {
@@ -98,7 +136,7 @@ class ClusterState {
   /// state or a copy of it) mean the node's usage is the same. What VerdictCache keys on.
   [[nodiscard]] std::uint64_t node_stamp(std::size_t i) const { return node_stamp_[i]; }
   /// Names the node set: states (and their copies) with equal generations have the same nodes at
-  /// the same positions.
+  /// the same positions (add_node and remove_node change it; update_node does not).
   [[nodiscard]] std::uint64_t generation() const { return generation_; }
 
   [[nodiscard]] const Allocation* allocation(const std::string& pod_key) const;
@@ -122,9 +160,15 @@ class ClusterState {
   /// fences its devices). On a replica node an nvidia.com/gpu pod holds slots.
   Status adopt(const PodRequest& pod, std::size_t node, std::optional<std::vector<int>> devices);
 
-  /// Marks GPUs of `node` as claimed outside the ledger (a running pod adopt() refused): they are
-  /// never offered to a new placement until the ledger is rebuilt. Unknown indices are ignored.
-  void fence(std::size_t node, const std::vector<int>& gpus);
+  /// Records a running pod the ledger cannot hold as it claims (adopt() refused it, or it cannot
+  /// be read): it keeps `pod`'s CPU, memory, extended resources and a pod slot on `node` (nothing
+  /// when `pod` is null), and fences `gpus` (unknown indices ignored), which are never offered to
+  /// a new placement until release(pod_key). kAlreadyExists when `pod_key` holds something.
+  Status hold_conflict(const std::string& pod_key, std::size_t node, const PodRequest* pod, const std::vector<int>& gpus);
+  /// Marks an allocation's holder (a pod of another scheduler is kForeign). Nothing else changes.
+  void set_holder(const std::string& pod_key, Holder holder);
+  /// Re-labels an allocation's queue, priority and preemptibility (its PodGroup changed).
+  void set_job_terms(const std::string& pod_key, const std::string& queue, std::int32_t priority, bool preemptible);
 
   /// Gives back everything `pod_key` holds. Idempotent: an unknown pod is OK and changes nothing.
   /// Returns whether something was released.
@@ -144,6 +188,14 @@ class ClusterState {
  private:
   ClusterState() = default;
   void refresh(std::size_t node);
+  /// Recomputes the cluster-wide maxima and minimum; bumps traits_epoch() when one moved. O(nodes).
+  void refresh_extremes();
+  /// An order label for `name` between its neighbours' (relabels every node when there is no room).
+  void label(std::size_t n);
+  /// Takes every allocation off node `n` (usage, holders, pods_on), in record order.
+  std::vector<Allocation> take_all(std::size_t n);
+  /// Removes an allocation's holdings from its node's usage.
+  void remove_usage(const Allocation& a);
   /// OK when the pod holds nothing yet, or already holds exactly these GPUs on this node.
   Status check_held(const PodRequest& pod, std::size_t node, std::vector<int> gpus) const;
   /// GPU-level rules for exactly these device indices: count, range, distinct, room on each.
@@ -163,6 +215,11 @@ class ClusterState {
   };
   std::unordered_map<std::string, std::size_t, NameHash, std::equal_to<>> by_name_;
   std::unordered_map<std::string, Allocation> allocations_;
+  std::vector<std::vector<std::string>> pods_on_;  ///< per node: keys of the allocations there
+  std::map<std::string, std::size_t, std::less<>> by_order_;  ///< name → position, in name order
+  std::vector<std::int64_t> order_;                ///< per node: its order label (summary position)
+  std::uint64_t next_seq_ = 0;
+  std::uint64_t traits_epoch_ = 0;
   NodeIndex index_;
   MiB min_usable_gpu_memory_{0};
   std::uint64_t version_ = 0;

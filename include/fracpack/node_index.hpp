@@ -22,6 +22,10 @@ class NodeIndex {
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] const NodeSummary& leaf(std::size_t i) const { return ranges_[base_ + i].lo; }
   void update(std::size_t i, const NodeSummary& summary);
+  /// Appends leaf size(): O(log n), amortised (the tree doubles when full).
+  void push_back(const NodeSummary& summary);
+  /// Drops the last leaf: O(log n).
+  void pop_back();
 
   /// Best-first search.
   ///   bound(const SummaryRange&) -> std::optional<NodeKey>: nullopt when no node of the range can
@@ -60,6 +64,8 @@ class NodeIndex {
   std::size_t base_ = 1;  ///< first leaf's slot (a power of two)
   std::vector<SummaryRange> ranges_;
   std::vector<std::uint32_t> count_;  ///< real leaves under each slot
+  /// Recomputes the ranges on the path from leaf slot `k` to the root.
+  void update_path(std::size_t k);
 };
 
 }  // namespace fracpack

@@ -71,7 +71,8 @@ class VerdictCache {
  private:
   struct Shape {
     const Policy* policy = nullptr;
-    std::vector<Entry> entries;  ///< by node position
+    std::uint64_t traits_epoch = 0;  ///< ClusterState::traits_epoch() the entries were computed at
+    std::vector<Entry> entries;      ///< by node position (a moved or added node has a new stamp)
   };
   Shape& shape_for(const ClusterState& state, const PodRequest& pod, const Policy& policy);
   /// Recomputes one node's entry (verdict, categories, key) at its current stamp.

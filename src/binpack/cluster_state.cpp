@@ -31,6 +31,27 @@ namespace {
 std::atomic<std::uint64_t> g_last_stamp{0};
 }  // namespace
 
+namespace {
+/// Order labels: node i of create() gets (i + 1) · kLabelStep, so appended names and names between
+/// two others find room without relabelling; labels stay below kLabelEnd.
+constexpr std::int64_t kLabelStep = std::int64_t{1} << 32;
+constexpr std::int64_t kLabelEnd = std::int64_t{1} << 62;
+}  // namespace
+
+Status ClusterState::validate_node(const NodeSpec& node) {
+  if (node.name.empty()) return invalid_argument("node: the name is empty");
+  for (std::size_t g = 0; g < node.gpus.size(); ++g) {
+    if (node.gpus[g].index != static_cast<int>(g)) {
+      return invalid_argument("node {}: GPU at position {} has index {}; indices must be 0..N-1 in order", node.name, g,
+                              node.gpus[g].index);
+    }
+  }
+  if (node.sharing == SharingKind::kReplicas && node.replica.replicas < 2) {
+    return invalid_argument("node {}: replica sharing needs at least 2 replicas", node.name);
+  }
+  return Status::ok();
+}
+
 Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, PlacementConfig config) {
   ClusterState s;
   s.config_ = std::move(config);
@@ -39,34 +60,21 @@ Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, Placement
     if (i > 0 && nodes[i].name == nodes[i - 1].name) {
       return invalid_argument("node {}: the name appears twice in the cluster", nodes[i].name);
     }
-    for (std::size_t g = 0; g < nodes[i].gpus.size(); ++g) {
-      if (nodes[i].gpus[g].index != static_cast<int>(g)) {
-        return invalid_argument("node {}: GPU at position {} has index {}; indices must be 0..N-1 in order",
-                                nodes[i].name, g, nodes[i].gpus[g].index);
-      }
-    }
-    if (nodes[i].sharing == SharingKind::kReplicas && nodes[i].replica.replicas < 2) {
-      return invalid_argument("node {}: replica sharing needs at least 2 replicas", nodes[i].name);
-    }
+    if (Status st = validate_node(nodes[i]); !st.is_ok()) return st;
+  }
+  if (static_cast<std::int64_t>(nodes.size()) >= kLabelEnd / kLabelStep - 1) {
+    return invalid_argument("cluster: {} nodes is more than fracpack can order", nodes.size());
   }
   s.nodes_ = std::move(nodes);
   s.usage_.resize(s.nodes_.size());
+  s.pods_on_.resize(s.nodes_.size());
   for (std::size_t i = 0; i < s.nodes_.size(); ++i) {
     s.by_name_.emplace(s.nodes_[i].name, i);
+    s.by_order_.emplace(s.nodes_[i].name, i);
+    s.order_.push_back(static_cast<std::int64_t>(i + 1) * kLabelStep);
     s.usage_[i].gpus.resize(s.nodes_[i].gpus.size());
   }
-  for (const auto& node : s.nodes_) {
-    s.max_node_cpu_ = std::max(s.max_node_cpu_, node.cpu.count());
-    s.max_node_gpu_milli_ = std::max<std::int64_t>(s.max_node_gpu_milli_, 1000 * static_cast<std::int64_t>(node.gpus.size()));
-  }
-  for (std::size_t i = 0; i < s.nodes_.size(); ++i) {
-    if (!binpack::takes_fractions(s, i)) continue;
-    for (std::size_t g = 0; g < s.nodes_[i].gpus.size(); ++g) {
-      const MiB usable = s.usable(i, g);
-      if (usable.count() <= 0) continue;  // takes no fraction: not a candidate size
-      if (s.min_usable_gpu_memory_.count() == 0 || usable < s.min_usable_gpu_memory_) s.min_usable_gpu_memory_ = usable;
-    }
-  }
+  s.refresh_extremes();
   std::vector<NodeSummary> summaries;
   summaries.reserve(s.nodes_.size());
   for (std::size_t i = 0; i < s.nodes_.size(); ++i) summaries.push_back(binpack::summarize(s, i));
@@ -74,6 +82,140 @@ Result<ClusterState> ClusterState::create(std::vector<NodeSpec> nodes, Placement
   s.generation_ = ++g_last_stamp;
   s.node_stamp_.assign(s.nodes_.size(), s.generation_);  // a new ledger: nothing cached applies
   return s;
+}
+
+void ClusterState::refresh_extremes() {
+  std::int64_t cpu = 1;
+  std::int64_t gpu_milli = 1;
+  MiB smallest{0};
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    cpu = std::max(cpu, nodes_[i].cpu.count());
+    gpu_milli = std::max<std::int64_t>(gpu_milli, 1000 * static_cast<std::int64_t>(nodes_[i].gpus.size()));
+    if (!binpack::takes_fractions(*this, i)) continue;
+    for (std::size_t g = 0; g < nodes_[i].gpus.size(); ++g) {
+      const MiB m = usable(i, g);
+      if (m.count() <= 0) continue;  // takes no fraction: not a candidate size
+      if (smallest.count() == 0 || m < smallest) smallest = m;
+    }
+  }
+  if (cpu != max_node_cpu_ || gpu_milli != max_node_gpu_milli_ || smallest != min_usable_gpu_memory_ || traits_epoch_ == 0) {
+    max_node_cpu_ = cpu;
+    max_node_gpu_milli_ = gpu_milli;
+    min_usable_gpu_memory_ = smallest;
+    traits_epoch_ = ++g_last_stamp;
+  }
+}
+
+void ClusterState::label(std::size_t n) {
+  const std::string& name = nodes_[n].name;
+  auto it = by_order_.find(name);
+  const std::int64_t before = it == by_order_.begin() ? 0 : order_[std::prev(it)->second];
+  const auto after_it = std::next(it);
+  const std::int64_t after = after_it == by_order_.end() ? kLabelEnd : order_[after_it->second];
+  if (after_it == by_order_.end() && before + kLabelStep < kLabelEnd) {
+    order_[n] = before + kLabelStep;
+  } else if (after - before >= 2) {
+    order_[n] = before + (after - before) / 2;
+  } else {  // no room left between the neighbours: spread every label again
+    std::int64_t next = 0;
+    const std::int64_t step = kLabelEnd / static_cast<std::int64_t>(by_order_.size() + 1);
+    for (const auto& [_, position] : by_order_) order_[position] = next += step;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      if (i != n) refresh(i);
+    }
+  }
+}
+
+std::vector<std::size_t> ClusterState::nodes_in_name_order() const {
+  std::vector<std::size_t> out;
+  out.reserve(by_order_.size());
+  for (const auto& [_, position] : by_order_) out.push_back(position);
+  return out;
+}
+
+Result<std::size_t> ClusterState::add_node(NodeSpec node) {
+  if (Status st = validate_node(node); !st.is_ok()) return st;
+  if (by_name_.contains(node.name)) return Status(Code::kAlreadyExists, fmt::format("node {} is already in the cluster", node.name));
+  const std::size_t n = nodes_.size();
+  by_name_.emplace(node.name, n);
+  by_order_.emplace(node.name, n);
+  usage_.emplace_back().gpus.resize(node.gpus.size());
+  nodes_.push_back(std::move(node));
+  pods_on_.emplace_back();
+  order_.push_back(0);
+  node_stamp_.push_back(0);
+  label(n);
+  generation_ = ++g_last_stamp;  // a new position: remembered name lists no longer apply
+  refresh_extremes();
+  index_.push_back(binpack::summarize(*this, n));
+  refresh(n);
+  return n;
+}
+
+std::vector<Allocation> ClusterState::take_all(std::size_t n) {
+  std::vector<Allocation> out;
+  out.reserve(pods_on_[n].size());
+  for (const std::string& key : pods_on_[n]) {
+    auto it = allocations_.find(key);
+    out.push_back(std::move(it->second));
+    allocations_.erase(it);
+  }
+  pods_on_[n].clear();
+  std::sort(out.begin(), out.end(), [](const Allocation& a, const Allocation& b) { return a.seq < b.seq; });
+  NodeUsage& u = usage_[n];
+  u = NodeUsage{};
+  u.gpus.resize(nodes_[n].gpus.size());
+  return out;
+}
+
+Result<std::vector<Allocation>> ClusterState::update_node(std::size_t n, NodeSpec node) {
+  if (Status st = validate_node(node); !st.is_ok()) return st;
+  if (node.name != nodes_[n].name) {
+    return invalid_argument("node {}: an update cannot rename it to {}", nodes_[n].name, node.name);
+  }
+  const NodeSpec& old = nodes_[n];
+  const bool same_gpus = old.gpus == node.gpus && old.sharing == node.sharing && old.replica == node.replica &&
+                         old.gpu_memory_known == node.gpu_memory_known;
+  std::vector<Allocation> taken;
+  if (!same_gpus) taken = take_all(n);
+  if (node.cpu < usage_[n].cpu || node.memory < usage_[n].memory || node.pods < usage_[n].pods) {
+    for (const std::string& key : pods_on_[n]) allocations_.find(key)->second.adopted = true;  // facts now, not our choices
+  }
+  nodes_[n] = std::move(node);
+  if (!same_gpus) {  // nothing is held on the node now: its GPUs are the new ones, all idle
+    usage_[n] = NodeUsage{};
+    usage_[n].gpus.resize(nodes_[n].gpus.size());
+  }
+  refresh_extremes();
+  refresh(n);
+  return taken;
+}
+
+std::vector<Allocation> ClusterState::remove_node(std::size_t n) {
+  std::vector<Allocation> taken = take_all(n);
+  const std::size_t last = nodes_.size() - 1;
+  by_name_.erase(nodes_[n].name);
+  by_order_.erase(nodes_[n].name);
+  if (n != last) {  // the last node moves into the freed position
+    nodes_[n] = std::move(nodes_[last]);
+    usage_[n] = std::move(usage_[last]);
+    pods_on_[n] = std::move(pods_on_[last]);
+    order_[n] = order_[last];
+    by_name_.find(nodes_[n].name)->second = n;
+    by_order_.find(nodes_[n].name)->second = n;
+    for (const std::string& key : pods_on_[n]) allocations_.find(key)->second.node = n;
+  }
+  nodes_.pop_back();
+  usage_.pop_back();
+  pods_on_.pop_back();
+  order_.pop_back();
+  node_stamp_.pop_back();
+  index_.pop_back();
+  generation_ = ++g_last_stamp;
+  ++version_;
+  refresh_extremes();
+  if (n != last) refresh(n);
+  return taken;
 }
 
 std::optional<std::size_t> ClusterState::find_node(std::string_view name) const {
@@ -101,6 +243,50 @@ void ClusterState::refresh(std::size_t node) {
   index_.update(node, binpack::summarize(*this, node));
 }
 
+Status ClusterState::hold_conflict(const std::string& pod_key, std::size_t n, const PodRequest* pod, const std::vector<int>& gpus) {
+  if (n >= nodes_.size()) return {Code::kNotFound, fmt::format("pod {}: node #{} does not exist", pod_key, n)};
+  if (allocation(pod_key) != nullptr) {
+    return {Code::kAlreadyExists, fmt::format("pod {} already holds resources on node {}", pod_key, nodes_[allocation(pod_key)->node].name)};
+  }
+  Allocation a;
+  a.pod = pod_key;
+  a.node = n;
+  a.holder = Holder::kConflict;
+  a.adopted = true;
+  a.preemptible = false;
+  if (pod != nullptr) {
+    a.cpu = pod->cpu;
+    a.memory = pod->memory;
+    a.extended = pod->extended;
+    for (const auto& [name, amount] : pod->rdma) a.extended[name] = saturating_add(a.extended[name], amount);
+    a.priority = pod->priority;
+    a.queue = pod->queue;
+  }
+  for (int g : gpus) {
+    if (g >= 0 && static_cast<std::size_t>(g) < nodes_[n].gpus.size() && std::find(a.fenced.begin(), a.fenced.end(), g) == a.fenced.end()) {
+      a.fenced.push_back(g);
+    }
+  }
+  a.seq = ++next_seq_;
+  add_usage(a);
+  pods_on_[n].push_back(pod_key);
+  allocations_.emplace(pod_key, std::move(a));
+  refresh(n);
+  return Status::ok();
+}
+
+void ClusterState::set_holder(const std::string& pod_key, Holder holder) {
+  if (auto it = allocations_.find(pod_key); it != allocations_.end()) it->second.holder = holder;
+}
+
+void ClusterState::set_job_terms(const std::string& pod_key, const std::string& queue, std::int32_t priority, bool preemptible) {
+  auto it = allocations_.find(pod_key);
+  if (it == allocations_.end()) return;
+  it->second.queue = queue;
+  it->second.priority = priority;
+  it->second.preemptible = preemptible;
+}
+
 Status ClusterState::check_gpus(const PodRequest& pod, std::size_t n, const std::vector<int>& gpus) const {
   const std::string key = pod.key();
   const NodeSpec& node = nodes_[n];
@@ -126,7 +312,7 @@ Status ClusterState::check_gpus(const PodRequest& pod, std::size_t n, const std:
       const GpuUsage& u = usage_[n].gpus[g];
       return {Code::kUnschedulable,
               fmt::format("pod {} on node {}: GPU {} cannot take it ({}{}, {} of {} MiB usable held)", key, node.name, g,
-                          gpu_state_name(u.state), u.fenced ? ", fenced" : "", u.used.count(), usable(n, g).count())};
+                          gpu_state_name(u.state), u.fenced() ? ", fenced" : "", u.used.count(), usable(n, g).count())};
     }
   }
   return Status::ok();
@@ -185,13 +371,6 @@ Status ClusterState::adopt(const PodRequest& original, std::size_t n, std::optio
   return Status::ok();
 }
 
-void ClusterState::fence(std::size_t n, const std::vector<int>& gpus) {
-  for (int g : gpus) {
-    if (g >= 0 && static_cast<std::size_t>(g) < usage_[n].gpus.size()) usage_[n].gpus[static_cast<std::size_t>(g)].fenced = true;
-  }
-  refresh(n);
-}
-
 Status ClusterState::check_held(const PodRequest& pod, std::size_t n, std::vector<int> gpus) const {
   const Allocation* held = allocation(pod.key());
   if (held == nullptr) return Status::ok();
@@ -218,8 +397,10 @@ void ClusterState::apply(const PodRequest& pod, std::size_t n, const std::vector
   a.preemptible = pod.preemptible;
   a.priority = pod.priority;
   a.queue = pod.queue;
+  a.seq = ++next_seq_;
 
   add_usage(a);
+  pods_on_[n].push_back(key);
   allocations_.emplace(key, std::move(a));
   refresh(n);
 }
@@ -230,6 +411,7 @@ void ClusterState::add_usage(const Allocation& a) {
   u.memory = Bytes(saturating_add(u.memory.count(), a.memory.count()));
   u.pods += 1;
   for (const auto& [name, amount] : a.extended) u.extended[name] = saturating_add(u.extended[name], amount);
+  for (int g : a.fenced) u.gpus[static_cast<std::size_t>(g)].fences += 1;
   for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
     GpuUsage& gpu = u.gpus[static_cast<std::size_t>(a.choice.gpus[k])];
     gpu.used += a.choice.memory[k];
@@ -264,15 +446,13 @@ std::optional<Allocation> ClusterState::take(const std::string& pod_key) {
 void ClusterState::restore(Allocation allocation) {
   const std::size_t node = allocation.node;
   add_usage(allocation);
+  pods_on_[node].push_back(allocation.pod);
   std::string key = allocation.pod;
   allocations_.emplace(std::move(key), std::move(allocation));
   refresh(node);
 }
 
-bool ClusterState::release(const std::string& pod_key) {
-  auto it = allocations_.find(pod_key);
-  if (it == allocations_.end()) return false;
-  const Allocation& a = it->second;
+void ClusterState::remove_usage(const Allocation& a) {
   NodeUsage& u = usage_[a.node];
   u.cpu -= a.cpu;
   u.memory -= a.memory;
@@ -280,6 +460,7 @@ bool ClusterState::release(const std::string& pod_key) {
   for (const auto& [name, amount] : a.extended) {
     if ((u.extended[name] -= amount) == 0) u.extended.erase(name);
   }
+  for (int g : a.fenced) u.gpus[static_cast<std::size_t>(g)].fences -= 1;
   for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
     GpuUsage& gpu = u.gpus[static_cast<std::size_t>(a.choice.gpus[k])];
     gpu.used -= a.choice.memory[k];
@@ -289,14 +470,22 @@ bool ClusterState::release(const std::string& pod_key) {
     } else if (a.choice.hold == GpuHold::kFraction && a.choice.mode == ComputeMode::kSmSharing) {
       gpu.compute -= a.choice.compute[k];
     }
-    gpu.holders.erase(std::find(gpu.holders.begin(), gpu.holders.end(), pod_key));
+    gpu.holders.erase(std::find(gpu.holders.begin(), gpu.holders.end(), a.pod));
     if (gpu.holders.empty()) {
-      const bool fenced = gpu.fenced;
+      const int fences = gpu.fences;
       gpu = GpuUsage{};
-      gpu.fenced = fenced;
+      gpu.fences = fences;
     }
   }
-  const std::size_t node = a.node;
+}
+
+bool ClusterState::release(const std::string& pod_key) {
+  auto it = allocations_.find(pod_key);
+  if (it == allocations_.end()) return false;
+  const std::size_t node = it->second.node;
+  remove_usage(it->second);
+  auto& here = pods_on_[node];
+  here.erase(std::find(here.begin(), here.end(), pod_key));
   allocations_.erase(it);
   refresh(node);
   return true;

@@ -43,7 +43,7 @@ class VerdictBuilder {
 std::string describe_gpu(const ClusterState& state, std::size_t n, std::size_t g) {
   const GpuUsage& u = state.usage(n).gpus[g];
   const GpuDevice& d = state.node(n).gpus[g];
-  if (u.fenced) return fmt::format("GPU {} fenced (claimed by a running pod the ledger could not adopt)", d.index);
+  if (u.fenced()) return fmt::format("GPU {} fenced (claimed by a running pod the ledger could not adopt)", d.index);
   switch (u.state) {
     case GpuState::kIdle: return fmt::format("GPU {} idle {} MiB", d.index, state.usable(n, g).count());
     case GpuState::kWhole: return fmt::format("GPU {} held whole", d.index);
@@ -287,7 +287,7 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
                      const PodTraits& traits) {
   const NodeSpec& node = state.node(n);
   const GpuUsage& u = state.usage(n).gpus[g];
-  if (u.fenced) return 0;
+  if (u.fenced()) return 0;
   switch (traits.hold) {
     case GpuHold::kNone: return 0;
     case GpuHold::kWhole: return u.state == GpuState::kIdle ? 1 : 0;

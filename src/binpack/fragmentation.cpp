@@ -70,7 +70,7 @@ std::vector<TypicalPod> typical_pods(const std::vector<PodRequest>& pods, double
 
 std::int64_t free_milli(const ClusterState& state, std::size_t n, std::size_t g) {
   const GpuUsage& u = state.usage(n).gpus[g];
-  if (u.fenced || u.state == GpuState::kWhole) return 0;
+  if (u.fenced() || u.state == GpuState::kWhole) return 0;
   if (u.state == GpuState::kIdle) return 1000;
   const std::int64_t usable = state.usable(n, g).count();
   if (usable <= 0) return 0;

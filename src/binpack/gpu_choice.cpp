@@ -125,7 +125,7 @@ std::optional<GpuChoice> choose_gpus(const ClusterState& state, std::size_t n, c
 std::optional<Policy::Evaluated> evaluate_node(const ClusterState& state, std::size_t n, const PodRequest& pod,
                                                const PodTraits& traits, const Policy& policy) {
   auto e = policy.evaluate(state, n, pod, traits);
-  if (e) e->key.position = static_cast<std::int64_t>(n);
+  if (e) e->key.position = state.order_label(n);
   return e;
 }
 

@@ -11,18 +11,48 @@ namespace {
 
 bool shared(GpuState s) { return s == GpuState::kSharedTimeSlicing || s == GpuState::kSharedSmSharing; }
 
+/// The node tables agree: names ↔ positions, order labels strictly increasing by name, the per-node
+/// pod lists ↔ the allocations.
+std::string check_tables(const ClusterState& state, std::size_t allocations) {
+  std::size_t listed = 0;
+  const auto order = state.nodes_in_name_order();
+  if (order.size() != state.node_count()) return "the name order lists a different number of nodes";
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t n = order[k];
+    if (state.find_node(state.node(n).name) != n) return fmt::format("node {}: not found at its position", state.node(n).name);
+    if (k > 0 && !(state.node(order[k - 1]).name < state.node(n).name && state.order_label(order[k - 1]) < state.order_label(n))) {
+      return fmt::format("node {}: name order and order labels disagree", state.node(n).name);
+    }
+    for (const auto& key : state.pods_on(n)) {
+      const Allocation* a = state.allocation(key);
+      if (a == nullptr || a->node != n) return fmt::format("node {}: lists pod {}, which holds nothing there", state.node(n).name, key);
+    }
+    listed += state.pods_on(n).size();
+  }
+  if (listed != allocations) return "the per-node pod lists and the allocations differ in number";
+  return {};
+}
+
 }  // namespace
 
 std::string ClusterState::check_invariants() const {
+  if (std::string broken = check_tables(*this, allocations_.size()); !broken.empty()) return broken;
+  if (index_.size() != nodes_.size() || node_stamp_.size() != nodes_.size() || usage_.size() != nodes_.size()) {
+    return "the index, stamps or usage do not cover every node";
+  }
   // 1. Usage must equal the sum of the allocations, field by field.
   std::vector<NodeUsage> expected(nodes_.size());
+  std::vector<bool> adopted(nodes_.size(), false);
   for (std::size_t i = 0; i < nodes_.size(); ++i) expected[i].gpus.resize(nodes_[i].gpus.size());
   for (const auto& [key, a] : allocations_) {
     NodeUsage& u = expected[a.node];
+    if (a.adopted) adopted[a.node] = true;
     u.cpu += a.cpu;
     u.memory += a.memory;
     u.pods += 1;
     for (const auto& [name, amount] : a.extended) u.extended[name] += amount;
+    for (int g : a.fenced) u.gpus[static_cast<std::size_t>(g)].fences += 1;
+    if (a.holder == Holder::kConflict && !a.choice.gpus.empty()) return fmt::format("conflict {} holds GPUs", key);
     if (a.infiniband && nodes_[a.node].sharing == SharingKind::kReplicas) {
       return fmt::format("InfiniBand pod {} sits on replica node {}", key, nodes_[a.node].name);
     }
@@ -51,9 +81,7 @@ std::string ClusterState::check_invariants() const {
       return fmt::format("node {}: usage differs from the sum of its allocations", node.name);
     }
     // Running pods adopted as they are may overcommit a node; the ledger itself never does.
-    const bool adopted_here = std::any_of(allocations_.begin(), allocations_.end(), [&](const auto& entry) {
-      return entry.second.adopted && entry.second.node == i;
-    });
+    const bool adopted_here = adopted[i];
     if (!adopted_here && (have.cpu > node.cpu || have.memory > node.memory || have.pods > node.pods)) {
       return fmt::format("node {}: cpu, memory or pods over allocatable", node.name);
     }
@@ -69,7 +97,8 @@ std::string ClusterState::check_invariants() const {
       std::vector<std::string> b = want.gpus[g].holders;
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
-      if (u.used != want.gpus[g].used || u.compute != want.gpus[g].compute || u.slots != want.gpus[g].slots || a != b) {
+      if (u.used != want.gpus[g].used || u.compute != want.gpus[g].compute || u.slots != want.gpus[g].slots || a != b ||
+          u.fences != want.gpus[g].fences) {
         return fmt::format("node {} GPU {}: usage differs from the sum of its allocations", node.name, g);
       }
       const std::string where = fmt::format("node {} GPU {} ({})", node.name, g, gpu_state_name(u.state));

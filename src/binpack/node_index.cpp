@@ -62,12 +62,39 @@ NodeIndex::NodeIndex(const std::vector<NodeSummary>& leaves) : size_(leaves.size
 }
 
 void NodeIndex::update(std::size_t i, const NodeSummary& summary) {
-  std::size_t k = base_ + i;
-  ranges_[k] = SummaryRange::of(summary);
+  ranges_[base_ + i] = SummaryRange::of(summary);
+  update_path(base_ + i);
+}
+
+void NodeIndex::update_path(std::size_t k) {
   for (k /= 2; k >= 1; k /= 2) {
+    count_[k] = count_[2 * k] + count_[2 * k + 1];
     ranges_[k] = count_[2 * k + 1] == 0 ? ranges_[2 * k]
                                          : SummaryRange::merge(ranges_[2 * k], ranges_[2 * k + 1]);
   }
+}
+
+void NodeIndex::push_back(const NodeSummary& summary) {
+  if (size_ == base_ || ranges_.empty()) {  // full: rebuild with twice the room
+    std::vector<NodeSummary> leaves;
+    leaves.reserve(size_ + 1);
+    for (std::size_t i = 0; i < size_; ++i) leaves.push_back(leaf(i));
+    leaves.push_back(summary);
+    *this = NodeIndex(leaves);
+    return;
+  }
+  const std::size_t k = base_ + size_++;
+  ranges_[k] = SummaryRange::of(summary);
+  count_[k] = 1;
+  update_path(k);
+}
+
+void NodeIndex::pop_back() {
+  if (size_ == 0) return;
+  const std::size_t k = base_ + --size_;
+  count_[k] = 0;
+  ranges_[k] = SummaryRange{};
+  update_path(k);
 }
 
 }  // namespace fracpack

@@ -15,7 +15,7 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
   const NodeSpec& node = state.node(n);
   const NodeUsage& used = state.usage(n);
   NodeSummary s;
-  s.position = static_cast<std::int64_t>(n);
+  s.position = state.order_label(n);
   s.usable = node.ready && node.schedulable ? 1 : 0;
   s.free_cpu = saturating_add(node.cpu.count(), -used.cpu.count());
   s.free_memory = saturating_add(node.memory.count(), -used.memory.count());
@@ -37,7 +37,7 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
   for (std::size_t g = 0; g < node.gpus.size(); ++g) {
     const GpuUsage& u = used.gpus[g];
     const GpuDevice& d = node.gpus[g];
-    if (u.fenced) continue;  // offers nothing to new placements
+    if (u.fenced()) continue;  // offers nothing to new placements
     if (replicas) {
       const int free = node.replica.replicas - u.slots;
       s.free_slots += free;

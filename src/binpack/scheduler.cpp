@@ -151,7 +151,7 @@ Explanation explain(const ClusterState& state, const PodRequest& pod, const Node
   const PodTraits traits = binpack::traits_of(pod, state);
   std::map<std::string, std::size_t> counts;
   std::size_t considered = 0;
-  for (std::size_t n = 0; n < state.node_count(); ++n) {
+  for (std::size_t n : state.nodes_in_name_order()) {  // the detailed nodes are the first by name
     if (mask != nullptr && !(*mask)[n]) continue;
     ++considered;
     const bool full = e.nodes.size() < detailed;

@@ -21,10 +21,14 @@ VerdictCache::Shape& VerdictCache::shape_for(const ClusterState& state, const Po
     it = shapes_.emplace(key, std::pair{Shape{}, lru_.begin()}).first;
   }
   Shape& shape = it->second.first;
-  if (shape.policy != &policy || shape.entries.size() != state.node_count()) {
+  if (shape.policy != &policy || shape.traits_epoch != state.traits_epoch()) {  // every verdict may differ
     shape.policy = &policy;
+    shape.traits_epoch = state.traits_epoch();
     shape.entries.assign(state.node_count(), Entry{});
   }
+  // Nodes added or removed: the entries of the others stay (a node moved into a freed position
+  // has a new stamp, so its entry there is recomputed).
+  if (shape.entries.size() != state.node_count()) shape.entries.resize(state.node_count());
   return shape;
 }
 

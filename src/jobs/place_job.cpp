@@ -36,10 +36,7 @@ NotPlaced not_placed(const std::string& pod, const Explanation& why) {
 /// A running pod that the ledger cannot hold as it claims still holds its node's CPU, memory and
 /// pod slot (it runs there), and the GPUs it names are fenced.
 void hold_conflicting(ClusterState& state, const PodRequest& pod, std::size_t node, const std::vector<int>& fence) {
-  state.fence(node, fence);
-  PodRequest rest = pod;
-  rest.gpu = NoGpu{};
-  (void)state.adopt(rest, node, std::vector<int>{});  // node resources only: cannot fail on GPUs
+  (void)state.hold_conflict(pod.key(), node, &pod, fence);  // a pod key is loaded once: cannot fail
 }
 
 std::string missing_node(const std::string& node, const std::map<std::string, std::string>& rejected) {
@@ -182,7 +179,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
     if (fence.empty()) {  // what it holds is unknown: none of the node's GPUs is safe to hand out
       for (const auto& gpu : state.node(*n).gpus) fence.push_back(gpu.index);
     }
-    state.fence(*n, fence);
+    (void)state.hold_conflict(u.key, *n, nullptr, fence);
     report.conflicts.push_back(
         {u.key, u.node, fmt::format("a running pod that fails validation: {}; GPU(s) {} are fenced off from new placements",
                                     u.reason, fence.empty() ? std::string("none (the node has no GPUs)") : fmt::format("{}", fmt::join(fence, ",")))});
@@ -202,6 +199,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
     const auto& ours = options.decode.scheduler_names;
     if (!b.pod.scheduler_name.empty() && std::find(ours.begin(), ours.end(), b.pod.scheduler_name) == ours.end()) {
       foreign += queues::charge_placed(b.pod, state, *state.allocation(b.pod.key()));
+      state.set_holder(b.pod.key(), Holder::kForeign);
       continue;
     }
     auto q = tree->find(b.pod.queue);

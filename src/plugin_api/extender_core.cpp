@@ -390,7 +390,7 @@ class ExtenderImpl final : public Extender {
       node.name = state_->node(n).name;
       for (std::size_t g = 0; g < state_->node(n).gpus.size(); ++g) {
         const GpuUsage& u = state_->usage(n).gpus[g];
-        node.gpus.push_back({static_cast<int>(g), u.state, state_->node(n).gpus[g].memory, u.used, u.fenced, u.holders});
+        node.gpus.push_back({static_cast<int>(g), u.state, state_->node(n).gpus[g].memory, u.used, u.fenced(), u.holders});
       }
     }
     for (const auto& [seq, b] : bindings_) {
@@ -676,7 +676,7 @@ class ExtenderImpl final : public Extender {
                   : !n ? Status(Code::kNotFound, fmt::format("node {} is gone", b.node))
                        : state.adopt(*pod, *n, b.gpus.empty() ? std::nullopt : std::optional<std::vector<int>>(b.gpus));
       if (!st.is_ok()) {
-        if (n) state.fence(*n, b.gpus);
+        if (n) (void)state.hold_conflict(b.pod_key, *n, pod ? &*pod : nullptr, b.gpus);
         if (conflicts != nullptr) conflicts->push_back(fmt::format("{}: {}", b.pod_key, st.message()));
         continue;
       }

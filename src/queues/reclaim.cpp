@@ -66,7 +66,7 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
   std::map<std::size_t, std::vector<Candidate>> by_node;
   for (const std::string& key : state.allocated_pods()) {
     const Allocation& a = *state.allocation(key);
-    if (!a.preemptible || (nodes != nullptr && !(*nodes)[a.node])) continue;
+    if (a.holder != Holder::kScheduled || !a.preemptible || (nodes != nullptr && !(*nodes)[a.node])) continue;
     Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
     if (a.queue == pod.queue) {
       if (a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
