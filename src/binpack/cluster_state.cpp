@@ -146,7 +146,23 @@ Result<std::size_t> ClusterState::add_node(NodeSpec node) {
   node_stamp_.push_back(0);
   label(n);
   generation_ = ++g_last_stamp;  // a new position: remembered name lists no longer apply
-  refresh_extremes();
+  // A new node can only raise the maxima and lower the minimum: no scan of the others.
+  const NodeSpec& added = nodes_[n];
+  std::int64_t cpu = std::max(max_node_cpu_, added.cpu.count());
+  std::int64_t gpu_milli = std::max<std::int64_t>(max_node_gpu_milli_, 1000 * static_cast<std::int64_t>(added.gpus.size()));
+  MiB smallest = min_usable_gpu_memory_;
+  if (binpack::takes_fractions(*this, n)) {
+    for (std::size_t g = 0; g < added.gpus.size(); ++g) {
+      const MiB m = usable(n, g);
+      if (m.count() > 0 && (smallest.count() == 0 || m < smallest)) smallest = m;
+    }
+  }
+  if (cpu != max_node_cpu_ || gpu_milli != max_node_gpu_milli_ || smallest != min_usable_gpu_memory_) {
+    max_node_cpu_ = cpu;
+    max_node_gpu_milli_ = gpu_milli;
+    min_usable_gpu_memory_ = smallest;
+    traits_epoch_ = ++g_last_stamp;
+  }
   index_.push_back(binpack::summarize(*this, n));
   refresh(n);
   return n;

@@ -13,6 +13,7 @@
 #include "fracpack/queues/queue_book.hpp"
 #include "fracpack/queues/reclaim.hpp"
 #include "fracpack/queues/session.hpp"
+#include "fracpack/scheduling_state.hpp"
 #include "jobs/place_inputs.hpp"
 #include "jobs/place_jobs.hpp"
 
@@ -31,74 +32,47 @@ NotPlaced not_placed(const std::string& pod, const Explanation& why) {
   return np;
 }
 
-/// Loads one running pod. When the ledger cannot hold it, it is a conflict and the GPUs its
-/// annotation claims are fenced: never offered to a pending pod.
-/// A running pod that the ledger cannot hold as it claims still holds its node's CPU, memory and
-/// pod slot (it runs there), and the GPUs it names are fenced.
-void hold_conflicting(ClusterState& state, const PodRequest& pod, std::size_t node, const std::vector<int>& fence) {
-  (void)state.hold_conflict(pod.key(), node, &pod, fence);  // a pod key is loaded once: cannot fail
-}
-
 std::string missing_node(const std::string& node, const std::map<std::string, std::string>& rejected) {
   auto it = rejected.find(node);
   if (it == rejected.end()) return "bound to a node that is not in the cluster input";
   return fmt::format("bound to node {}, which was left out: {}", node, it->second);
 }
 
-bool load_bound(ClusterState& state, const PodRequest& pod, const std::map<std::string, std::string>& rejected,
-                PlaceReport& report) {
-  const Binding& b = *pod.bound;
-  auto n = state.find_node(b.node);
-  if (!n) {
-    report.conflicts.push_back({pod.key(), b.node, missing_node(b.node, rejected)});
-    return false;
-  }
-  std::optional<std::vector<int>> devices;
-  if (!b.devices.empty()) devices = b.devices;
-  const auto* fraction = pod.fraction();
-  const auto* whole = pod.whole();
-  const std::size_t needed = fraction ? static_cast<std::size_t>(fraction->num_devices)
-                             : whole  ? static_cast<std::size_t>(whole->count)
-                                      : 0;
-  if (devices && devices->size() != needed && !(whole && state.node(*n).sharing == SharingKind::kReplicas)) {
-    report.conflicts.push_back({pod.key(), b.node,
-                                fmt::format("its gpus.devices annotation lists {} GPU(s), the pod asks for {}; GPU(s) "
-                                            "{} are fenced off from new placements",
-                                            devices->size(), needed, fmt::join(*devices, ","))});
-    hold_conflicting(state, pod, *n, *devices);
-    return false;
-  }
-  Status st = state.adopt(pod, *n, devices);
-  if (!st.is_ok()) {
-    std::string reason = st.message();
-    const std::string prefix = fmt::format("pod {} on node {}: ", pod.key(), b.node);
-    if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
-    if (devices) reason += fmt::format("; GPU(s) {} are fenced off from new placements", fmt::join(*devices, ","));
-    report.conflicts.push_back({pod.key(), b.node, std::move(reason)});
-    hold_conflicting(state, pod, *n, devices.value_or(std::vector<int>{}));
-    return false;
-  }
-  report.bound.push_back(Placement{pod.key(), b.node, state.allocation(pod.key())->choice, 0});
-  return true;
-}
-
-/// Places jobs in input order with no queue admission (the input has no Queue objects).
-std::vector<queues::JobOutcome> run_in_order(ClusterState& state, const Policy& policy,
-                                             const std::vector<queues::Job>& jobs, std::size_t detailed,
-                                             ExplainCache& cache) {
-  std::vector<queues::JobOutcome> out;
-  for (const queues::Job& job : jobs) {
-    queues::JobOutcome o;
-    o.job = &job;
-    if (job.members.size() == 1 && job.min_member <= 1) {
-      o.members.push_back(place_pod(state, job.members.front(), policy, nullptr, detailed, &cache));
+/// Loads the running pods into the state, reporting each as bound or as a conflict (a running pod
+/// the ledger cannot hold as it claims: its node resources stay counted, its GPUs fenced).
+/// Returns how many running members each gang has.
+std::map<std::string, int> load_running(SchedulingState& state, const jobs::PlaceInputs& in, PlaceReport& report) {
+  for (const auto& u : in.unreadable_bound) {
+    if (state.observe_unreadable(u.key, u.node, u.devices, u.reason) == PodStanding::kWaitingForNode) {
+      report.conflicts.push_back({u.key, u.node, fmt::format("{}; also {}", u.reason, missing_node(u.node, in.rejected_nodes))});
+      (void)state.forget(u.key);
     } else {
-      Gang gang{job.name, job.members, job.min_member};
-      o.members = place_gang(state, gang, policy, detailed, &cache);
+      report.conflicts.push_back({u.key, u.node, state.pod(u.key)->note});
     }
-    out.push_back(std::move(o));
   }
-  return out;
+  std::map<std::string, int> running_in_gang;
+  for (const auto& b : in.bound) {
+    if (auto bad = state.effective(b.pod); !bad) report.warnings.push_back(bad.status().message());
+    const PodStanding standing = state.observe(b.pod);
+    const PodRecord& record = *state.pod(b.pod.key());
+    if (standing == PodStanding::kWaitingForNode) {
+      report.conflicts.push_back({b.pod.key(), b.pod.bound->node, missing_node(b.pod.bound->node, in.rejected_nodes)});
+      (void)state.forget(b.pod.key());
+      continue;
+    }
+    if (standing == PodStanding::kConflict) {
+      report.conflicts.push_back({b.pod.key(), b.pod.bound->node, record.note});
+      continue;
+    }
+    report.bound.push_back(Placement{b.pod.key(), b.pod.bound->node, state.cluster().allocation(b.pod.key())->choice, 0});
+    if (b.pod.gang) ++running_in_gang[b.pod.namespace_name + "/" + *b.pod.gang];
+    if (record.ours && state.tree() != nullptr && state.queue_problem(record.pod)) {
+      report.warnings.push_back(fmt::format("pod {} runs in queue \"{}\", which is not a leaf Queue in the input; "
+                                            "its usage is not counted",
+                                            b.pod.key(), record.pod.queue));
+    }
+  }
+  return running_in_gang;
 }
 
 QueueTotals totals_of(const queues::QueueBook& book, std::size_t q, const Amounts& pending) {
@@ -155,90 +129,28 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
                                             node.gpus.front().memory.count()));
     }
   }
-  auto created = ClusterState::create(std::move(in.nodes), options.placement);
-  if (!created) return created.status();
-  ClusterState state = std::move(*created);
+  SchedulingState state({options.placement, options.decode});
+  ObjectChange cluster;
+  cluster.nodes = std::move(in.nodes);
+  cluster.queues = in.queues;
+  for (const auto& [key, group] : in.groups) cluster.groups.push_back(group);
+  if (Status st = state.validate(cluster, &report.warnings); !st.is_ok()) return st;
+  state.set_classes(in.classes);
+  (void)state.apply(cluster);
 
-  // Queues (optional): the tree, and what running pods already hold.
-  std::optional<queues::QueueTree> tree;
-  if (!in.queues.empty()) {
-    auto built = queues::QueueTree::build(std::move(in.queues), &report.warnings);
-    if (!built) return built.status();
-    tree = std::move(*built);
-  }
-  std::optional<queues::QueueBook> book;
-  if (tree) book.emplace(*tree);
-
-  for (const auto& u : in.unreadable_bound) {
-    auto n = state.find_node(u.node);
-    if (!n) {
-      report.conflicts.push_back({u.key, u.node, fmt::format("{}; also {}", u.reason, missing_node(u.node, in.rejected_nodes))});
-      continue;
-    }
-    std::vector<int> fence = u.devices;
-    if (fence.empty()) {  // what it holds is unknown: none of the node's GPUs is safe to hand out
-      for (const auto& gpu : state.node(*n).gpus) fence.push_back(gpu.index);
-    }
-    (void)state.hold_conflict(u.key, *n, nullptr, fence);
-    report.conflicts.push_back(
-        {u.key, u.node, fmt::format("a running pod that fails validation: {}; GPU(s) {} are fenced off from new placements",
-                                    u.reason, fence.empty() ? std::string("none (the node has no GPUs)") : fmt::format("{}", fmt::join(fence, ",")))});
-  }
-  std::map<std::string, int> running_in_gang;
-  Amounts foreign;  // what pods of other schedulers hold: not for queues to divide
-  for (auto& b : in.bound) {
-    if (b.pod.gang) {  // a PodGroup's queue and priority apply to its running pods too
-      auto group = in.groups.find(b.pod.namespace_name + "/" + *b.pod.gang);
-      if (group != in.groups.end()) {
-        if (auto bad = jobs::apply_group(group->second, in.classes, b.pod)) report.warnings.push_back(*bad);
-      }
-    }
-    if (!load_bound(state, b.pod, in.rejected_nodes, report)) continue;
-    if (b.pod.gang) ++running_in_gang[b.pod.namespace_name + "/" + *b.pod.gang];
-    if (!book) continue;
-    const auto& ours = options.decode.scheduler_names;
-    if (!b.pod.scheduler_name.empty() && std::find(ours.begin(), ours.end(), b.pod.scheduler_name) == ours.end()) {
-      foreign += queues::charge_placed(b.pod, state, *state.allocation(b.pod.key()));
-      state.set_holder(b.pod.key(), Holder::kForeign);
-      continue;
-    }
-    auto q = tree->find(b.pod.queue);
-    if (!q || !tree->is_leaf(*q)) {
-      report.warnings.push_back(fmt::format("pod {} runs in queue \"{}\", which is not a leaf Queue in the input; "
-                                            "its usage is not counted",
-                                            b.pod.key(), b.pod.queue));
-      continue;
-    }
-    book->charge(*q, queues::charge_placed(b.pod, state, *state.allocation(b.pod.key())), b.pod.preemptible);
-  }
-
-  std::vector<queues::Job> jobs = jobs::build_jobs(in, running_in_gang, tree ? &*tree : nullptr, report);
-  // Pending charges depend only on the pod's shape and the nodes' static terms: one scan per shape.
-  std::map<std::string, Amounts> charge_by_shape;
-  auto pending_charge = [&](const PodRequest& pod) {
-    auto [it, fresh] = charge_by_shape.try_emplace(pod_shape(pod));
-    if (fresh) it->second = queues::charge_pending(pod, state);
-    return it->second;
-  };
+  const std::map<std::string, int> running_in_gang = load_running(state, in, report);
+  std::vector<queues::Job> jobs = jobs::build_jobs(in, state, running_in_gang, report);
   for (auto& job : jobs) {
     const std::size_t core = job.min_member <= 0 ? job.members.size() : std::min<std::size_t>(job.members.size(), job.min_member);
     for (std::size_t i = 0; i < job.members.size(); ++i) {
-      job.member_charges.push_back(pending_charge(job.members[i]));
+      job.member_charges.push_back(state.pending_charge(job.members[i]));
       if (i < core) job.charge += job.member_charges.back();
+      (void)state.observe(job.members[i]);  // pending: its ask counts in its queue's fair share
     }
   }
   ExplainCache cache;
-  std::vector<queues::JobOutcome> outcomes;
-  if (book) {
-    std::vector<Amounts> requests(tree->size());
-    for (std::size_t q = 0; q < tree->size(); ++q) requests[q] = book->allocated(q);
-    for (const auto& job : jobs) requests[job.queue] += job.charge;
-    const Amounts total = queues::cluster_total(state, foreign);
-    book->compute_fair_shares(total, requests);
-    outcomes = queues::run_session(state, *book, **policy, jobs, total, options.explain_nodes, &cache);
-  } else {
-    outcomes = run_in_order(state, **policy, jobs, options.explain_nodes, cache);
-  }
+  std::vector<queues::JobOutcome> outcomes = state.run_session(**policy, jobs, options.explain_nodes, &cache);
+  const queues::QueueTree* tree = state.tree();
 
   std::vector<Amounts> pending(tree ? tree->size() : 0);
   std::map<std::string, std::optional<queues::Victims>> victims_by_shape;
@@ -254,17 +166,17 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
         continue;
       } else {
         NotPlaced np = not_placed(pod.key(), o.members[i].why);
-        if (book && np.status == "Unschedulable" && job.members.size() == 1) {
+        if (tree != nullptr && np.status == "Unschedulable" && job.members.size() == 1) {
           // The ledger no longer changes here: one search per shape, queue and priority.
           const std::string key = fmt::format("{}#{}#{}", pod_shape(pod), pod.queue, pod.priority);
           auto [it, fresh] = victims_by_shape.try_emplace(key);
-          if (fresh) it->second = queues::find_victims(state, *book, pod, job.queue, job.member_charges[i], **policy);
+          if (fresh) it->second = state.find_victims(pod, **policy, nullptr);
           if (it->second) np.preemption = Preemption{it->second->node, it->second->pods};
         }
         report.unschedulable.push_back(std::move(np));
       }
-      if (book) {
-        for (std::size_t q : tree->path_to_root(job.queue)) pending[q] += pending_charge(pod);
+      if (tree != nullptr) {
+        for (std::size_t q : tree->path_to_root(job.queue)) pending[q] += state.pending_charge(pod);
       }
     }
   }
@@ -272,12 +184,12 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
     return in.order[a.pod] < in.order[b.pod];
   });
 
-  if (book) {
-    for (std::size_t q : tree->top_down()) report.queues.push_back(totals_of(*book, q, pending[q]));
+  if (tree != nullptr) {
+    for (std::size_t q : tree->top_down()) report.queues.push_back(totals_of(*state.book(), q, pending[q]));
   }
   std::map<GpuState, std::int64_t> counts;
-  for (std::size_t n = 0; n < state.node_count(); ++n) {
-    for (const auto& gpu : state.usage(n).gpus) ++counts[gpu.state];
+  for (std::size_t n = 0; n < state.cluster().node_count(); ++n) {
+    for (const auto& gpu : state.cluster().usage(n).gpus) ++counts[gpu.state];
   }
   for (GpuState s : {GpuState::kIdle, GpuState::kWhole, GpuState::kSharedTimeSlicing, GpuState::kSharedSmSharing}) {
     report.gpu_states.push_back({std::string(gpu_state_name(s)), counts[s]});

@@ -24,30 +24,16 @@ queues::Job single(const InputPod& p) {
 
 }  // namespace
 
-std::optional<std::string> apply_group(const queues::PodGroupSpec& group, const PriorityClasses& classes, PodRequest& pod) {
-  if (group.queue) pod.queue = *group.queue;
-  if (group.priority_class) {
-    auto value = classes.find(*group.priority_class);
-    if (!value) {
-      return fmt::format("PodGroup {}: spec.priorityClassName \"{}\" is not a known PriorityClass (built in: train 50, "
-                         "build-preemptible 75, build 100, inference 125)",
-                         group.key(), *group.priority_class);
-    }
-    pod.priority = *value;
-    pod.preemptible = *value < kNonPreemptibleThreshold;
-  }
-  if (group.preemptibility) pod.preemptible = *group.preemptibility == "preemptible";
-  return std::nullopt;
-}
-
-std::vector<queues::Job> build_jobs(const PlaceInputs& in, const std::map<std::string, int>& running_in_gang,
-                                    const queues::QueueTree* tree, PlaceReport& report) {
+std::vector<queues::Job> build_jobs(const PlaceInputs& in, const SchedulingState& state,
+                                    const std::map<std::string, int>& running_in_gang, PlaceReport& report) {
   std::vector<queues::Job> jobs;
   std::set<std::string> gangs_done;
   for (std::size_t i = 0; i < in.pending.size(); ++i) {
     const InputPod& first = in.pending[i];
     if (!first.pod.gang) {
-      jobs.push_back(single(first));
+      InputPod p = first;
+      if (auto e = state.effective(p.pod)) p.pod = std::move(*e);
+      jobs.push_back(single(p));
       continue;
     }
     const std::string key = first.pod.namespace_name + "/" + *first.pod.gang;
@@ -59,7 +45,12 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const std::map<std::s
       const PodRequest& p = in.pending[j].pod;
       if (p.gang && p.namespace_name + "/" + *p.gang == key) {
         members.push_back(in.pending[j]);
-        if (group != in.groups.end()) bad_group = apply_group(group->second, in.classes, members.back().pod);
+        auto e = state.effective(members.back().pod);
+        if (e) {
+          members.back().pod = std::move(*e);
+        } else {
+          bad_group = e.status().message();
+        }
       }
     }
     if (bad_group) {
@@ -87,28 +78,16 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const std::map<std::s
     for (const auto& m : members) job.members.push_back(m.pod);
     jobs.push_back(std::move(job));
   }
+  const queues::QueueTree* tree = state.tree();
   if (tree == nullptr) return jobs;
 
   std::vector<queues::Job> kept;
   for (auto& job : jobs) {
-    const std::string& queue = job.members.front().queue;
-    auto q = tree->find(queue);
-    std::string problem;
-    if (!q) {
-      problem = queue == "default-queue"
-                    ? "it has no kai.scheduler/queue label, so it goes to default-queue, which is not a Queue in the "
-                      "input (a fresh KAI install creates it with zero quota)"
-                    : fmt::format("queue \"{}\" (label kai.scheduler/queue, or the PodGroup's spec.queue) is not a Queue "
-                                  "in the input",
-                                  queue);
-    } else if (!tree->is_leaf(*q)) {
-      problem = fmt::format("queue \"{}\" has child queues; jobs go in leaf queues only (KAI)", queue);
-    }
-    if (!problem.empty()) {
-      for (const auto& m : job.members) report.unschedulable.push_back(NotPlaced::refused(m.key(), "Invalid", fmt::format("pod {}: {}", m.key(), problem)));
+    if (auto problem = state.queue_problem(job.members.front())) {
+      for (const auto& m : job.members) report.unschedulable.push_back(NotPlaced::refused(m.key(), "Invalid", fmt::format("pod {}: {}", m.key(), *problem)));
       continue;
     }
-    job.queue = *q;
+    job.queue = *state.leaf_queue(job.members.front());
     kept.push_back(std::move(job));
   }
   return kept;

@@ -346,3 +346,34 @@ TEST_CASE("Preempt offers no victims for a non-preemptible pod its queue's quota
 
 }  // namespace
 }  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+TEST_CASE("cross-queue reclaim through Preempt: the pending pod's demand gives its queue a fair share") {
+  // One node with 2 GPUs; qa and qb have quota 1 each; qb holds both GPUs with preemptible pods.
+  // qa's pending pod deserves one GPU back: Preempt offers one of qb's pods (place does the same).
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("n", 2, 80000).obj, queue_object("qa", "", 1), queue_object("qb", "", 1)}, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  std::vector<json> held;
+  for (const char* name : {"b1", "b2"}) {
+    held.push_back(PodBuilder(name).uid(std::string("u-") + name).whole(1).priority_class("train").label("kai.scheduler/queue", "qb").bound_to("n").obj);
+  }
+  REQUIRE(core->sync(held, false, &conflicts).is_ok());
+  const json pending = PodBuilder("a1").uid("u-a1").whole(1).priority_class("train").label("kai.scheduler/queue", "qa").obj;
+  auto f = core->filter(pending, {"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  const auto snap = core->snapshot();
+  REQUIRE(snap.queues.size() == 2);
+  CHECK(snap.queues[0].name == "qa");
+  CHECK(snap.queues[0].gpu_fair_share == doctest::Approx(1.0));  // before: 0, from allocation alone
+  auto victims = core->preempt(pending, {{"n", {"u-b1", "u-b2"}}});
+  REQUIRE(victims.is_ok());
+  REQUIRE(victims->count("n") == 1);
+  CHECK(victims->at("n").size() == 1);
+}
+
+}  // namespace
+}  // namespace fracpack::test

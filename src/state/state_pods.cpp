@@ -1,0 +1,397 @@
+// SchedulingState: pods observed, adopted, bound and forgotten, and what queues count of them.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "fracpack/k8s/decode.hpp"
+#include "fracpack/queues/charge.hpp"
+#include "fracpack/scheduler.hpp"
+#include "fracpack/scheduling_state.hpp"
+
+namespace fracpack {
+namespace {
+
+using queues::Amounts;
+
+/// Nothing a scheduler acts on differs: the same pod, bound the same way, in the same queue terms.
+bool same_terms(const PodRequest& a, const PodRequest& b) {
+  return a.uid == b.uid && a.bound == b.bound && a.queue == b.queue && a.priority == b.priority &&
+         a.preemptible == b.preemptible && a.gang == b.gang && a.scheduler_name == b.scheduler_name &&
+         pod_shape(a) == pod_shape(b);
+}
+
+/// GPUs a bound pod's annotation must name: num-devices of a fraction, the count of whole GPUs.
+std::size_t devices_needed(const PodRequest& pod) {
+  if (const auto* f = pod.fraction()) return static_cast<std::size_t>(f->num_devices);
+  if (const auto* w = pod.whole()) return static_cast<std::size_t>(w->count);
+  return 0;
+}
+
+}  // namespace
+
+const PodRecord* SchedulingState::pod(const std::string& key) const {
+  auto it = pods_.find(key);
+  return it == pods_.end() ? nullptr : &it->second;
+}
+
+bool SchedulingState::is_ours(const PodRequest& pod) const {
+  const auto& ours = options_.decode.scheduler_names;
+  return pod.scheduler_name.empty() || std::find(ours.begin(), ours.end(), pod.scheduler_name) != ours.end();
+}
+
+Result<PodRequest> SchedulingState::decode_pod(const nlohmann::json& object) const {
+  auto raw = k8s::decode_pod(object, options_.decode, classes_);
+  if (!raw) return raw.status();
+  return effective(std::move(*raw));
+}
+
+Result<PodRequest> SchedulingState::effective(PodRequest pod) const {
+  if (!pod.gang) return pod;
+  auto g = groups_.find(pod.namespace_name + "/" + *pod.gang);
+  if (g == groups_.end()) return pod;
+  const queues::PodGroupSpec& group = g->second;
+  if (group.queue) pod.queue = *group.queue;
+  if (group.priority_class) {
+    auto value = classes_.find(*group.priority_class);
+    if (!value) {
+      return invalid_argument("PodGroup {}: spec.priorityClassName \"{}\" is not a known PriorityClass (built in: train 50, "
+                              "build-preemptible 75, build 100, inference 125)",
+                              group.key(), *group.priority_class);
+    }
+    pod.priority = *value;
+    pod.preemptible = *value < kNonPreemptibleThreshold;
+  }
+  if (group.preemptibility) pod.preemptible = *group.preemptibility == "preemptible";
+  return pod;
+}
+
+PodStanding SchedulingState::observe(const PodRequest& raw) {
+  const std::string key = raw.key();
+  auto it = pods_.find(key);
+  if (it != pods_.end()) {
+    if (!it->second.unreadable && same_terms(it->second.raw, raw)) return it->second.standing;
+    withdraw(key, it->second);
+    it->second = PodRecord{};
+  } else {
+    it = pods_.emplace(key, PodRecord{}).first;
+  }
+  it->second.raw = raw;
+  place_record(key, it->second);
+  return it->second.standing;
+}
+
+PodStanding SchedulingState::observe_unreadable(const std::string& key, const std::string& node, const std::vector<int>& devices,
+                                                const std::string& reason) {
+  if (auto it = pods_.find(key); it != pods_.end()) {
+    withdraw(key, it->second);
+    pods_.erase(it);
+  }
+  PodRecord& record = pods_[key];
+  const auto slash = key.find('/');
+  record.raw.namespace_name = key.substr(0, slash);
+  record.raw.name = key.substr(slash + 1);
+  record.raw.bound = Binding{node, devices};
+  record.pod = record.raw;
+  record.unreadable = true;
+  record.ours = false;
+  record.note = reason;
+  adopt(key, record);
+  return record.standing;
+}
+
+bool SchedulingState::forget(const std::string& key) {
+  auto it = pods_.find(key);
+  if (it == pods_.end()) return false;
+  withdraw(key, it->second);
+  pods_.erase(it);
+  return true;
+}
+
+void SchedulingState::place_record(const std::string& key, PodRecord& record) {
+  auto effective_pod = effective(record.raw);
+  record.pod = effective_pod ? std::move(*effective_pod) : record.raw;  // an unknown class in the PodGroup: the pod's own terms
+  record.ours = is_ours(record.pod);
+  if (record.pod.gang) group_members_[record.pod.namespace_name + "/" + *record.pod.gang].insert(key);
+  if (!record.raw.bound) {
+    record.standing = record.ours ? PodStanding::kPending : PodStanding::kIgnored;
+    if (record.ours) add_pending(record.pod, 1);
+    return;
+  }
+  adopt(key, record);
+}
+
+void SchedulingState::adopt(const std::string& key, PodRecord& record) {
+  const Binding& b = *record.raw.bound;
+  auto n = cluster_.find_node(b.node);
+  if (!n) {
+    record.standing = PodStanding::kWaitingForNode;
+    record.note = fmt::format("bound to node {}, which is not in the cluster", b.node);
+    waiting_[b.node].insert(key);
+    return;
+  }
+  const PodRequest& pod = record.pod;
+  auto conflict = [&](std::string why, const std::vector<int>& fence) {
+    (void)cluster_.hold_conflict(key, *n, record.unreadable ? nullptr : &pod, fence);
+    record.standing = PodStanding::kConflict;
+    record.note = std::move(why);
+  };
+  if (record.unreadable) {
+    std::vector<int> fence = b.devices;
+    if (fence.empty()) {  // what it holds is unknown: none of the node's GPUs is safe to hand out
+      for (const auto& gpu : cluster_.node(*n).gpus) fence.push_back(gpu.index);
+    }
+    conflict(fmt::format("a running pod that fails validation: {}; GPU(s) {} are fenced off from new placements", record.note,
+                         fence.empty() ? std::string("none (the node has no GPUs)") : fmt::format("{}", fmt::join(fence, ","))),
+             fence);
+    return;
+  }
+  std::optional<std::vector<int>> devices;
+  if (!b.devices.empty()) devices = b.devices;
+  const bool slots = pod.whole() != nullptr && cluster_.node(*n).sharing == SharingKind::kReplicas;
+  if (devices && devices->size() != devices_needed(pod) && !slots) {
+    conflict(fmt::format("its gpus.devices annotation lists {} GPU(s), the pod asks for {}; GPU(s) {} are fenced off from new "
+                         "placements",
+                         devices->size(), devices_needed(pod), fmt::join(*devices, ",")),
+             *devices);
+    return;
+  }
+  Status st = cluster_.adopt(pod, *n, devices);
+  if (!st.is_ok()) {
+    std::string reason = st.message();
+    const std::string prefix = fmt::format("pod {} on node {}: ", key, b.node);
+    if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
+    if (devices) reason += fmt::format("; GPU(s) {} are fenced off from new placements", fmt::join(*devices, ","));
+    conflict(std::move(reason), devices.value_or(std::vector<int>{}));
+    return;
+  }
+  record.standing = PodStanding::kBound;
+  record.note.clear();
+  record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
+  if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
+  charge(record, 1);
+}
+
+void SchedulingState::charge(const PodRecord& record, int sign) {
+  mark_fair_dirty();
+  if (!record.ours) {
+    if (sign > 0) {
+      foreign_ += record.charge;
+    } else {
+      foreign_ -= record.charge;
+    }
+    return;
+  }
+  QueueTotals& t = totals_[record.pod.queue];
+  const Amounts none;
+  const Amounts& np = record.pod.preemptible ? none : record.charge;
+  if (sign > 0) {
+    t.allocated += record.charge;
+    t.non_preemptible += np;
+  } else {
+    t.allocated -= record.charge;
+    t.non_preemptible -= np;
+  }
+  if (auto q = leaf_queue(record.pod)) book_->charge(*q, record.charge, record.pod.preemptible, sign);
+}
+
+void SchedulingState::mark_fair_dirty() {
+  std::lock_guard lock(lazy_mu_);
+  fair_dirty_ = true;
+}
+
+void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
+  if (record.pod.gang) {
+    auto g = group_members_.find(record.pod.namespace_name + "/" + *record.pod.gang);
+    if (g != group_members_.end() && g->second.erase(key) == 1 && g->second.empty()) group_members_.erase(g);
+  }
+  switch (record.standing) {
+    case PodStanding::kPending:
+      add_pending(record.pod, -1);
+      break;
+    case PodStanding::kIgnored:
+      break;
+    case PodStanding::kWaitingForNode:
+      if (auto w = waiting_.find(record.raw.bound->node); w != waiting_.end()) {
+        w->second.erase(key);
+        if (w->second.empty()) waiting_.erase(w);
+      }
+      break;
+    case PodStanding::kBound:
+    case PodStanding::kConflict: {
+      if (record.standing == PodStanding::kBound) charge(record, -1);
+      const std::size_t node = cluster_.allocation(key)->node;
+      cluster_.release(key);
+      // A conflict on this node may fit now that this pod has gone (two pods claimed one GPU).
+      std::vector<std::string> conflicts;
+      for (const std::string& other : cluster_.pods_on(node)) {
+        if (cluster_.allocation(other)->holder == Holder::kConflict && !pods_.at(other).unreadable) conflicts.push_back(other);
+      }
+      for (const std::string& other : conflicts) {
+        cluster_.release(other);
+        adopt(other, pods_.at(other));
+      }
+      break;
+    }
+  }
+  record.standing = PodStanding::kIgnored;
+}
+
+void SchedulingState::readopt(std::size_t node, std::vector<Allocation> taken, std::vector<std::string>* conflicts) {
+  // The node's GPUs changed: every pod on it is adopted again on the new GPUs, in record order.
+  for (const Allocation& a : taken) {
+    PodRecord& record = pods_.at(a.pod);
+    if (record.standing == PodStanding::kBound) charge(record, -1);
+    adopt(a.pod, record);
+    if (record.standing == PodStanding::kConflict && conflicts != nullptr) {
+      conflicts->push_back(fmt::format("{}: {}", a.pod, record.note));
+    }
+  }
+  (void)node;
+}
+
+void SchedulingState::rederive(const std::string& group_key) {
+  auto members = group_members_.find(group_key);
+  if (members == group_members_.end()) return;
+  const std::vector<std::string> keys(members->second.begin(), members->second.end());
+  for (const std::string& key : keys) {
+    PodRecord& record = pods_.at(key);
+    auto next = effective(record.raw);
+    const PodRequest terms = next ? std::move(*next) : record.raw;
+    if (terms.queue == record.pod.queue && terms.priority == record.pod.priority && terms.preemptible == record.pod.preemptible) continue;
+    if (record.standing == PodStanding::kPending) {
+      add_pending(record.pod, -1);
+      record.pod = terms;
+      add_pending(record.pod, 1);
+    } else if (record.standing == PodStanding::kBound) {
+      charge(record, -1);
+      record.pod = terms;
+      cluster_.set_job_terms(key, terms.queue, terms.priority, terms.preemptible);
+      charge(record, 1);
+    } else {
+      record.pod = terms;
+    }
+  }
+}
+
+Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, const Policy& policy) {
+  const std::string key = pod.key();
+  if (n >= cluster_.node_count()) return Status(Code::kNotFound, fmt::format("pod {}: node #{} does not exist", key, n));
+  if (is_ours(pod)) {
+    if (auto refusal = admit(pod)) return Status(Code::kResourceExhausted, refusal->message, "queue:" + refusal->queue);
+  }
+  auto ranked = rank_nodes(cluster_, pod, policy, {n});  // this node only: O(1), not an index search
+  const std::string& node = cluster_.node(n).name;
+  if (const PodRecord* held = this->pod(key); held != nullptr && (held->standing == PodStanding::kBound || held->standing == PodStanding::kConflict)) {
+    return Status(Code::kAlreadyExists, fmt::format("pod {} already holds resources on node {}", key, held->raw.bound->node));
+  }
+  if (ranked.empty()) {
+    auto why = filter_nodes(cluster_, pod, {n});
+    const Verdict& v = why.front().second;
+    // A lost race (the node filled up since Filter) or a node that could never take the pod.
+    const char* what = v.code == Code::kUnschedulableAndUnresolvable ? "can never fit" : "no longer fits";
+    return Status(Code::kUnschedulable, fmt::format("pod {} {} node {}: {}", key, what, node, v.text()));
+  }
+  if (Status st = cluster_.reserve(pod, n, ranked.front().choice); !st.is_ok()) return st;
+  if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's): ours now
+    withdraw(key, it->second);
+    pods_.erase(it);
+  }
+  PodRecord& record = pods_[key];
+  record.raw = pod;
+  record.raw.bound = Binding{node, cluster_.allocation(key)->choice.gpus};
+  record.pod = record.raw;
+  record.ours = is_ours(pod);  // as the watch and a restart will read it
+  record.standing = PodStanding::kBound;
+  if (record.pod.gang) group_members_[record.pod.namespace_name + "/" + *record.pod.gang].insert(key);
+  record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
+  if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
+  charge(record, 1);
+  return *cluster_.allocation(key);
+}
+
+std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
+                                                             std::size_t detailed, ExplainCache* cache) {
+  std::vector<queues::JobOutcome> out;
+  if (book_) {
+    ensure_fair_shares();
+    out = queues::run_session(cluster_, *book_, policy, jobs, total(), detailed, cache);  // charges the book
+  } else {  // no queues: jobs in input order
+    for (const queues::Job& job : jobs) {
+      queues::JobOutcome o;
+      o.job = &job;
+      if (job.members.size() == 1 && job.min_member <= 1) {
+        o.members.push_back(place_pod(cluster_, job.members.front(), policy, nullptr, detailed, cache));
+      } else {
+        o.members = place_gang(cluster_, Gang{job.name, job.members, job.min_member}, policy, detailed, cache);
+      }
+      out.push_back(std::move(o));
+    }
+  }
+  for (const auto& o : out) {
+    for (std::size_t i = 0; i < o.members.size(); ++i) {
+      if (!o.members[i].placement) continue;
+      const PodRequest& pod = o.job->members[i];
+      const std::string key = pod.key();
+      if (auto it = pods_.find(key); it != pods_.end() && it->second.standing == PodStanding::kPending) {
+        add_pending(it->second.pod, -1);
+      }
+      PodRecord& record = pods_[key];
+      record.raw = pod;
+      record.raw.bound = Binding{o.members[i].placement->node, o.members[i].placement->choice.gpus};
+      record.pod = record.raw;
+      record.ours = true;
+      record.standing = PodStanding::kBound;
+      if (pod.gang) group_members_[pod.namespace_name + "/" + *pod.gang].insert(key);
+      record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
+      // The session charged the book: the totals only.
+      QueueTotals& t = totals_[pod.queue];
+      t.allocated += record.charge;
+      if (!pod.preemptible) t.non_preemptible += record.charge;
+      mark_fair_dirty();
+    }
+  }
+  return out;
+}
+
+std::string SchedulingState::check_invariants() const {
+  if (std::string broken = cluster_.check_invariants(); !broken.empty()) return broken;
+  std::unordered_map<std::string, QueueTotals> totals;
+  Amounts foreign;
+  for (const auto& [key, record] : pods_) {
+    const Allocation* a = cluster_.allocation(key);
+    const bool holds = record.standing == PodStanding::kBound || record.standing == PodStanding::kConflict;
+    if (holds != (a != nullptr)) return fmt::format("pod {} is {} but the ledger {}", key, standing_name(record.standing), a ? "holds it" : "does not");
+    if (a != nullptr && (a->holder == Holder::kConflict) != (record.standing == PodStanding::kConflict)) {
+      return fmt::format("pod {}: conflict standing and ledger disagree", key);
+    }
+    if (record.standing != PodStanding::kBound) continue;
+    if (!record.ours) {
+      foreign += record.charge;
+      continue;
+    }
+    totals[record.pod.queue].allocated += record.charge;
+    if (!record.pod.preemptible) totals[record.pod.queue].non_preemptible += record.charge;
+  }
+  if (cluster_.allocation_count() > pods_.size()) return "the ledger holds pods the state has no record of";
+  if (!(foreign == foreign_)) return "foreign usage differs from a recount";
+  for (const auto& [name, t] : totals_) {
+    const QueueTotals& want = totals[name];
+    if (!(t.allocated == want.allocated) || !(t.non_preemptible == want.non_preemptible)) {
+      return fmt::format("queue {}: totals differ from a recount of its pods", name);
+    }
+  }
+  for (const auto& [name, t] : totals) {
+    if (!totals_.contains(name) && !(t.allocated == Amounts{})) return fmt::format("queue {}: pods counted nowhere", name);
+  }
+  if (book_) {
+    for (std::size_t q = 0; q < tree_->size(); ++q) {
+      if (!tree_->is_leaf(q)) continue;
+      auto it = totals.find(tree_->queue(q).name);
+      const Amounts want = it == totals.end() ? Amounts{} : it->second.allocated;
+      if (!(book_->allocated(q) == want)) return fmt::format("queue {}: the book's allocation differs from its pods", tree_->queue(q).name);
+    }
+  }
+  return {};
+}
+
+}  // namespace fracpack
