@@ -226,10 +226,12 @@ void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
       for (const std::string& other : cluster_.pods_on(node)) {
         if (cluster_.allocation(other)->holder == Holder::kConflict && !pods_.at(other).unreadable) conflicts.push_back(other);
       }
-      for (const std::string& other : conflicts) {
-        cluster_.release(other);
-        adopt(other, pods_.at(other));
-      }
+      std::sort(conflicts.begin(), conflicts.end(), [&](const std::string& a, const std::string& b) {
+        return cluster_.allocation(a)->seq < cluster_.allocation(b)->seq;  // retried in the order they were held
+      });
+      // All of them out first: conflicts fence each other's GPUs, and would keep each other out.
+      for (const std::string& other : conflicts) cluster_.release(other);
+      for (const std::string& other : conflicts) adopt(other, pods_.at(other));
       break;
     }
   }

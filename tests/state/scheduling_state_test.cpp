@@ -1,0 +1,264 @@
+// SchedulingState: pods, nodes, Queues and PodGroups changing in any order keep every figure equal
+// to a recount, and equal to a state built from scratch on the same objects and pods.
+#include <random>
+
+#include <doctest/doctest.h>
+
+#include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/scheduling_state.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+using queues::Resource;
+
+queues::QueueSpec queue_spec(const std::string& name, const std::string& parent, double quota) {
+  auto q = queues::decode_queue(queue_object(name, parent, quota));
+  REQUIRE(q.is_ok());
+  return *q;
+}
+
+SchedulingState empty_state() {
+  SchedulingState::Options options;
+  return SchedulingState(options);
+}
+
+void check(const SchedulingState& s) {
+  const std::string broken = s.check_invariants();
+  REQUIRE_MESSAGE(broken.empty(), broken);
+}
+
+TEST_CASE("a conflict lifts when the pod it collided with goes") {
+  SchedulingState s = empty_state();
+  ObjectChange c;
+  c.nodes.push_back(nvf("n", 2, 40000).spec());
+  REQUIRE(s.validate(c).is_ok());
+  (void)s.apply(c);
+  auto x = PodBuilder("x").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").spec();
+  auto y = PodBuilder("y").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").spec();
+  CHECK(s.observe(x) == PodStanding::kBound);
+  CHECK(s.observe(y) == PodStanding::kConflict);
+  CHECK(s.cluster().usage(0).gpus[0].fenced());
+  check(s);
+  CHECK(s.forget("default/x"));
+  CHECK(s.pod("default/y")->standing == PodStanding::kBound);  // GPU 0 is y's now
+  CHECK_FALSE(s.cluster().usage(0).gpus[0].fenced());
+  check(s);
+  // Two conflicts fence GPU 0 for each other: when its holder goes, the older one takes it (they
+  // were retried one by one, each kept out by the other's fence).
+  auto z = PodBuilder("z").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").spec();
+  auto w = PodBuilder("w").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").spec();
+  CHECK(s.observe(z) == PodStanding::kConflict);
+  CHECK(s.observe(w) == PodStanding::kConflict);
+  CHECK(s.forget("default/y"));
+  CHECK(s.pod("default/z")->standing == PodStanding::kBound);
+  CHECK(s.pod("default/w")->standing == PodStanding::kConflict);
+  check(s);
+}
+
+TEST_CASE("a pod bound to a node not known yet is adopted when the node appears, and waits again when it goes") {
+  SchedulingState s = empty_state();
+  auto p = PodBuilder("p").whole(1).bound_to("late").spec();
+  CHECK(s.observe(p) == PodStanding::kWaitingForNode);
+  ObjectChange add;
+  add.nodes.push_back(nvf("late", 2, 40000).spec());
+  (void)s.apply(add);
+  CHECK(s.pod("default/p")->standing == PodStanding::kBound);
+  CHECK(s.cluster().usage(*s.cluster().find_node("late")).gpus[0].state == GpuState::kWhole);
+  check(s);
+  ObjectChange remove;
+  remove.removed_nodes.push_back("late");
+  REQUIRE(s.validate(remove).is_ok());
+  (void)s.apply(remove);
+  CHECK(s.pod("default/p")->standing == PodStanding::kWaitingForNode);
+  check(s);
+}
+
+TEST_CASE("a node whose GPUs shrink re-adopts its pods; those that no longer fit are conflicts") {
+  SchedulingState s = empty_state();
+  ObjectChange c;
+  c.nodes.push_back(nvf("n", 2, 80000).spec());
+  (void)s.apply(c);
+  CHECK(s.observe(PodBuilder("a").gpu_memory("30Gi").annotation("nvidia.com/container.main.gpus.devices", "1").bound_to("n").spec()) ==
+        PodStanding::kBound);
+  CHECK(s.observe(PodBuilder("b").gpu_memory("10Gi").annotation("nvidia.com/container.main.gpus.devices", "0").bound_to("n").spec()) ==
+        PodStanding::kBound);
+  ObjectChange shrink;
+  shrink.nodes.push_back(nvf("n", 2, 20000).spec());
+  const auto conflicts = s.apply(shrink);
+  REQUIRE(conflicts.size() == 1);
+  CHECK(conflicts[0].find("default/a") == 0);
+  CHECK(s.pod("default/a")->standing == PodStanding::kConflict);
+  CHECK(s.pod("default/b")->standing == PodStanding::kBound);
+  check(s);
+}
+
+TEST_CASE("queue figures follow Queue and PodGroup edits without a rebuild") {
+  SchedulingState s = empty_state();
+  ObjectChange c;
+  c.nodes.push_back(nvf("n", 4, 80000).spec());
+  c.queues = {queue_spec("qa", "", 2)};
+  (void)s.apply(c);
+  PodBuilder g1("g1");
+  g1.whole(1).label("kai.scheduler/queue", "qa").annotation("pod-group-name", "pg").bound_to("n");
+  CHECK(s.observe(g1.spec()) == PodStanding::kBound);
+  CHECK(s.observe(PodBuilder("other").whole(1).label("kai.scheduler/queue", "qb").bound_to("n").spec()) == PodStanding::kBound);
+  CHECK(s.book()->allocated(*s.tree()->find("qa"))[Resource::kGpu] == 1000);
+  // Queue qb appears: its running pod counts at once.
+  ObjectChange add_qb;
+  add_qb.queues = {queue_spec("qb", "", 1)};
+  REQUIRE(s.validate(add_qb).is_ok());
+  (void)s.apply(add_qb);
+  CHECK(s.book()->allocated(*s.tree()->find("qb"))[Resource::kGpu] == 1000);
+  // The PodGroup moves its member to qb.
+  ObjectChange group;
+  queues::PodGroupSpec pg;
+  pg.name = "pg";
+  pg.queue = "qb";
+  group.groups = {pg};
+  (void)s.apply(group);
+  CHECK(s.book()->allocated(*s.tree()->find("qa"))[Resource::kGpu] == 0);
+  CHECK(s.book()->allocated(*s.tree()->find("qb"))[Resource::kGpu] == 2000);
+  check(s);
+  // A pod of another scheduler holds its GPU but counts in no queue and shrinks what they divide.
+  const auto before = s.total();
+  auto foreign = PodBuilder("foreign").whole(1).bound_to("n").spec();
+  foreign.scheduler_name = "default-scheduler";
+  CHECK(s.observe(foreign) == PodStanding::kBound);
+  CHECK(s.total()[Resource::kGpu] == before[Resource::kGpu] - 1000);
+  CHECK(s.book()->allocated(*s.tree()->find("qb"))[Resource::kGpu] == 2000);
+  check(s);
+  // Removing a parent is refused; a leaf may go.
+  ObjectChange bad;
+  bad.queues = {queue_spec("child", "qa", 1)};
+  (void)s.apply(bad);
+  ObjectChange remove_parent;
+  remove_parent.removed_queues = {"qa"};
+  CHECK(s.validate(remove_parent).code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recount and a state built from scratch") {
+  int steps = 0;
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    SchedulingState s = empty_state();
+    std::map<std::string, NodeSpec> nodes;
+    std::map<std::string, queues::QueueSpec> queue_specs;
+    std::map<std::string, queues::PodGroupSpec> groups;
+    std::map<std::string, PodRequest> pods;  // last observed, in observation order below
+    std::vector<std::string> order;
+    for (int step = 0; step < 200; ++step, ++steps) {
+      CAPTURE(step);
+      const int op = pick(0, 99);
+      ObjectChange c;
+      if (op < 10) {
+        NodeSpec n = nvf(fmt::format("n{}", pick(0, 6)), pick(1, 4), pick(0, 1) == 0 ? 40000 : 80000).spec();
+        n.schedulable = pick(0, 5) != 0;
+        c.nodes.push_back(n);
+      } else if (op < 14 && !nodes.empty()) {
+        c.removed_nodes.push_back(std::next(nodes.begin(), pick(0, static_cast<int>(nodes.size()) - 1))->first);
+      } else if (op < 20) {
+        c.queues.push_back(queue_spec(fmt::format("q{}", pick(0, 3)), "", pick(0, 4)));
+      } else if (op < 22 && !queue_specs.empty()) {
+        c.removed_queues.push_back(std::next(queue_specs.begin(), pick(0, static_cast<int>(queue_specs.size()) - 1))->first);
+      } else if (op < 27) {
+        queues::PodGroupSpec g;
+        g.name = fmt::format("g{}", pick(0, 2));
+        g.queue = fmt::format("q{}", pick(0, 3));
+        if (pick(0, 1) == 0) g.preemptibility = "non-preemptible";
+        c.groups.push_back(g);
+      } else if (op < 75) {
+        PodBuilder p(fmt::format("p{}", pick(0, 40)));
+        p.uid(fmt::format("u{}", pick(0, 1000)));
+        p.label("kai.scheduler/queue", fmt::format("q{}", pick(0, 3)));
+        if (pick(0, 3) == 0) p.annotation("pod-group-name", fmt::format("g{}", pick(0, 2)));
+        const int whole = pick(0, 2);  // 0: a fraction
+        if (whole > 0) {
+          p.whole(whole);
+        } else {
+          p.gpu_memory(fmt::format("{}Gi", 4 * pick(1, 9)));
+        }
+        if (pick(0, 1) == 0 && !nodes.empty()) {
+          // Bound, with the devices it holds (running pods without them are guessed: tested above).
+          const auto& node = std::next(nodes.begin(), pick(0, static_cast<int>(nodes.size()) - 1))->second;
+          p.bound_to(node.name);
+          const int first = pick(0, static_cast<int>(node.gpus.size()) - 1);
+          std::string devices = std::to_string(first);
+          if (whole == 2 && node.gpus.size() > 1) devices += "," + std::to_string((first + 1) % static_cast<int>(node.gpus.size()));
+          p.annotation("nvidia.com/container.main.gpus.devices", devices);
+        }
+        PodRequest pod = p.spec();
+        if (pick(0, 5) == 0) pod.scheduler_name = "default-scheduler";
+        (void)s.observe(pod);
+        pods[pod.key()] = pod;
+        std::erase(order, pod.key());
+        order.push_back(pod.key());
+      } else if (!pods.empty()) {
+        const std::string key = std::next(pods.begin(), pick(0, static_cast<int>(pods.size()) - 1))->first;
+        CHECK(s.forget(key));
+        pods.erase(key);
+        std::erase(order, key);
+      }
+      if (!c.nodes.empty() || !c.removed_nodes.empty() || !c.queues.empty() || !c.removed_queues.empty() || !c.groups.empty()) {
+        if (s.validate(c).is_ok()) {
+          (void)s.apply(c);
+          for (const auto& n : c.nodes) nodes[n.name] = n;
+          for (const auto& n : c.removed_nodes) nodes.erase(n);
+          for (const auto& q : c.queues) queue_specs[q.name] = q;
+          for (const auto& q : c.removed_queues) queue_specs.erase(q);
+          for (const auto& g : c.groups) groups[g.key()] = g;
+        }
+      }
+      check(s);
+      // From scratch: the same objects, then the pods in the order they were last observed.
+      if (step % 10 != 9) continue;
+      SchedulingState fresh = empty_state();
+      ObjectChange all;
+      for (const auto& [_, n] : nodes) all.nodes.push_back(n);
+      for (const auto& [_, q] : queue_specs) all.queues.push_back(q);
+      for (const auto& [_, g] : groups) all.groups.push_back(g);
+      REQUIRE(fresh.validate(all).is_ok());
+      (void)fresh.apply(all);
+      // Who wins a GPU two running pods claim is decided by the order they were held in: replay
+      // the holders in that order (Allocation::seq), then the rest.
+      std::vector<std::string> replay = order;
+      std::stable_sort(replay.begin(), replay.end(), [&](const std::string& a, const std::string& b) {
+        const Allocation* x = s.cluster().allocation(a);
+        const Allocation* y = s.cluster().allocation(b);
+        if ((x == nullptr) != (y == nullptr)) return x != nullptr;
+        return x != nullptr && x->seq < y->seq;
+      });
+      for (const auto& key : replay) (void)fresh.observe(pods.at(key));
+      check(fresh);
+      for (const auto& key : order) {
+        CAPTURE(key);
+        const PodRecord* a = s.pod(key);
+        const PodRecord* b = fresh.pod(key);
+        REQUIRE(a != nullptr);
+        REQUIRE(b != nullptr);
+        CAPTURE(a->note);
+        CHECK(standing_name(a->standing) == standing_name(b->standing));
+        if (a->standing != PodStanding::kBound || b->standing != PodStanding::kBound) continue;
+        const GpuChoice& x = s.cluster().allocation(key)->choice;
+        const GpuChoice& y = fresh.cluster().allocation(key)->choice;
+        CHECK(x == y);
+      }
+      CHECK(s.total() == fresh.total());
+      REQUIRE((s.tree() == nullptr) == (fresh.tree() == nullptr));
+      if (s.tree() == nullptr) continue;
+      for (std::size_t q = 0; q < s.tree()->size(); ++q) {
+        const auto& name = s.tree()->queue(q).name;
+        CAPTURE(name);
+        const std::size_t fq = *fresh.tree()->find(name);
+        CHECK(s.book()->fair_share(q) == fresh.book()->fair_share(fq));
+      }
+    }
+  }
+  CHECK(steps == 4000);
+}
+
+}  // namespace
+}  // namespace fracpack::test
