@@ -126,8 +126,21 @@ int run(int argc, char** argv) {
                       "JSON front: gzip answers for callers that accept it (kube-scheduler does); for a scheduler on a slow network. "
                       "Off: a Filter answer for 5,000 nodes costs ~1 ms of CPU to compress");
   serve_cmd->add_option("--kube-api", serve.kube_api,
-                        "API server that JSON Bind creates Bindings in (kube-scheduler's bindVerb), e.g. "
-                        "https://kubernetes.default.svc or kubectl proxy's http://127.0.0.1:8001");
+                        "API server to follow: list and watch nodes, pods, Queues, PodGroups, PriorityClasses, and create "
+                        "Bindings there (kube-scheduler's bindVerb): https://host:port, kubectl proxy's http://127.0.0.1:8001, "
+                        "or in-cluster (the pod's service account)");
+  serve.core.filter_best = 1;
+  serve_cmd->add_option("--filter-best", serve.core.filter_best,
+                        "Filter passes at most this many nodes for our pods, the policy's best (0: every node that fits); "
+                        "with 1 kube-scheduler binds fracpack's choice and scores one node")
+      ->capture_default_str();
+  serve_cmd->add_flag("--unresolvable-as-failed", serve.unresolvable_as_failed,
+                      "JSON Filter: list nodes that can never fit in FailedNodes (kube-scheduler before v1.21 drops "
+                      "FailedAndUnresolvableNodes, and the pod's event loses fracpack's reasons)");
+  std::vector<std::string> scheduler_names;
+  serve_cmd->add_option("--scheduler-name", scheduler_names,
+                        "spec.schedulerName of the pods that are ours (counted in queues); repeat for several "
+                        "(default: kai-scheduler; pods without one are ours too)");
   serve_cmd->add_option("--kube-token", serve.kube_token_file, "--kube-api: bearer token file "
                         "(in a pod: /var/run/secrets/kubernetes.io/serviceaccount/token)")->check(CLI::ExistingFile);
   serve_cmd->add_option("--kube-ca", serve.kube_ca_file, "--kube-api: PEM CA file "
@@ -243,6 +256,7 @@ int run(int argc, char** argv) {
     if (!serve_grpc.empty()) serve.grpc = serve_grpc;
     if (!serve_cluster.empty()) serve.cluster_file = serve_cluster;
     serve.core.policy = serve_policy;
+    if (!scheduler_names.empty()) serve.core.decode.scheduler_names = scheduler_names;
     if (!serve_workload.empty()) {
       auto workload = fracpack::read_workload(serve_workload);
       if (!workload) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 #include <string_view>
 #include <map>
@@ -29,6 +30,14 @@ namespace fracpack {
 
 struct ExtenderOptions {
   std::string state_path = ":memory:";  ///< SQLite file, or ":memory:"
+  /// The Kubernetes API server is the truth (serve --kube-api): nodes, pods, Queues, PodGroups
+  /// and priority classes come from its watch (watch_listed, watch_changed); the state file keeps
+  /// only binds acknowledged and not yet seen in the API; Apply, Remove and Sync are refused; and
+  /// Filter answers every node "fracpack is syncing with the API server" until set_synced(true).
+  bool watching = false;
+  /// How long a bind may stay unseen in the API server before the server asks for the pod
+  /// (assumed_binds(), settle()); kube-scheduler's assumed pods likewise expire.
+  std::chrono::seconds assume_ttl{30};
   bool fsync_every_bind = false;        ///< synchronous=FULL: also survive power loss (slower)
   std::string policy = "pack";
   /// The target workload of `fgd` / `fgd-cpu` / `fgd-lp` (read_workload(); required for those policies).
@@ -36,6 +45,11 @@ struct ExtenderOptions {
   PlacementConfig placement;
   DecodeConfig decode;
   std::size_t explain_nodes = 100;      ///< per-node reasons in Explain
+  /// Filter passes at most this many nodes for a pod of ours, the policy's best first (0: every
+  /// node that fits). kube-scheduler then scores and picks among them only: with 1, the node it
+  /// binds is fracpack's choice (what `fracpack place` picks), and it scores one node, not
+  /// thousands. Another scheduler's pods get every node that fits.
+  std::size_t filter_best = 0;
   /// Pods seen by Filter and not yet bound that are kept for Bind (oldest dropped first; also
   /// bounded to ~512 MiB of their JSON). A pod dropped must go through Filter again.
   std::size_t pods_remembered = 100'000;
@@ -120,7 +134,12 @@ struct LedgerSnapshot {
     std::string pod;  ///< "namespace/name"
     std::string uid;
     std::string node;
-    std::vector<int> gpus;  ///< device indices
+    std::vector<int> gpus;     ///< device indices
+    std::string standing;      ///< "bound", or "conflict" (runs, GPUs fenced: `note` says why)
+    std::string note;
+    bool ours = true;          ///< one of our schedulers' (counted in its queue), else another's
+    bool gpus_guessed = false; ///< it names no devices: the ledger holds the lowest GPUs that could take it
+    bool assumed = false;      ///< acknowledged, not yet seen bound in the API server
   };
   struct Queue {
     std::string name;
@@ -128,15 +147,31 @@ struct LedgerSnapshot {
     double gpu_allocated_non_preemptible = 0; ///< GPUs
     double gpu_fair_share = 0;                ///< GPUs
   };
-  std::vector<Node> nodes;        ///< in the ledger's node order
-  std::vector<Binding> bindings;  ///< in bind order
+  std::vector<Node> nodes;        ///< in name order
+  std::vector<Binding> bindings;  ///< every pod holding resources, in the order the ledger took them
   std::vector<Queue> queues;      ///< top-down
 };
 
 /// The snapshot as the HTTP front's GET /snapshot serves it: {"nodes": [{"name", "gpus": [{"index",
 /// "state", "memoryMiB", "usedMiB", "fenced", "holders"}]}], "bindings": [{"pod", "uid", "node",
-/// "gpus"}], "queues": [{"name", "gpuAllocated", "gpuAllocatedNonPreemptible", "gpuFairShare"}]}.
+/// "gpus", "standing", "note", "ours", "gpusGuessed", "assumed"}], "queues": [{"name", "gpuAllocated",
+/// "gpuAllocatedNonPreemptible", "gpuFairShare"}]}.
 nlohmann::json to_json(const LedgerSnapshot& snapshot);
+
+/// One change the API server reports in a watch (kube API WatchEvent).
+struct ApiEvent {
+  enum class Type { kAdded, kModified, kDeleted };
+  Type type = Type::kAdded;
+  nlohmann::json object;  ///< the object, with its kind set
+};
+
+/// A bind acknowledged and not yet seen in the API server's pods: the server asks for the pod
+/// once its time is up (Extender::assumed_binds).
+struct AssumedBind {
+  std::string pod;  ///< "namespace/name"
+  std::string uid;
+  std::string node;
+};
 
 /// Counts for /metrics.
 struct LedgerGauges {
@@ -148,6 +183,10 @@ struct LedgerGauges {
   };
   std::vector<Queue> queues;
   std::size_t pods_bound = 0;
+  std::size_t pods_pending = 0;      ///< ours, waiting: their requests count in their queues' demand
+  std::size_t pods_conflicting = 0;  ///< running pods the ledger cannot hold as they claim (GPUs fenced)
+  std::size_t binds_assumed = 0;     ///< acknowledged, not yet seen in the API server
+  bool synced = true;                ///< the first full list of every watched kind is applied
 };
 
 class Extender {
@@ -208,6 +247,28 @@ class Extender {
   /// runs no pods: a caller that lost its list must not wipe every binding. A pod that does not
   /// decode, is not bound or is listed twice is kInvalidArgument naming its index; nothing changes.
   virtual Status sync(const std::vector<nlohmann::json>& bound_pods, bool cluster_empty, std::vector<std::string>* conflicts) = 0;
+  /// The watch: a complete list of `kind` (Node, Pod, Queue, PodGroup, PriorityClass) replaces
+  /// what the state holds of it; what cannot be read is reported in `notes` and left out (a Node
+  /// that does not decode is not placed on; a Queue whose parentQueue is missing waits for it).
+  /// Pods: every pod the list does not name is forgotten; a bind acknowledged and not yet visible
+  /// is kept until its pod is seen bound or its time is up.
+  virtual void watch_listed(const std::string& kind, const std::vector<nlohmann::json>& objects, std::vector<std::string>* notes) = 0;
+  /// The watch: changes in the order the API server made them. Pods: deleted, Succeeded or
+  /// Failed ones are released; one bound by anyone is adopted from its annotations; a pending one
+  /// of ours counts in its queue's demand.
+  virtual void watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) = 0;
+  /// Readiness: set once the first list of every watched kind is applied.
+  virtual void set_synced(bool synced) = 0;
+  [[nodiscard]] virtual bool synced() const = 0;
+  /// Binds whose time to be seen in the API server is up (ExtenderOptions::assume_ttl).
+  [[nodiscard]] virtual std::vector<AssumedBind> assumed_binds() const = 0;
+  /// What the API server says of an assumed bind's pod: the pod (bound there: the bind is done;
+  /// bound elsewhere or unbound: it did not happen), or null (the pod is gone).
+  virtual void settle(const AssumedBind& bind, const nlohmann::json& pod) = 0;
+  /// Compares the ledger with one rebuilt from scratch from the same objects and pods, and checks
+  /// every invariant (kube-scheduler's cache comparer). Empty when they agree, else what differs.
+  [[nodiscard]] virtual std::string verify() const = 0;
+
   /// Why the pod fits no node, node by node.
   virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;
   /// The ledger and queue usage.

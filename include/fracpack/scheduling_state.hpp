@@ -70,6 +70,7 @@ struct PodRecord {
   queues::Amounts charge;    ///< what it counts in its queue: held (bound) or asked (pending)
   std::string note;          ///< why it is a conflict or waiting
   bool unreadable = false;   ///< a running pod that does not decode: raw.bound is all that is known
+  std::string unreadable_reason;  ///< why it does not decode
 };
 
 class SchedulingState {
@@ -131,6 +132,10 @@ class SchedulingState {
   /// scheduler's bound pods hold their resources and are taken out of what queues divide (KAI).
   [[nodiscard]] bool is_ours(const PodRequest& pod) const;
   [[nodiscard]] std::size_t pod_count() const { return pods_.size(); }
+  /// Pending pods of ours (their asks count in their queues' demand). O(pods).
+  [[nodiscard]] std::size_t pending_count() const;
+  /// Keys of every pod the state holds a record of, in no particular order.
+  [[nodiscard]] std::vector<std::string> pod_keys() const;
   /// The queue tree and book (null without Queues), fair shares current.
   [[nodiscard]] const queues::QueueTree* tree() const { return tree_.get(); }
   [[nodiscard]] const queues::QueueBook* book() const;
@@ -152,6 +157,11 @@ class SchedulingState {
   /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
   /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
   [[nodiscard]] std::string check_invariants() const;
+  /// check_invariants(), then a state built from scratch from the same objects, with the pods
+  /// replayed in the order the ledger took them, compared pod by pod (standing and GPUs), total
+  /// and fair share by fair share (kube-scheduler's cache comparer). Empty when they agree, else
+  /// the first difference. O(everything).
+  [[nodiscard]] std::string verify() const;
 
  private:
   struct QueueTotals {

@@ -14,8 +14,12 @@ struct ServeOptions {
   std::optional<std::string> grpc;          ///< "host:port" of the gRPC front
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
   std::size_t max_body = 8u << 20;          ///< bytes per request, both fronts
-  bool http_gzip = false;                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)
-  std::string kube_api;                     ///< API server for bindVerb ("" = Bind records the ledger only)
+  bool http_gzip = false;
+  bool unresolvable_as_failed = false;      ///< HttpOptions::unresolvable_as_failed (kube-scheduler < v1.21)                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)
+  /// The API server ("" = none: the state file and Apply are the truth; "in-cluster" = the pod's
+  /// own service account). With it, the server lists and watches nodes, pods, Queues, PodGroups
+  /// and PriorityClasses, and the JSON Bind creates the pod's Binding there (bindVerb).
+  std::string kube_api;
   std::string kube_token_file;              ///< bearer token for kube_api
   std::string kube_ca_file;                 ///< PEM CA of kube_api's certificate
   std::string tls_cert;                     ///< gRPC: PEM certificate chain ("" = plaintext)

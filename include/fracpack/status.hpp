@@ -30,6 +30,7 @@ enum class Code {
   kNotFound,
   kAlreadyExists,
   kResourceExhausted,
+  kFailedPrecondition,  ///< the server is not in a state to do this (an Apply while the API server is the truth)
   kInternal,
 };
 

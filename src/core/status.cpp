@@ -11,6 +11,7 @@ std::string_view code_name(Code code) {
     case Code::kNotFound: return "NotFound";
     case Code::kAlreadyExists: return "AlreadyExists";
     case Code::kResourceExhausted: return "ResourceExhausted";
+    case Code::kFailedPrecondition: return "FailedPrecondition";
     case Code::kInternal: return "Internal";
   }
   return "Unknown";

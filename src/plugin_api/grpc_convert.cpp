@@ -73,6 +73,11 @@ void to_proto(const LedgerSnapshot& snapshot, v1::SnapshotResponse* out) {
     binding->set_uid(b.uid);
     binding->set_node(b.node);
     for (int g : b.gpus) binding->add_gpu_indices(g);
+    binding->set_standing(b.standing);
+    binding->set_note(b.note);
+    binding->set_ours(b.ours);
+    binding->set_gpus_guessed(b.gpus_guessed);
+    binding->set_assumed(b.assumed);
   }
   for (const auto& q : snapshot.queues) {
     auto* queue = out->add_queues();

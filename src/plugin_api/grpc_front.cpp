@@ -76,6 +76,14 @@ Result<int> GrpcFront::start() {
   return port;
 }
 
+void GrpcFront::set_serving(bool serving) {
+  if (!impl_->server) return;
+  auto* health = impl_->server->GetHealthCheckService();
+  health->SetServingStatus(serving);
+  health->SetServingStatus(v1::Extender::service_full_name(), serving);
+  health->SetServingStatus(v1::Cluster::service_full_name(), serving);
+}
+
 void GrpcFront::stop() {
   if (!impl_->server) return;
   impl_->server->GetHealthCheckService()->SetServingStatus(false);

@@ -39,6 +39,8 @@ class GrpcFront {
   Result<int> start();
   /// Stops accepting, finishes calls in flight (up to a second), then cancels the rest.
   void stop();
+  /// grpc.health.v1 for "" and both services: SERVING or NOT_SERVING (not synced with the API server).
+  void set_serving(bool serving);
 
  private:
   struct Impl;

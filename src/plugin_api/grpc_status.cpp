@@ -15,6 +15,7 @@ grpc::StatusCode code_for(Code code) {
     case Code::kUnschedulable: return grpc::StatusCode::ABORTED;
     case Code::kUnschedulableAndUnresolvable: return grpc::StatusCode::FAILED_PRECONDITION;
     case Code::kAlreadyExists: return grpc::StatusCode::ALREADY_EXISTS;
+    case Code::kFailedPrecondition: return grpc::StatusCode::FAILED_PRECONDITION;
     case Code::kInternal: return grpc::StatusCode::INTERNAL;
   }
   return grpc::StatusCode::UNKNOWN;

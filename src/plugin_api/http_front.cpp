@@ -140,6 +140,10 @@ struct HttpFront::Impl {
       }
       out += "\"Nodes\":" + to_text(json{{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}});
     }
+    if (options.unresolvable_as_failed) {
+      answer->failed.insert(answer->failed.end(), answer->unresolvable.begin(), answer->unresolvable.end());
+      answer->unresolvable.clear();
+    }
     out += ",\"FailedNodes\":";
     append_reasons(out, answer->failed);
     out += ",\"FailedAndUnresolvableNodes\":";
@@ -330,7 +334,7 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
     } else if (res.status == 413) {
       why = fmt::format("the body is larger than --max-body ({} bytes)", i.options.max_body);
     } else if (res.status == 404) {
-      why = fmt::format("no such path: {} {} (POST /filter, /prioritize, /bind, /preempt, /explain; GET /healthz, /metrics, /snapshot)",
+      why = fmt::format("no such path: {} {} (POST /filter, /prioritize, /bind, /preempt, /explain; GET /healthz, /readyz, /metrics, /snapshot, /debug/verify)",
                         req.method, req.path);
     } else {
       why = fmt::format("HTTP {}: the request could not be read (its headers, or a body shorter than its Content-Length)", res.status);
@@ -344,6 +348,16 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
   i.route("/preempt", "preempt", &Impl::preempt);
   i.route("/explain", "explain", &Impl::explain);
   i.server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  i.server.Get("/readyz", [&i](const httplib::Request&, httplib::Response& res) {
+    const bool ready = i.core.synced();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ok\n" : "syncing with the API server\n", "text/plain");
+  });
+  i.server.Get("/debug/verify", [&i](const httplib::Request&, httplib::Response& res) {
+    const std::string differs = i.core.verify();
+    res.status = differs.empty() ? 200 : 500;
+    res.set_content(differs.empty() ? "ok: the ledger equals one rebuilt from scratch\n" : differs + "\n", "text/plain");
+  });
   i.server.Get("/snapshot", [&i](const httplib::Request&, httplib::Response& res) {
     res.set_content(to_text(to_json(i.core.snapshot())), i.json_type());
   });

@@ -21,6 +21,9 @@
 namespace fracpack::api {
 
 struct HttpOptions {
+  /// kube-scheduler before v1.21 ignores FailedAndUnresolvableNodes (the pod's event then reads
+  /// "0/N nodes are available: ."): list those nodes in FailedNodes instead.
+  bool unresolvable_as_failed = false;
   std::string host = "127.0.0.1";
   int port = 0;                        ///< 0: any free port (tests)
   std::size_t max_body = 8u << 20;     ///< bytes; larger bodies get 413

@@ -15,6 +15,7 @@
 
 #include "fracpack/extender.hpp"
 #include "fracpack/status.hpp"
+#include "plugin_api/kube_api.hpp"
 
 namespace httplib {
 class Client;
@@ -22,19 +23,11 @@ class Client;
 
 namespace fracpack::api {
 
-/// Where the API server is and how to authenticate. In a pod: https://kubernetes.default.svc with
-/// the service account's token and CA (the defaults of `fracpack serve --kube-api`); for a test or
-/// a laptop: `kubectl proxy`'s http://127.0.0.1:8001 with neither.
-struct KubeApi {
-  std::string url;         ///< "https://host[:port]" or "http://host[:port]"
-  std::string token_file;  ///< bearer token ("" = none)
-  std::string ca_file;     ///< PEM CA of the API server's certificate ("" = the system's)
-};
-
 class KubeBinder {
  public:
   /// kInvalidArgument when the URL is not http(s)://host[:port] or a file cannot be read.
   static Result<std::unique_ptr<KubeBinder>> open(const KubeApi& api);
+  explicit KubeBinder(std::shared_ptr<KubeConnection> connection);
   ~KubeBinder();
 
   /// Creates the Binding of `answer.pod` ("namespace/name", UID `uid` when known: the API server
@@ -47,11 +40,9 @@ class KubeBinder {
   Status bind(const BindAnswer& answer, const std::string& uid, bool* maybe_bound);
 
  private:
-  explicit KubeBinder(KubeApi api, std::string token);
   std::unique_ptr<httplib::Client> client();              ///< a pooled connection, or a new one
   void give_back(std::unique_ptr<httplib::Client> client);
-  KubeApi api_;
-  std::string token_;
+  std::shared_ptr<KubeConnection> connection_;
   std::mutex mu_;
   std::vector<std::unique_ptr<httplib::Client>> idle_;  ///< kube-scheduler binds in parallel
 };

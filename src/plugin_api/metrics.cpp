@@ -42,14 +42,24 @@ std::string Metrics::render(const LedgerGauges& gauges) const {
   }
   out += "# HELP fracpack_gpus GPUs by state.\n# TYPE fracpack_gpus gauge\n";
   for (const auto& [state, n] : gauges.gpus_by_state) out += fmt::format("fracpack_gpus{{state=\"{}\"}} {}\n", state, n);
-  out += "# HELP fracpack_pods_bound Pods bound through the extender.\n# TYPE fracpack_pods_bound gauge\n";
+  out += "# HELP fracpack_pods_bound Pods holding resources in the ledger.\n# TYPE fracpack_pods_bound gauge\n";
   out += fmt::format("fracpack_pods_bound {}\n", gauges.pods_bound);
+  out += "# HELP fracpack_pods_pending Pending pods of ours, counted in their queues' demand.\n# TYPE fracpack_pods_pending gauge\n";
+  out += fmt::format("fracpack_pods_pending {}\n", gauges.pods_pending);
+  out += "# HELP fracpack_pods_conflicting Running pods the ledger cannot hold as they claim (GPUs fenced).\n"
+         "# TYPE fracpack_pods_conflicting gauge\n";
+  out += fmt::format("fracpack_pods_conflicting {}\n", gauges.pods_conflicting);
+  out += "# HELP fracpack_binds_assumed Binds acknowledged, not yet seen in the API server.\n# TYPE fracpack_binds_assumed gauge\n";
+  out += fmt::format("fracpack_binds_assumed {}\n", gauges.binds_assumed);
+  out += "# HELP fracpack_synced 1 once the first list of every watched kind is applied.\n# TYPE fracpack_synced gauge\n";
+  out += fmt::format("fracpack_synced {}\n", gauges.synced ? 1 : 0);
   out += "# HELP fracpack_queue_gpus GPUs allocated to, and the fair share of, each queue.\n";
   out += "# TYPE fracpack_queue_gpus gauge\n";
   for (const auto& q : gauges.queues) {
     out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"allocated\"}} {}\n", q.name, q.gpu_allocated);
     out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"fair_share\"}} {}\n", q.name, q.gpu_fair_share);
   }
+  for (const auto& source : sources_) out += source();
   return out;
 }
 

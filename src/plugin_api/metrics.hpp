@@ -5,6 +5,8 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <vector>
 #include <map>
 #include <mutex>
 #include <string>
@@ -24,6 +26,11 @@ class Metrics {
 
   /// The exposition text, with `gauges` of the ledger.
   [[nodiscard]] std::string render(const LedgerGauges& gauges) const;
+  /// More exposition text appended by render() (the watch's counters).
+  void add_source(std::function<std::string()> source) {
+    std::lock_guard lock(mu_);
+    sources_.push_back(std::move(source));
+  }
 
  private:
   struct Series {
@@ -34,6 +41,7 @@ class Metrics {
   };
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, Series> series_;
+  std::vector<std::function<std::string()>> sources_;
 };
 
 /// Times a scope and records it.

@@ -9,7 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "plugin_api/cluster_watch.hpp"
 #include "plugin_api/grpc_front.hpp"
+#include "plugin_api/kube_binder.hpp"
 #include "plugin_api/http_front.hpp"
 
 namespace fracpack {
@@ -79,24 +81,32 @@ int serve(const ServeOptions& options) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   // Flags first: a mistake must not leave a state file behind.
+  if (!options.http && !options.grpc) {
+    spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
+    return 2;
+  }
+  std::shared_ptr<api::KubeConnection> kube;
   std::unique_ptr<api::KubeBinder> binder;
+  ExtenderOptions core_options = options.core;
   if (!options.kube_api.empty()) {
-    if (!options.http) {
-      spdlog::error("--kube-api binds for the JSON front's Bind (bindVerb): give --http too");
+    if (options.cluster_file) {
+      spdlog::error("--cluster and --kube-api: the API server is the source of nodes, pods and queues; drop --cluster");
       return 2;
     }
-    auto opened = api::KubeBinder::open({options.kube_api, options.kube_token_file, options.kube_ca_file});
+    auto opened = api::KubeConnection::open({options.kube_api, options.kube_token_file, options.kube_ca_file});
     if (!opened) {
       spdlog::error("{}", opened.status().message());
       return 2;
     }
-    binder = std::move(*opened);
-    spdlog::info("Bind creates Bindings in the API server at {}", options.kube_api);
+    kube = std::move(*opened);
+    binder = std::make_unique<api::KubeBinder>(kube);
+    core_options.watching = true;
+    spdlog::info("following the API server at {}: nodes, pods, queues from its watch; Bind creates Bindings there", kube->url());
   } else if (!options.kube_token_file.empty() || !options.kube_ca_file.empty()) {
     spdlog::error("--kube-token and --kube-ca apply to --kube-api; give it too");
     return 2;
   }
-  auto core = Extender::open(options.core);
+  auto core = Extender::open(core_options);
   if (!core) {
     spdlog::error("{}", core.status().message());
     return 2;
@@ -105,10 +115,6 @@ int serve(const ServeOptions& options) {
                options.core.workload ? fmt::format(" (target workload: {} typical pod shape{})", options.core.workload->size(),
                                                               options.core.workload->size() == 1 ? "" : "s") : "");
   if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
-  if (!options.http && !options.grpc) {
-    spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
-    return 2;
-  }
   api::Metrics metrics;
   std::unique_ptr<api::HttpFront> http_front;
   std::unique_ptr<api::GrpcFront> grpc_front;
@@ -123,6 +129,7 @@ int serve(const ServeOptions& options) {
     http.port = address->second;
     http.max_body = options.max_body;
     http.gzip = options.http_gzip;
+    http.unresolvable_as_failed = options.unresolvable_as_failed;
     http_front = std::make_unique<api::HttpFront>(**core, metrics, http, binder.get());
     auto port = http_front->start();
     if (!port) {
@@ -151,9 +158,20 @@ int serve(const ServeOptions& options) {
                  options.tls_cert.empty() ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS",
                  options.core.state_path);
   }
+  std::unique_ptr<api::ClusterWatch> watch;
+  if (kube) {
+    if (grpc_front) grpc_front->set_serving(false);  // until the first list of everything is applied
+    api::GrpcFront* grpc = grpc_front.get();
+    watch = std::make_unique<api::ClusterWatch>(**core, kube, api::ClusterWatch::Options{}, [grpc] {
+      if (grpc != nullptr) grpc->set_serving(true);
+    });
+    metrics.add_source([w = watch.get()] { return w->metrics(); });
+    watch->start();
+  }
   int signal = 0;
   sigwait(&stop_signals, &signal);
   spdlog::info("signal {}: stopping", signal);
+  if (watch) watch->stop();
   if (grpc_front) grpc_front->stop();
   if (http_front) http_front->stop();
   return 0;

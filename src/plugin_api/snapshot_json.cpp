@@ -19,7 +19,17 @@ nlohmann::json to_json(const LedgerSnapshot& snapshot) {
     nodes.push_back({{"name", n.name}, {"gpus", std::move(gpus)}});
   }
   json bindings = json::array();
-  for (const auto& b : snapshot.bindings) bindings.push_back({{"pod", b.pod}, {"uid", b.uid}, {"node", b.node}, {"gpus", b.gpus}});
+  for (const auto& b : snapshot.bindings) {
+    bindings.push_back({{"pod", b.pod},
+                        {"uid", b.uid},
+                        {"node", b.node},
+                        {"gpus", b.gpus},
+                        {"standing", b.standing},
+                        {"note", b.note},
+                        {"ours", b.ours},
+                        {"gpusGuessed", b.gpus_guessed},
+                        {"assumed", b.assumed}});
+  }
   json queues = json::array();
   for (const auto& q : snapshot.queues) {
     queues.push_back({{"name", q.name},

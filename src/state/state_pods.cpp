@@ -34,6 +34,18 @@ const PodRecord* SchedulingState::pod(const std::string& key) const {
   return it == pods_.end() ? nullptr : &it->second;
 }
 
+std::size_t SchedulingState::pending_count() const {
+  return static_cast<std::size_t>(
+      std::count_if(pods_.begin(), pods_.end(), [](const auto& entry) { return entry.second.standing == PodStanding::kPending; }));
+}
+
+std::vector<std::string> SchedulingState::pod_keys() const {
+  std::vector<std::string> out;
+  out.reserve(pods_.size());
+  for (const auto& [key, _] : pods_) out.push_back(key);
+  return out;
+}
+
 bool SchedulingState::is_ours(const PodRequest& pod) const {
   const auto& ours = options_.decode.scheduler_names;
   return pod.scheduler_name.empty() || std::find(ours.begin(), ours.end(), pod.scheduler_name) != ours.end();
@@ -93,6 +105,7 @@ PodStanding SchedulingState::observe_unreadable(const std::string& key, const st
   record.raw.bound = Binding{node, devices};
   record.pod = record.raw;
   record.unreadable = true;
+  record.unreadable_reason = reason;
   record.ours = false;
   record.note = reason;
   adopt(key, record);

@@ -142,8 +142,8 @@ TEST_CASE("place and serve give the same placements, refusals, queue figures and
       for (std::size_t q = 0; q < snapshot.queues.size(); ++q) {
         CAPTURE(snapshot.queues[q].name);
         CHECK(snapshot.queues[q].name == report->queues[q].name);
-        CHECK(snapshot.queues[q].gpu_allocated == doctest::Approx(report->queues[q].allocated[queues::Resource::kGpu] / 1000.0));
-        CHECK(snapshot.queues[q].gpu_fair_share == doctest::Approx(report->queues[q].fair_share[queues::Resource::kGpu] / 1000.0));
+        CHECK(snapshot.queues[q].gpu_allocated == doctest::Approx(static_cast<double>(report->queues[q].allocated[queues::Resource::kGpu]) / 1000.0));
+        CHECK(snapshot.queues[q].gpu_fair_share == doctest::Approx(static_cast<double>(report->queues[q].fair_share[queues::Resource::kGpu]) / 1000.0));
       }
     }
   }

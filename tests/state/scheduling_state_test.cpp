@@ -213,7 +213,8 @@ TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recou
         }
       }
       check(s);
-      // From scratch: the same objects, then the pods in the order they were last observed.
+      REQUIRE_MESSAGE(s.verify().empty(), s.verify());
+      // From scratch, by hand (verify() does the same): the same objects, then the pods in the order they were last observed.
       if (step % 10 != 9) continue;
       SchedulingState fresh = empty_state();
       ObjectChange all;

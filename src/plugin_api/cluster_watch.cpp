@@ -1,0 +1,143 @@
+#include "plugin_api/cluster_watch.hpp"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "plugin_api/metrics.hpp"
+
+namespace fracpack::api {
+namespace {
+
+struct Watched {
+  const char* kind;
+  const char* path;
+  bool optional;  ///< a CRD that may not be installed
+};
+constexpr Watched kWatched[] = {
+    {"Node", "/api/v1/nodes", false},
+    {"PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses", false},
+    {"Queue", "/apis/scheduling.run.ai/v2/queues", true},
+    {"PodGroup", "/apis/scheduling.run.ai/v2alpha2/podgroups", true},
+    {"Pod", "/api/v1/pods", false},
+};
+
+}  // namespace
+
+ClusterWatch::ClusterWatch(Extender& core, std::shared_ptr<KubeConnection> api, Options options, std::function<void()> on_synced)
+    : core_(core), api_(std::move(api)), options_(options), on_synced_(std::move(on_synced)) {
+  for (const auto& w : kWatched) {
+    Reflector::Options r;
+    r.kind = w.kind;
+    r.path = w.path;
+    r.optional = w.optional;
+    r.page_size = options_.page_size;
+    r.min_watch_timeout = options_.min_watch_timeout;
+    reflectors_.push_back(std::make_unique<Reflector>(api_, r, *this));
+  }
+}
+
+ClusterWatch::~ClusterWatch() { stop(); }
+
+void ClusterWatch::start() {
+  for (auto& r : reflectors_) r->start();
+  settler_ = std::thread([this] { settle_loop(); });
+}
+
+void ClusterWatch::stop() {
+  stopping_ = true;
+  settle_wake_.notify_all();
+  for (auto& r : reflectors_) r->stop();
+  if (settler_.joinable()) settler_.join();
+}
+
+void ClusterWatch::log_notes(const std::string& kind, const std::vector<std::string>& notes) {
+  constexpr std::size_t kShown = 20;  // a relist of thousands of bad objects must not flood the log
+  for (std::size_t i = 0; i < notes.size() && i < kShown; ++i) spdlog::warn("watch {}: {}", kind, notes[i]);
+  if (notes.size() > kShown) spdlog::warn("watch {}: and {} more like these", kind, notes.size() - kShown);
+}
+
+void ClusterWatch::listed(const std::string& kind, std::vector<nlohmann::json> objects) {
+  Timer timer;
+  std::vector<std::string> notes;
+  core_.watch_listed(kind, objects, &notes);
+  apply_micros_ += static_cast<std::uint64_t>(timer.seconds() * 1e6);
+  ++batches_;
+  spdlog::info("watch {}: listed {} ({} ms)", kind, objects.size(), static_cast<long>(timer.seconds() * 1000));
+  log_notes(kind, notes);
+  check_synced();
+}
+
+void ClusterWatch::changed(const std::string& kind, std::vector<ApiEvent> events) {
+  Timer timer;
+  std::vector<std::string> notes;
+  core_.watch_changed(kind, events, &notes);
+  apply_micros_ += static_cast<std::uint64_t>(timer.seconds() * 1e6);
+  ++batches_;
+  log_notes(kind, notes);
+}
+
+void ClusterWatch::check_synced() {
+  if (synced_) return;
+  for (const auto& r : reflectors_) {
+    if (!r->synced()) return;
+  }
+  if (synced_.exchange(true)) return;
+  core_.set_synced(true);
+  spdlog::info("watch: every kind listed; serving decisions");
+  if (on_synced_) on_synced_();
+}
+
+void ClusterWatch::settle_loop() {
+  while (!stopping_) {
+    {
+      std::unique_lock lock(settle_mu_);
+      settle_wake_.wait_for(lock, options_.settle_every, [&] { return stopping_.load(); });
+    }
+    if (stopping_) break;
+    for (const AssumedBind& b : core_.assumed_binds()) {
+      const auto slash = b.pod.find('/');
+      auto client = api_->client();
+      auto res = client->Get(fmt::format("/api/v1/namespaces/{}/pods/{}", b.pod.substr(0, slash), b.pod.substr(slash + 1)));
+      if (!res || (res->status != 200 && res->status != 404)) continue;  // no clear answer: ask again later
+      core_.settle(b, res->status == 404 ? nlohmann::json() : nlohmann::json::parse(res->body, nullptr, false));
+      ++binds_settled_;
+    }
+  }
+}
+
+std::string ClusterWatch::metrics() const {
+  std::string out;
+  out += "# HELP fracpack_watch_lists_total Complete lists applied, per kind.\n# TYPE fracpack_watch_lists_total counter\n";
+  for (const auto& r : reflectors_) out += fmt::format("fracpack_watch_lists_total{{kind=\"{}\"}} {}\n", r->kind(), r->stats().lists.load());
+  out += "# HELP fracpack_watch_relists_total Lists forced by 410 Gone (history compacted).\n# TYPE fracpack_watch_relists_total counter\n";
+  for (const auto& r : reflectors_) out += fmt::format("fracpack_watch_relists_total{{kind=\"{}\"}} {}\n", r->kind(), r->stats().relists.load());
+  out += "# HELP fracpack_watch_restarts_total Watches that ended and were opened again.\n# TYPE fracpack_watch_restarts_total counter\n";
+  for (const auto& r : reflectors_) {
+    out += fmt::format("fracpack_watch_restarts_total{{kind=\"{}\"}} {}\n", r->kind(), r->stats().watch_restarts.load());
+  }
+  out += "# HELP fracpack_watch_events_total Watch events applied (ADDED, MODIFIED, DELETED).\n# TYPE fracpack_watch_events_total counter\n";
+  for (const auto& r : reflectors_) out += fmt::format("fracpack_watch_events_total{{kind=\"{}\"}} {}\n", r->kind(), r->stats().events.load());
+  out += "# HELP fracpack_watch_bookmarks_total Bookmarks received.\n# TYPE fracpack_watch_bookmarks_total counter\n";
+  for (const auto& r : reflectors_) out += fmt::format("fracpack_watch_bookmarks_total{{kind=\"{}\"}} {}\n", r->kind(), r->stats().bookmarks.load());
+  out += "# HELP fracpack_watch_errors_total Failed lists and watches (each retried with backoff).\n# TYPE fracpack_watch_errors_total counter\n";
+  for (const auto& r : reflectors_) out += fmt::format("fracpack_watch_errors_total{{kind=\"{}\"}} {}\n", r->kind(), r->stats().errors.load());
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  out += "# HELP fracpack_watch_last_change_age_seconds Since the last list, event or bookmark-free change was applied.\n"
+         "# TYPE fracpack_watch_last_change_age_seconds gauge\n";
+  for (const auto& r : reflectors_) {
+    const auto last = r->stats().last_event_unix_ms.load();
+    out += fmt::format("fracpack_watch_last_change_age_seconds{{kind=\"{}\"}} {:.3f}\n", r->kind(),
+                       last == 0 ? -1.0 : static_cast<double>(now - last) / 1000.0);
+  }
+  out += "# HELP fracpack_watch_apply_seconds Time the ledger spent applying watch batches (the lag a batch adds).\n"
+         "# TYPE fracpack_watch_apply_seconds summary\n";
+  out += fmt::format("fracpack_watch_apply_seconds_sum {:.6f}\nfracpack_watch_apply_seconds_count {}\n",
+                     static_cast<double>(apply_micros_.load()) / 1e6, batches_.load());
+  out += fmt::format("# HELP fracpack_binds_settled_total Binds not seen in time, settled by asking for the pod.\n"
+                     "# TYPE fracpack_binds_settled_total counter\nfracpack_binds_settled_total {}\n",
+                     binds_settled_.load());
+  return out;
+}
+
+}  // namespace fracpack::api

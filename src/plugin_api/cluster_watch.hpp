@@ -1,0 +1,63 @@
+// The API server as the truth (serve --kube-api): reflectors for Nodes, Pods (all namespaces),
+// KAI Queues (scheduling.run.ai/v2), PodGroups (scheduling.run.ai/v2alpha2) and PriorityClasses
+// feed the extender core (Extender::watch_listed, watch_changed); the core is marked synced once
+// the first list of every kind is applied; binds the API server does not show within their time
+// are settled by asking for the pod. Internal to src/plugin_api/.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fracpack/extender.hpp"
+#include "plugin_api/kube_api.hpp"
+#include "plugin_api/reflector.hpp"
+
+namespace fracpack::api {
+
+class ClusterWatch final : public ReflectorSink {
+ public:
+  struct Options {
+    std::chrono::seconds min_watch_timeout{300};  ///< Reflector::Options
+    std::size_t page_size = 500;
+    std::chrono::milliseconds settle_every{1000};  ///< how often expired assumed binds are asked for
+  };
+  /// `on_synced`: called once, from a reflector's thread, when every kind has been listed.
+  ClusterWatch(Extender& core, std::shared_ptr<KubeConnection> api, Options options, std::function<void()> on_synced);
+  ~ClusterWatch() override;
+  ClusterWatch(const ClusterWatch&) = delete;
+  ClusterWatch& operator=(const ClusterWatch&) = delete;
+
+  void start();
+  void stop();
+  /// Prometheus text: per kind, lists, relists, watch restarts, events applied, bookmarks,
+  /// errors, and how long ago the last change was applied; the lag of applying a batch.
+  [[nodiscard]] std::string metrics() const;
+
+  void listed(const std::string& kind, std::vector<nlohmann::json> objects) override;
+  void changed(const std::string& kind, std::vector<ApiEvent> events) override;
+
+ private:
+  void check_synced();
+  void settle_loop();
+  void log_notes(const std::string& kind, const std::vector<std::string>& notes);
+
+  Extender& core_;
+  std::shared_ptr<KubeConnection> api_;
+  Options options_;
+  std::function<void()> on_synced_;
+  std::vector<std::unique_ptr<Reflector>> reflectors_;
+  std::atomic<bool> synced_{false};
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> apply_micros_{0};   ///< time spent applying batches, in µs
+  std::atomic<std::uint64_t> batches_{0};
+  std::atomic<std::uint64_t> binds_settled_{0};
+  std::mutex settle_mu_;
+  std::condition_variable settle_wake_;
+  std::thread settler_;
+};
+
+}  // namespace fracpack::api

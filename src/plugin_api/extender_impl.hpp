@@ -1,0 +1,151 @@
+// The extender core's implementation: the scheduling state and the store behind one
+// reader-writer lock. extender_core.cpp has the verbs the fronts call; extender_watch.cpp takes
+// the API server's view from the watch. Internal to src/plugin_api/.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "fracpack/extender.hpp"
+#include "fracpack/scheduling_state.hpp"
+#include "fracpack/verdict_cache.hpp"
+#include "plugin_api/binding_log.hpp"
+#include "plugin_api/name_resolver.hpp"
+#include "plugin_api/object_change.hpp"
+#include "plugin_api/seen_pods.hpp"
+#include "plugin_api/store.hpp"
+
+namespace fracpack::api {
+
+using nlohmann::json;
+
+/// The annotations a binder writes for a fraction: which devices, and the compute portion.
+std::map<std::string, std::string> annotations_for(const PodRequest& pod, const GpuChoice& choice);
+
+class ExtenderImpl final : public Extender {
+ public:
+  ExtenderImpl(ExtenderOptions options, std::shared_ptr<const Policy> policy, std::unique_ptr<api::Store> store);
+
+  /// Loads objects and bindings from the store into the state.
+  Status load();
+  /// kFailedPrecondition for a verb that changes what the watch owns, when watching.
+  [[nodiscard]] Status not_watching(const char* verb) const;
+
+  Status apply(const std::vector<json>& objects, std::vector<std::string>* warnings) override;
+
+  std::vector<std::size_t> nodes_to_apply(NodeNames names, const std::vector<const json*>& objects) override;
+
+  Status remove(const std::string& kind, const std::string& name) override;
+
+  Result<FilterAnswer> filter(const json& object, NodeNames nodes) override;
+
+  Result<FilterAnswer> filter_all(const json& object, std::size_t max_nodes) override;
+
+  Result<std::vector<HostScore>> prioritize(const json& object, NodeNames nodes) override;
+
+  Result<BindAnswer> bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node) override;
+
+  Result<std::map<std::string, std::vector<std::string>>> preempt(
+      const json& object, const std::map<std::string, std::vector<std::string>>& candidates) override;
+
+  Status release(const std::string& pod_key) override;
+
+  Status sync(const std::vector<json>& bound_pods, bool cluster_empty, std::vector<std::string>* conflicts) override;
+
+  Result<Explanation> explain(const json& object) override;
+
+  LedgerSnapshot snapshot() const override;
+
+  LedgerGauges gauges() const override;
+
+  // The API server's view (extender_watch.cpp).
+  void watch_listed(const std::string& kind, const std::vector<json>& objects, std::vector<std::string>* notes) override;
+  void watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) override;
+  void set_synced(bool synced) override { synced_ = synced; }
+  [[nodiscard]] bool synced() const override { return synced_; }
+  [[nodiscard]] std::vector<AssumedBind> assumed_binds() const override;
+  void settle(const AssumedBind& bind, const json& pod) override;
+  [[nodiscard]] std::string verify() const override;
+
+ private:
+  Result<PodRequest> decode(const json& object) const;
+
+  /// decode(), and the pod is kept for Bind. A pending pod of ours the state does not know yet
+  /// counts in its queue's demand from now on (fair shares see what waits, as `place` does);
+  /// pods dropped from the memory for Bind stop counting.
+  Result<PodRequest> decode_seen(const json& object);
+
+  /// A stored (or synced) binding into the state: the pod as stored, bound where it says.
+  void observe_binding(const api::StoredBinding& b, std::vector<std::string>* conflicts);
+
+  /// Applies a validated staging to the state and the node objects; returns displaced pods.
+  std::vector<std::string> install(const api::StagedObjects& staged);
+
+  /// Queue admission, for pods of ours.
+  std::optional<queues::Refusal> admission(const PodRequest& pod) const;
+
+  /// When the pod's queue refuses it, every node in `nodes` fails with the queue's reason.
+  /// Caller holds mu_.
+  bool refused_by_queue(const PodRequest& pod, const std::vector<std::size_t>& nodes, FilterAnswer& answer) const;
+
+  /// A pod the ledger already holds (its Bind succeeded here but the scheduler retries it, say)
+  /// fits only where it is bound: that node passes, every other is unresolvable, so the retry
+  /// binds it there again. Another pod of the same name (another UID) fits nowhere until the old
+  /// binding is released. `list_failing`: list the other nodes with the reason. Caller holds mu_.
+  bool pinned_to_binding(const PodRequest& pod, const std::vector<std::size_t>& nodes, bool list_failing, FilterAnswer& answer) const;
+
+  /// Bind of a pod the ledger already holds: the same pod to the same node is a repeat (the
+  /// answer again); another node, or another pod of that name (another UID), is kAlreadyExists.
+  /// nullopt when `key` is not bound. Caller holds mu_.
+  std::optional<Result<BindAnswer>> bound_already(const std::string& key, const std::string& uid, const std::string& node);
+
+  /// Each node's cached verdict into `answer`: failing nodes with their reason categories, and
+  /// (with `list_passing`) the nodes that fit. Caller holds mu_.
+  void add_verdicts(const PodRequest& pod, const std::vector<std::size_t>& nodes, bool list_passing, FilterAnswer& answer);
+
+  // The API server's view (extender_watch.cpp). Caller holds mu_ exclusively.
+  void list_nodes(const std::vector<json>& objects, std::vector<std::string>* notes);
+  void node_event(const ApiEvent& event, std::vector<std::string>* notes);
+  void list_pods(const std::vector<json>& objects, std::vector<std::string>* notes);
+  void pod_event(const ApiEvent& event, std::vector<std::string>* notes);
+  /// The pod as the API server shows it now (not deleted).
+  void pod_seen(const json& object, std::vector<std::string>* notes);
+  /// Applies the Queues the API server has that form a valid tree (a queue whose parentQueue is
+  /// missing, or in a cycle, waits out of it).
+  void sync_queues(std::vector<std::string>* notes);
+  void group_changes(const std::vector<json>& upserts, const std::vector<std::string>& removals, bool replace,
+                     std::vector<std::string>* notes);
+  /// The bind of `key` is seen in the API server (or will never be): no longer assumed, and out of the state file.
+  void confirmed(const std::string& key);
+  void watch_listed_class(const json& object);
+  /// A Filter before the first full list: every node fails, saying why.
+  bool syncing(const std::vector<std::size_t>& nodes, FilterAnswer& answer) const;
+
+  ExtenderOptions options_;
+  std::shared_ptr<const Policy> policy_;
+  std::unique_ptr<api::Store> store_;
+  mutable std::shared_mutex mu_;
+  SchedulingState state_;
+  std::map<std::string, json> node_objects_;  ///< v1 Nodes as received: what a Node sent again is compared with
+  api::BindingLog bindings_;                  ///< what Bind and Sync recorded, in order (the store's copy)
+  VerdictCache verdicts_;                     ///< Filter/Prioritize answers per pod shape and node, refreshed per node change
+  api::NameResolver names_;                   ///< candidate lists → positions, for lists sent again
+  api::SeenPods seen_;
+  std::atomic<bool> synced_{true};
+  struct Assumed {
+    std::string uid;
+    std::string node;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::map<std::string, Assumed> assumed_;                   ///< binds not yet seen in the API server
+  std::map<std::string, queues::QueueSpec> api_queues_;      ///< every Queue the API server has that decodes
+  std::set<std::string> api_groups_;                         ///< PodGroups the API server has
+};
+
+}  // namespace fracpack::api

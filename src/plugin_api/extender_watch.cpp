@@ -1,0 +1,310 @@
+// The extender core, fed by the Kubernetes watch (cluster_watch.hpp): the API server's nodes,
+// pods, Queues, PodGroups and priority classes, applied to the scheduling state as they come.
+// Pods follow kube-scheduler's cache: a pod bound by anyone is held where it is bound; a deleted,
+// Succeeded or Failed pod holds nothing; a bind fracpack acknowledged and the API server does not
+// show yet is kept ("assumed") until the pod is seen bound, or its time is up and the pod is asked
+// for (settle).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "fracpack/k8s/decode.hpp"
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/queues/decode_queue.hpp"
+#include "plugin_api/extender_impl.hpp"
+
+namespace fracpack::api {
+namespace {
+
+/// The pod no longer runs: Succeeded or Failed (its resources are free again).
+bool finished(const json& pod) {
+  static const json::json_pointer kPhase("/status/phase");
+  if (!pod.contains(kPhase) || !pod[kPhase].is_string()) return false;
+  const std::string& phase = pod[kPhase].get_ref<const std::string&>();
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+/// spec.nodeName, or "".
+std::string node_name(const json& pod) {
+  static const json::json_pointer kNode("/spec/nodeName");
+  return pod.contains(kNode) && pod[kNode].is_string() ? pod[kNode].get<std::string>() : std::string();
+}
+
+/// "namespace/name" of an object ("default" when it names none).
+std::string key_of(const json& object) {
+  const std::string ns = k8s::metadata_string(object, "namespace");
+  return (ns.empty() ? "default" : ns) + "/" + k8s::metadata_string(object, "name");
+}
+
+void note(std::vector<std::string>* notes, std::string text) {
+  if (notes != nullptr) notes->push_back(std::move(text));
+}
+
+}  // namespace
+
+bool ExtenderImpl::syncing(const std::vector<std::size_t>& nodes, FilterAnswer& answer) const {
+  if (synced_) return false;
+  static const SharedReason kSyncing(std::string("fracpack is syncing with the API server"));
+  for (std::size_t n : nodes) answer.failed.emplace_back(state_.cluster().node(n).name, kSyncing);
+  return true;
+}
+
+void ExtenderImpl::watch_listed(const std::string& kind, const std::vector<json>& objects, std::vector<std::string>* notes) {
+  std::unique_lock lock(mu_);
+  if (kind == "Node") {
+    list_nodes(objects, notes);
+  } else if (kind == "Pod") {
+    list_pods(objects, notes);
+  } else if (kind == "Queue") {
+    api_queues_.clear();
+    for (const auto& o : objects) {
+      auto q = queues::decode_queue(o);
+      if (q) {
+        api_queues_[q->name] = std::move(*q);
+      } else {
+        note(notes, q.status().message());
+      }
+    }
+    sync_queues(notes);
+  } else if (kind == "PodGroup") {
+    group_changes(objects, {}, /*replace=*/true, notes);
+  } else if (kind == "PriorityClass") {
+    for (const auto& o : objects) watch_listed_class(o);
+  }
+}
+
+void ExtenderImpl::watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) {
+  std::unique_lock lock(mu_);
+  for (const ApiEvent& e : events) {
+    if (kind == "Pod") {
+      pod_event(e, notes);
+    } else if (kind == "Node") {
+      node_event(e, notes);
+    } else if (kind == "Queue") {
+      const std::string name = k8s::metadata_string(e.object, "name");
+      if (e.type == ApiEvent::Type::kDeleted) {
+        api_queues_.erase(name);
+      } else if (auto q = queues::decode_queue(e.object)) {
+        api_queues_[name] = std::move(*q);
+      } else {
+        note(notes, q.status().message());
+        api_queues_.erase(name);  // as if it were not there: its jobs wait for a readable Queue
+      }
+      sync_queues(notes);
+    } else if (kind == "PodGroup") {
+      if (e.type == ApiEvent::Type::kDeleted) {
+        group_changes({}, {key_of(e.object)}, false, notes);
+      } else {
+        group_changes({e.object}, {}, false, notes);
+      }
+    } else if (kind == "PriorityClass" && e.type != ApiEvent::Type::kDeleted) {
+      watch_listed_class(e.object);
+    }
+  }
+}
+
+void ExtenderImpl::watch_listed_class(const json& object) {
+  auto v = object.find("value");
+  if (v == object.end() || !v->is_number_integer() || *v < INT32_MIN || *v > INT32_MAX) return;
+  ObjectChange change;
+  change.priority_classes.emplace_back(k8s::metadata_string(object, "name"), v->get<std::int32_t>());
+  (void)state_.apply(change);
+}
+
+void ExtenderImpl::list_nodes(const std::vector<json>& objects, std::vector<std::string>* notes) {
+  ObjectChange change;
+  std::set<std::string> listed;
+  for (const auto& o : objects) {
+    auto spec = k8s::decode_node(o, options_.decode);
+    if (!spec) {
+      note(notes, fmt::format("{}; not placed on", spec.status().message()));
+      continue;
+    }
+    listed.insert(spec->name);
+    auto known = state_.cluster().find_node(spec->name);
+    if (!known || !(state_.cluster().node(*known) == *spec)) change.nodes.push_back(std::move(*spec));
+  }
+  for (std::size_t n = 0; n < state_.cluster().node_count(); ++n) {
+    if (!listed.contains(state_.cluster().node(n).name)) change.removed_nodes.push_back(state_.cluster().node(n).name);
+  }
+  for (const auto& c : state_.apply(change)) note(notes, c);
+}
+
+void ExtenderImpl::node_event(const ApiEvent& event, std::vector<std::string>* notes) {
+  const std::string name = k8s::metadata_string(event.object, "name");
+  ObjectChange change;
+  const bool known = state_.cluster().find_node(name).has_value();
+  if (event.type == ApiEvent::Type::kDeleted) {
+    if (known) change.removed_nodes.push_back(name);
+  } else if (auto spec = k8s::decode_node(event.object, options_.decode)) {
+    auto n = state_.cluster().find_node(name);
+    if (n && state_.cluster().node(*n) == *spec) return;  // a status heartbeat: nothing the scheduler sees changed
+    change.nodes.push_back(std::move(*spec));
+  } else {
+    note(notes, fmt::format("{}; not placed on until it reads again", spec.status().message()));
+    if (known) change.removed_nodes.push_back(name);  // never placed on by its old object
+  }
+  for (const auto& c : state_.apply(change)) note(notes, c);
+}
+
+void ExtenderImpl::sync_queues(std::vector<std::string>* notes) {
+  // The Queues whose parentQueue chain reaches a top-level queue; the others wait for theirs.
+  std::map<std::string, queues::QueueSpec> valid;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [name, q] : api_queues_) {
+      if (valid.contains(name) || !(q.parent.empty() || valid.contains(q.parent))) continue;
+      valid[name] = q;
+      grew = true;
+    }
+  }
+  for (const auto& [name, q] : api_queues_) {
+    if (!valid.contains(name)) {
+      note(notes, fmt::format("Queue {}: parentQueue \"{}\" is not a Queue (or the chain loops); its jobs are refused until it is",
+                              name, q.parent));
+    }
+  }
+  ObjectChange change;
+  for (const auto& [name, q] : valid) change.queues.push_back(q);
+  if (const queues::QueueTree* tree = state_.tree()) {
+    for (std::size_t q = 0; q < tree->size(); ++q) {
+      if (!valid.contains(tree->queue(q).name)) change.removed_queues.push_back(tree->queue(q).name);
+    }
+  }
+  if (Status st = state_.validate(change); !st.is_ok()) {  // not expected: the set is closed under parents
+    note(notes, fmt::format("queues not applied: {}", st.message()));
+    return;
+  }
+  (void)state_.apply(change);
+}
+
+void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::vector<std::string>& removals, bool replace,
+                                 std::vector<std::string>* notes) {
+  ObjectChange change;
+  std::set<std::string> seen;
+  for (const auto& o : upserts) {
+    auto g = queues::decode_pod_group(o);
+    if (!g) {
+      note(notes, g.status().message());
+      continue;
+    }
+    seen.insert(g->key());
+    change.groups.push_back(std::move(*g));
+  }
+  for (const auto& key : removals) {
+    if (api_groups_.contains(key)) change.removed_groups.push_back(key);
+  }
+  if (replace) {
+    for (const auto& key : api_groups_) {
+      if (!seen.contains(key)) change.removed_groups.push_back(key);
+    }
+  }
+  for (const auto& key : change.removed_groups) api_groups_.erase(key);
+  api_groups_.insert(seen.begin(), seen.end());
+  (void)state_.apply(change);
+}
+
+void ExtenderImpl::list_pods(const std::vector<json>& objects, std::vector<std::string>* notes) {
+  std::set<std::string> listed;
+  for (const auto& o : objects) listed.insert(key_of(o));
+  // What the list does not name is gone, assumed binds included: their pods no longer exist.
+  for (const auto& key : state_.pod_keys()) {
+    if (listed.contains(key)) continue;
+    (void)state_.forget(key);
+    if (assumed_.contains(key)) confirmed(key);
+  }
+  for (const auto& o : objects) pod_seen(o, notes);
+}
+
+void ExtenderImpl::pod_event(const ApiEvent& event, std::vector<std::string>* notes) {
+  if (event.type != ApiEvent::Type::kDeleted) {
+    pod_seen(event.object, notes);
+    return;
+  }
+  const std::string key = key_of(event.object);
+  (void)state_.forget(key);
+  if (assumed_.contains(key)) confirmed(key);
+}
+
+void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes) {
+  const std::string key = key_of(object);
+  const auto assumed = assumed_.find(key);
+  if (finished(object)) {  // Succeeded or Failed: its GPUs are free again
+    (void)state_.forget(key);
+    if (assumed != assumed_.end()) confirmed(key);
+    return;
+  }
+  const std::string uid = k8s::metadata_string(object, "uid");
+  const std::string node = node_name(object);
+  auto raw = k8s::decode_pod(object, options_.decode, state_.classes());
+  if (assumed != assumed_.end()) {
+    const bool same_pod = assumed->second.uid.empty() || uid.empty() || assumed->second.uid == uid;
+    if (same_pod && node.empty()) return;  // our bind is not visible yet: an older view of the pod
+    if (same_pod && node == assumed->second.node) {
+      confirmed(key);  // seen bound where we bound it
+      const PodRecord* held = state_.pod(key);
+      if (raw && held != nullptr && held->raw.bound && raw->bound->devices.empty()) raw->bound->devices = held->raw.bound->devices;
+    } else {
+      confirmed(key);  // another pod of that name, or bound elsewhere: our bind did not happen
+      (void)state_.forget(key);
+    }
+  }
+  if (!raw) {
+    if (node.empty()) {
+      (void)state_.forget(key);  // a pending pod that does not decode: Filter answers why, nothing to hold
+      return;
+    }
+    (void)state_.observe_unreadable(key, node, {}, raw.status().message());
+    note(notes, fmt::format("{}: {}", key, state_.pod(key)->note));
+    return;
+  }
+  if (raw->bound && raw->bound->devices.empty()) {
+    // Bound without device annotations (a whole-GPU pod, or one another binder placed): the GPUs
+    // the ledger already holds for it, when it is the same pod on the same node.
+    const PodRecord* held = state_.pod(key);
+    if (held != nullptr && held->raw.uid == raw->uid && held->raw.bound && held->raw.bound->node == raw->bound->node) {
+      raw->bound->devices = held->raw.bound->devices;
+    }
+  }
+  const PodStanding standing = state_.observe(*raw);
+  if (standing == PodStanding::kConflict) note(notes, fmt::format("{}: {}", key, state_.pod(key)->note));
+}
+
+void ExtenderImpl::confirmed(const std::string& key) {
+  assumed_.erase(key);
+  bindings_.erase(key);
+  if (Status st = store_->remove_binding(key); !st.is_ok()) {
+    spdlog::warn("pod {}: its bind is settled, but the state file still lists it: {}", key, st.message());
+  }
+}
+
+std::vector<AssumedBind> ExtenderImpl::assumed_binds() const {
+  std::shared_lock lock(mu_);
+  std::vector<AssumedBind> out;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [key, a] : assumed_) {
+    if (a.deadline <= now) out.push_back({key, a.uid, a.node});
+  }
+  return out;
+}
+
+void ExtenderImpl::settle(const AssumedBind& bind, const json& pod) {
+  std::unique_lock lock(mu_);
+  auto it = assumed_.find(bind.pod);
+  if (it == assumed_.end() || it->second.uid != bind.uid) return;  // settled meanwhile by the watch
+  if (pod.is_object() && k8s::metadata_string(pod, "uid") == bind.uid && node_name(pod) == bind.node && !finished(pod)) {
+    confirmed(bind.pod);  // it is bound there: the watch will show it, or has
+    return;
+  }
+  spdlog::info("pod {}: the bind to {} is not in the API server after {} s; its GPUs are released", bind.pod, bind.node,
+               options_.assume_ttl.count());
+  confirmed(bind.pod);
+  (void)state_.forget(bind.pod);
+  if (pod.is_object() && !finished(pod)) pod_seen(pod, nullptr);  // as it is now: pending again, or bound by another
+}
+
+std::string ExtenderImpl::verify() const {
+  std::shared_lock lock(mu_);
+  return state_.verify();
+}
+
+}  // namespace fracpack::api

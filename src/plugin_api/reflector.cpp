@@ -1,0 +1,245 @@
+#include "plugin_api/reflector.hpp"
+
+#include <random>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+namespace fracpack::api {
+namespace {
+
+using nlohmann::json;
+
+std::int64_t now_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+/// A query parameter's value, percent-encoded (continue tokens and resourceVersions are opaque).
+std::string escaped(const std::string& value) { return httplib::detail::encode_query_param(value); }
+
+/// The Status object's code in an ERROR event or an error body (0 when there is none).
+int status_code(const json& status) {
+  if (!status.is_object()) return 0;
+  auto c = status.find("code");
+  return c != status.end() && c->is_number_integer() ? c->get<int>() : 0;
+}
+
+std::string status_message(const json& status) {
+  if (status.is_object() && status.contains("message") && status["message"].is_string()) return status["message"];
+  return status.dump().substr(0, 300);
+}
+
+}  // namespace
+
+Reflector::Reflector(std::shared_ptr<KubeConnection> connection, Options options, ReflectorSink& sink)
+    : connection_(std::move(connection)), options_(std::move(options)), sink_(sink) {}
+
+Reflector::~Reflector() { stop(); }
+
+void Reflector::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void Reflector::stop() {
+  stopping_ = true;
+  {
+    std::lock_guard lock(mu_);
+    if (active_ != nullptr) active_->stop();
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Reflector::pause(std::chrono::milliseconds d) {
+  std::unique_lock lock(mu_);
+  wake_.wait_for(lock, d, [&] { return stopping_.load(); });
+  return !stopping_;
+}
+
+std::chrono::milliseconds Reflector::next_backoff() {
+  // client-go's default: 800 ms doubling to 30 s, jittered by up to the step itself.
+  backoff_ = backoff_.count() == 0 ? std::chrono::milliseconds(800) : std::min(backoff_ * 2, std::chrono::milliseconds(30'000));
+  thread_local std::mt19937 rng(std::random_device{}());
+  return backoff_ + std::chrono::milliseconds(std::uniform_int_distribution<std::int64_t>(0, backoff_.count())(rng));
+}
+
+void Reflector::run() {
+  while (!stopping_) {
+    Outcome outcome = rv_.empty() ? list() : watch();
+    if (stopping_) break;
+    if (outcome == Outcome::kRelist) {
+      rv_.clear();
+      ++stats_.relists;
+      continue;
+    }
+    if (outcome == Outcome::kFailed) {
+      ++stats_.errors;
+      if (!pause(next_backoff())) break;
+      continue;
+    }
+    if (!rv_.empty()) ++stats_.watch_restarts;
+  }
+}
+
+Reflector::Outcome Reflector::list() {
+  std::vector<json> items;
+  std::string cont;
+  std::string version;
+  for (;;) {
+    auto client = connection_->client(std::chrono::seconds(60));
+    {
+      std::lock_guard lock(mu_);
+      active_ = client.get();
+    }
+    std::string path = fmt::format("{}?limit={}", options_.path, options_.page_size);
+    if (!cont.empty()) path += "&continue=" + escaped(cont);
+    auto res = client->Get(path, {{"Accept", "application/json"}});
+    {
+      std::lock_guard lock(mu_);
+      active_ = nullptr;
+    }
+    if (stopping_) return Outcome::kFailed;
+    if (!res) {
+      spdlog::warn("list {}: {}", options_.path, httplib::to_string(res.error()));
+      return Outcome::kFailed;
+    }
+    if (res->status == 404 && options_.optional) {  // the resource is not served (no CRD): nothing of it
+      if (!synced_) {
+        spdlog::info("list {}: not served by the API server (404); treated as empty, asked again every 30 s", options_.path);
+      }
+      synced_ = true;  // before the handover: the sink asks whether every kind is listed
+      ++stats_.lists;
+      sink_.listed(options_.kind, {});
+      return pause(std::chrono::seconds(30)) ? Outcome::kContinue : Outcome::kFailed;
+    }
+    const json body = json::parse(res->body, nullptr, false);
+    if (res->status == 410 && !cont.empty()) return Outcome::kRelist;  // the continue token expired: from the start
+    if (res->status != 200 || !body.is_object() || !body.contains("items") || !body["items"].is_array()) {
+      spdlog::warn("list {}: HTTP {}: {}", options_.path, res->status, status_message(body));
+      return Outcome::kFailed;
+    }
+    for (const auto& item : body["items"]) {
+      json object = item;
+      if (!object.contains("kind")) object["kind"] = options_.kind;  // list items carry no kind
+      items.push_back(std::move(object));
+    }
+    const json& meta = body.contains("metadata") ? body["metadata"] : json::object();
+    if (version.empty() && meta.contains("resourceVersion") && meta["resourceVersion"].is_string()) version = meta["resourceVersion"];
+    cont = meta.contains("continue") && meta["continue"].is_string() ? meta["continue"].get<std::string>() : "";
+    if (cont.empty()) break;
+  }
+  if (version.empty()) {
+    spdlog::warn("list {}: the answer has no resourceVersion", options_.path);
+    return Outcome::kFailed;
+  }
+  rv_ = version;
+  synced_ = true;  // before the handover: the sink asks whether every kind is listed
+  ++stats_.lists;
+  sink_.listed(options_.kind, std::move(items));
+  stats_.last_event_unix_ms = now_unix_ms();
+  backoff_ = std::chrono::milliseconds(0);
+  return Outcome::kContinue;
+}
+
+Reflector::Outcome Reflector::line(std::string_view text, std::vector<ApiEvent>& batch) {
+  const json event = json::parse(text, nullptr, false);
+  if (!event.is_object() || !event.contains("type") || !event["type"].is_string() || !event.contains("object")) {
+    spdlog::warn("watch {}: a line that is not a watch event: {}", options_.path, std::string(text.substr(0, 200)));
+    return Outcome::kFailed;
+  }
+  const std::string type = event["type"];
+  const json& object = event["object"];
+  if (type == "ERROR") {
+    const int code = status_code(object);
+    if (code == 410) {
+      spdlog::info("watch {}: {} (history compacted): listing again", options_.path, status_message(object));
+      return Outcome::kRelist;
+    }
+    spdlog::warn("watch {}: ERROR event: {}", options_.path, status_message(object));
+    return Outcome::kFailed;
+  }
+  const json* meta = object.is_object() && object.contains("metadata") ? &object["metadata"] : nullptr;
+  if (meta != nullptr && meta->contains("resourceVersion") && (*meta)["resourceVersion"].is_string()) rv_ = (*meta)["resourceVersion"];
+  if (type == "BOOKMARK") {
+    ++stats_.bookmarks;
+    return Outcome::kContinue;
+  }
+  ApiEvent e;
+  if (type == "ADDED") {
+    e.type = ApiEvent::Type::kAdded;
+  } else if (type == "MODIFIED") {
+    e.type = ApiEvent::Type::kModified;
+  } else if (type == "DELETED") {
+    e.type = ApiEvent::Type::kDeleted;
+  } else {
+    spdlog::warn("watch {}: unknown event type {}", options_.path, type);
+    return Outcome::kContinue;
+  }
+  e.object = object;
+  if (!e.object.contains("kind")) e.object["kind"] = options_.kind;
+  batch.push_back(std::move(e));
+  ++stats_.events;
+  return Outcome::kContinue;
+}
+
+Reflector::Outcome Reflector::watch() {
+  thread_local std::mt19937 rng(std::random_device{}());
+  const auto timeout = options_.min_watch_timeout.count() +
+                       std::uniform_int_distribution<std::int64_t>(0, options_.min_watch_timeout.count() - 1)(rng);
+  const std::string path = fmt::format("{}?watch=1&allowWatchBookmarks=true&timeoutSeconds={}&resourceVersion={}", options_.path,
+                                       timeout, escaped(rv_));
+  auto client = connection_->client(std::chrono::seconds(timeout + 30));
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Outcome::kFailed;
+    active_ = client.get();
+  }
+  Outcome outcome = Outcome::kContinue;
+  int status = 0;
+  std::string pending;  // bytes of a line not complete yet
+  std::string error_body;
+  auto res = client->Get(
+      path, {{"Accept", "application/json"}},
+      [&](const httplib::Response& r) {
+        status = r.status;
+        return true;
+      },
+      [&](const char* data, std::size_t size) {
+        if (status != 200) {  // an error body: keep some of it for the message
+          if (error_body.size() < 4096) error_body.append(data, std::min<std::size_t>(size, 4096));
+          return true;
+        }
+        pending.append(data, size);
+        std::vector<ApiEvent> batch;
+        std::size_t start = 0;
+        for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+          if (nl > start) outcome = line(std::string_view(pending).substr(start, nl - start), batch);
+          if (outcome != Outcome::kContinue) break;
+        }
+        pending.erase(0, start);
+        if (!batch.empty()) {
+          sink_.changed(options_.kind, std::move(batch));
+          stats_.last_event_unix_ms = now_unix_ms();
+        }
+        if (outcome == Outcome::kContinue) backoff_ = std::chrono::milliseconds(0);  // events flow: healthy again
+        return outcome == Outcome::kContinue && !stopping_;
+      });
+  {
+    std::lock_guard lock(mu_);
+    active_ = nullptr;
+  }
+  if (outcome != Outcome::kContinue) return outcome;
+  if (status == 410) return Outcome::kRelist;
+  if (status != 0 && status != 200) {
+    spdlog::warn("watch {}: HTTP {}: {}", options_.path, status, status_message(json::parse(error_body, nullptr, false)));
+    return Outcome::kFailed;
+  }
+  if (!res && res.error() != httplib::Error::Read && res.error() != httplib::Error::Canceled) {
+    spdlog::warn("watch {}: {}", options_.path, httplib::to_string(res.error()));
+    return Outcome::kFailed;
+  }
+  return Outcome::kContinue;  // the stream ended (timeout, or the server closed it): watch again from rv_
+}
+
+}  // namespace fracpack::api

@@ -1,0 +1,101 @@
+// LIST then WATCH one kind of Kubernetes object, for ever, the way client-go's Reflector does
+// (tools/cache/reflector.go):
+//   - LIST in pages (`limit`, `continue`; a continue token the server has compacted away, 410,
+//     starts the list again), then hand the whole list over at once;
+//   - WATCH from the list's resourceVersion with `allowWatchBookmarks=true` and a
+//     `timeoutSeconds` drawn in [5, 10) minutes; every event and bookmark moves the
+//     resourceVersion, so a watch that ends (timeout, cut connection, a line that does not parse)
+//     resumes where it stopped;
+//   - "410 Gone" / "too old resource version" (an ERROR event or the HTTP status) means the
+//     history is compacted: LIST again and reconcile, never crash;
+//   - failures back off exponentially, 0.8 s doubling to 30 s, with up to 100 % jitter.
+// Events reach the sink in order, in batches (what one read of the stream delivered), from the
+// reflector's own thread. Internal to src/plugin_api/.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fracpack/extender.hpp"
+#include "plugin_api/kube_api.hpp"
+
+namespace fracpack::api {
+
+class ReflectorSink {
+ public:
+  virtual ~ReflectorSink() = default;
+  /// A complete list of `kind`: it replaces everything known of that kind.
+  virtual void listed(const std::string& kind, std::vector<nlohmann::json> objects) = 0;
+  /// Changes in the order the API server made them.
+  virtual void changed(const std::string& kind, std::vector<ApiEvent> events) = 0;
+};
+
+/// What a reflector has done, for /metrics. Counters only grow.
+struct ReflectorStats {
+  std::atomic<std::uint64_t> lists{0};            ///< complete lists handed over
+  std::atomic<std::uint64_t> relists{0};          ///< lists forced by 410 Gone
+  std::atomic<std::uint64_t> watch_restarts{0};   ///< watches that ended and were opened again
+  std::atomic<std::uint64_t> events{0};           ///< ADDED, MODIFIED, DELETED
+  std::atomic<std::uint64_t> bookmarks{0};
+  std::atomic<std::uint64_t> errors{0};           ///< failed requests, bad lines, unexpected statuses
+  std::atomic<std::int64_t> last_event_unix_ms{0};
+};
+
+class Reflector {
+ public:
+  struct Options {
+    std::string kind;                 ///< Node, Pod, Queue, PodGroup, PriorityClass: set on listed items
+    std::string path;                 ///< "/api/v1/pods", "/apis/scheduling.run.ai/v2/queues"
+    std::size_t page_size = 500;      ///< LIST `limit`
+    bool optional = false;            ///< a 404 (the CRD is not installed) lists as empty, retried every 30 s
+    std::chrono::seconds min_watch_timeout{300};  ///< `timeoutSeconds` is drawn in [min, 2·min)
+  };
+  Reflector(std::shared_ptr<KubeConnection> connection, Options options, ReflectorSink& sink);
+  ~Reflector();
+  Reflector(const Reflector&) = delete;
+  Reflector& operator=(const Reflector&) = delete;
+
+  void start();
+  /// Stops the thread: an open watch is cut, a backoff is interrupted.
+  void stop();
+  /// True once the first complete list was handed over.
+  [[nodiscard]] bool synced() const { return synced_.load(); }
+  [[nodiscard]] const ReflectorStats& stats() const { return stats_; }
+  [[nodiscard]] const std::string& kind() const { return options_.kind; }
+
+ private:
+  enum class Outcome { kContinue, kRelist, kFailed };
+  void run();
+  /// Lists every page; on success the sink has the list and `rv_` its resourceVersion.
+  Outcome list();
+  /// Watches from `rv_` until the stream ends.
+  Outcome watch();
+  /// Handles one line of the watch stream into `batch`.
+  Outcome line(std::string_view text, std::vector<ApiEvent>& batch);
+  /// Sleeps `d`, or less if stopped. False when stopped.
+  bool pause(std::chrono::milliseconds d);
+  std::chrono::milliseconds next_backoff();
+
+  std::shared_ptr<KubeConnection> connection_;
+  Options options_;
+  ReflectorSink& sink_;
+  ReflectorStats stats_;
+  std::atomic<bool> synced_{false};
+  std::atomic<bool> stopping_{false};
+  std::string rv_;  ///< where the next watch starts; "" = list first
+  std::chrono::milliseconds backoff_{0};
+  std::mutex mu_;  // guards active_ and the wait below
+  std::condition_variable wake_;
+  httplib::Client* active_ = nullptr;  ///< the client of the request in flight, for stop()
+  std::thread thread_;
+};
+
+}  // namespace fracpack::api
