@@ -66,7 +66,8 @@ std::chrono::milliseconds Reflector::next_backoff() {
 
 void Reflector::run() {
   while (!stopping_) {
-    Outcome outcome = rv_.empty() ? list() : watch();
+    const bool watching = !rv_.empty();
+    Outcome outcome = watching ? watch() : list();
     if (stopping_) break;
     if (outcome == Outcome::kRelist) {
       rv_.clear();
@@ -78,7 +79,7 @@ void Reflector::run() {
       if (!pause(next_backoff())) break;
       continue;
     }
-    if (!rv_.empty()) ++stats_.watch_restarts;
+    if (watching) ++stats_.watch_restarts;  // the watch ended: opened again from where it stopped
   }
 }
 

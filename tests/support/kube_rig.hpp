@@ -1,0 +1,216 @@
+// kube-rig (../shared/tools/kube-rig): the real kube-scheduler v1.20.5 scheduling loop over an
+// in-memory API server with the real wire encoding, for end-to-end tests. Like the trace tests, a
+// test that cannot find it fails under CI=true and is skipped otherwise.
+#pragma once
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <doctest/doctest.h>
+
+namespace fracpack::test {
+
+/// kube-rig's binary: $FRACPACK_KUBE_RIG, else shared/tools/kube-rig/kube-rig beside the checkout
+/// or one of its parents.
+inline std::optional<std::filesystem::path> kube_rig_binary() {
+  if (const char* path = std::getenv("FRACPACK_KUBE_RIG"); path != nullptr && *path != '\0') {
+    if (std::filesystem::exists(path)) return std::filesystem::path(path);
+    return std::nullopt;
+  }
+  std::filesystem::path at = std::filesystem::weakly_canonical(FRACPACK_SOURCE_DIR);
+  for (int up = 0; up < 5 && !at.empty(); ++up, at = at.parent_path()) {
+    const auto candidate = at / "shared" / "tools" / "kube-rig" / "kube-rig";
+    if (std::filesystem::exists(candidate)) return candidate;
+    if (at == at.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+/// The binary, or nullopt with a skip message; a test failure under CI=true.
+inline std::optional<std::filesystem::path> require_kube_rig() {
+  auto rig = kube_rig_binary();
+  if (rig) return rig;
+  const char* ci = std::getenv("CI");
+  if (ci != nullptr && std::string(ci) == "true") {
+    FAIL("kube-rig is not found (../shared/tools/kube-rig/kube-rig, or set FRACPACK_KUBE_RIG); CI=true needs it");
+  }
+  MESSAGE("skipped: kube-rig is not found (set FRACPACK_KUBE_RIG); under CI=true this fails");
+  return std::nullopt;
+}
+
+/// A kube-scheduler configuration for kube-rig with fracpack at `fracpack_port` as the extender
+/// of both profiles (default-scheduler and kai-scheduler), as docs/kube-scheduler.md configures
+/// it for v1.20: DefaultPreemption off (v1.20 never asks the extender, and crashes on candidates
+/// with no victims), short backoffs so that tests do not wait.
+inline std::string rig_scheduler_config(int fracpack_port, const std::string& extra_extender = "") {
+  return fmt::format(R"(apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 100
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 1
+profiles:
+  - schedulerName: default-scheduler
+    plugins:
+      postFilter:
+        disabled:
+          - name: DefaultPreemption
+  - schedulerName: kai-scheduler
+    plugins:
+      postFilter:
+        disabled:
+          - name: DefaultPreemption
+extenders:
+  - urlPrefix: "http://127.0.0.1:{}"
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    bindVerb: bind
+    weight: 10
+    enableHTTPS: false
+    nodeCacheCapable: true
+    ignorable: false
+    httpTimeout: 5s
+{})",
+                     fracpack_port, extra_extender);
+}
+
+class KubeRig {
+ public:
+  using json = nlohmann::json;
+  /// Starts kube-rig on `port` with `scheduler_config` (text; empty: --no-scheduler) and the
+  /// preloaded `objects` files; ready once it says so.
+  KubeRig(const std::filesystem::path& binary, int port, const std::string& scheduler_config,
+          const std::vector<std::string>& objects, const std::filesystem::path& dir)
+      : port_(port), log_(dir / fmt::format("kube-rig-{}.log", port)) {
+    std::vector<std::string> args{"kube-rig", "--listen", fmt::format("127.0.0.1:{}", port), "--bookmark-interval", "1s"};
+    if (scheduler_config.empty()) {
+      args.emplace_back("--no-scheduler");
+    } else {
+      const auto config = dir / fmt::format("scheduler-{}.yaml", port);
+      std::ofstream(config) << scheduler_config;
+      args.insert(args.end(), {"--scheduler-config", config.string()});
+    }
+    for (const auto& o : objects) args.insert(args.end(), {"--objects", o});
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      std::freopen(log_.c_str(), "w", stderr);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(binary.c_str(), argv.data());
+      _exit(127);
+    }
+    const bool up = wait_until([&] {
+      std::ifstream in(log_);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return text.find("kube-rig: ready") != std::string::npos;
+    }, std::chrono::seconds(30));
+    if (!up) throw std::runtime_error("kube-rig did not come up (see " + log_.string() + ")");
+  }
+  KubeRig(const KubeRig&) = delete;
+  KubeRig& operator=(const KubeRig&) = delete;
+  ~KubeRig() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  [[nodiscard]] std::string url() const { return fmt::format("http://127.0.0.1:{}", port_); }
+  [[nodiscard]] const std::filesystem::path& log() const { return log_; }
+
+  /// GET; the body as JSON (null when the request failed or the status is not 200).
+  json get(const std::string& path) const {
+    auto res = client().Get(path);
+    return res && res->status == 200 ? json::parse(res->body, nullptr, false) : json();
+  }
+  /// A write; the HTTP status (0 when the request failed).
+  int send(const std::string& method, const std::string& path, const json& body = json(),
+           const std::string& type = "application/json") const {
+    httplib::Client c = client();
+    httplib::Result res = method == "POST"    ? c.Post(path, body.is_null() ? "" : body.dump(), type)
+                          : method == "PATCH" ? c.Patch(path, body.dump(), type)
+                          : method == "PUT"   ? c.Put(path, body.dump(), type)
+                                              : c.Delete(path);
+    return res ? res->status : 0;
+  }
+  /// Creates `object` (a Pod, Namespace, PriorityClass, Queue, PodGroup) where it belongs.
+  int create(json object) const {
+    const std::string kind = object.value("kind", "");
+    json& meta = object["metadata"];
+    meta.erase("uid");
+    meta.erase("resourceVersion");
+    object.erase("status");
+    const std::string ns = meta.value("namespace", "default");
+    if (kind == "Pod") return send("POST", fmt::format("/api/v1/namespaces/{}/pods", ns), object);
+    if (kind == "Namespace") return send("POST", "/api/v1/namespaces", object);
+    if (kind == "Node") return send("POST", "/api/v1/nodes", object);
+    if (kind == "PriorityClass") return send("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", object);
+    if (kind == "Queue") return send("POST", "/apis/scheduling.run.ai/v2/queues", object);
+    if (kind == "PodGroup") return send("POST", fmt::format("/apis/scheduling.run.ai/v2alpha2/namespaces/{}/podgroups", ns), object);
+    throw std::runtime_error("KubeRig::create: kind " + kind);
+  }
+  json pod(const std::string& key) const {
+    const auto slash = key.find('/');
+    return get(fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)));
+  }
+  int delete_pod(const std::string& key) const {
+    const auto slash = key.find('/');
+    return send("DELETE", fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)));
+  }
+  /// spec.nodeName of the pod, "" when pending or absent.
+  std::string node_of(const std::string& key) const {
+    const json p = pod(key);
+    return p.is_object() && p.contains("spec") && p["spec"].contains("nodeName") ? p["spec"]["nodeName"].get<std::string>() : "";
+  }
+  /// The newest FailedScheduling message for the pod ("" when none yet).
+  std::string failed_scheduling(const std::string& key) const {
+    const auto slash = key.find('/');
+    const json events = get(fmt::format("/api/v1/namespaces/{}/events?fieldSelector=involvedObject.name={},reason=FailedScheduling",
+                                        key.substr(0, slash), key.substr(slash + 1)));
+    std::string newest;
+    if (events.is_object()) {
+      for (const auto& e : events["items"]) newest = e.value("message", "");
+    }
+    return newest;
+  }
+
+  static bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < until) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return done();
+  }
+
+ private:
+  [[nodiscard]] httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(10, 0);
+    return c;
+  }
+  int port_;
+  std::filesystem::path log_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace fracpack::test
