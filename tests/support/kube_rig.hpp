@@ -55,39 +55,16 @@ inline std::optional<std::filesystem::path> require_kube_rig() {
   return std::nullopt;
 }
 
-/// A kube-scheduler configuration for kube-rig with fracpack at `fracpack_port` as the extender
-/// of both profiles (default-scheduler and kai-scheduler), as docs/kube-scheduler.md configures
-/// it for v1.20: DefaultPreemption off (v1.20 never asks the extender, and crashes on candidates
-/// with no victims), short backoffs so that tests do not wait.
-inline std::string rig_scheduler_config(int fracpack_port, const std::string& extra_extender = "") {
-  return fmt::format(R"(apiVersion: kubescheduler.config.k8s.io/v1beta1
-kind: KubeSchedulerConfiguration
-percentageOfNodesToScore: 100
-podInitialBackoffSeconds: 1
-podMaxBackoffSeconds: 1
-profiles:
-  - schedulerName: default-scheduler
-    plugins:
-      postFilter:
-        disabled:
-          - name: DefaultPreemption
-  - schedulerName: kai-scheduler
-    plugins:
-      postFilter:
-        disabled:
-          - name: DefaultPreemption
-extenders:
-  - urlPrefix: "http://127.0.0.1:{}"
-    filterVerb: filter
-    prioritizeVerb: prioritize
-    bindVerb: bind
-    weight: 10
-    enableHTTPS: false
-    nodeCacheCapable: true
-    ignorable: false
-    httpTimeout: 5s
-{})",
-                     fracpack_port, extra_extender);
+/// examples/kube-scheduler/fracpack-scheduler.yaml (what docs/kube-scheduler.md deploys), with
+/// fracpack at `fracpack_port`: the tests run the documented configuration, not a copy of it.
+inline std::string rig_scheduler_config(int fracpack_port) {
+  std::ifstream in(std::string(FRACPACK_SOURCE_DIR) + "/examples/kube-scheduler/fracpack-scheduler.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string documented = "http://127.0.0.1:8888";
+  const auto at = text.find(documented);
+  if (at == std::string::npos) throw std::runtime_error("fracpack-scheduler.yaml: no urlPrefix " + documented);
+  text.replace(at, documented.size(), fmt::format("http://127.0.0.1:{}", fracpack_port));
+  return text;
 }
 
 class KubeRig {
