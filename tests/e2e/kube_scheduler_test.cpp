@@ -19,6 +19,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// The binary, or nullopt with a skip message; a test failure under CI=true.
+std::optional<std::filesystem::path> require_kube_rig() {
+  auto rig = kube_rig_binary();
+  if (rig) return rig;
+  const char* ci = std::getenv("CI");
+  if (ci != nullptr && std::string(ci) == "true") {
+    FAIL("kube-rig is not found (../shared/tools/kube-rig/kube-rig, or set FRACPACK_KUBE_RIG); CI=true needs it");
+  }
+  MESSAGE("skipped: kube-rig is not found (set FRACPACK_KUBE_RIG); under CI=true this fails");
+  return std::nullopt;
+}
+
+
 /// KAI's priority classes, which kube-rig (like a real cluster) must be given.
 std::vector<json> priority_classes() {
   std::vector<json> out;
