@@ -201,7 +201,8 @@ class ClusterState {
   /// GPU-level rules for exactly these device indices: count, range, distinct, room on each.
   Status check_gpus(const PodRequest& pod, std::size_t node, const std::vector<int>& gpus) const;
   /// Adds an allocation's holdings to its node's usage.
-  void add_usage(const Allocation& a);
+  /// (What does not fit in 64 bits is not added, and `a` keeps what was: release() is exact.)
+  void add_usage(Allocation& a);
   /// Records the allocation; every check has passed.
   void apply(const PodRequest& pod, std::size_t node, const std::vector<int>& gpus, bool adopted);
 

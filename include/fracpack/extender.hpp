@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
 #include <string_view>
 #include <map>
@@ -50,6 +51,10 @@ struct ExtenderOptions {
   /// binds is fracpack's choice (what `fracpack place` picks), and it scores one node, not
   /// thousands. Another scheduler's pods get every node that fits.
   std::size_t filter_best = 0;
+  /// How long a gang's placement is held for its members' Binds (SchedulingState::plan_gang):
+  /// kube-scheduler binds one pod at a time, so the gang is placed whole at its first member's
+  /// Filter and each member then gets its planned node. Unbound members go back to pending after it.
+  std::chrono::seconds gang_hold{30};
   /// Pods seen by Filter and not yet bound that are kept for Bind (oldest dropped first; also
   /// bounded to ~512 MiB of their JSON). A pod dropped must go through Filter again.
   std::size_t pods_remembered = 100'000;
@@ -257,6 +262,12 @@ class Extender {
   /// Failed ones are released; one bound by anyone is adopted from its annotations; a pending one
   /// of ours counts in its queue's demand.
   virtual void watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) = 0;
+  /// Called (outside the core's lock) with pods kube-scheduler has put in its unschedulable queue
+  /// and should try again now: the other members of a gang planned at a member's Filter (their
+  /// Filter said "waiting for the gang"), and a pod whose Bind lost a race for its node (another
+  /// Bind took the room after its Filter). kube-scheduler retries those only on a cluster event or
+  /// after 60 s; the watch nudges them (ClusterWatch::nudge).
+  virtual void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) = 0;
   /// Readiness: set once the first list of every watched kind is applied.
   virtual void set_synced(bool synced) = 0;
   [[nodiscard]] virtual bool synced() const = 0;

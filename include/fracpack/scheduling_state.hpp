@@ -14,6 +14,7 @@
 // reader-writer lock.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -69,6 +70,9 @@ struct PodRecord {
   bool ours = true;          ///< spec.schedulerName is one of ours (DecodeConfig::scheduler_names)
   queues::Amounts charge;    ///< what it counts in its queue: held (bound) or asked (pending)
   std::string note;          ///< why it is a conflict or waiting
+  /// Planned with its gang (plan_gang): held where the plan puts it, not bound in the cluster yet;
+  /// the plan lapses at this time unless the pod is bound (bind).
+  std::optional<std::chrono::steady_clock::time_point> planned_until;
   bool unreadable = false;   ///< a running pod that does not decode: raw.bound is all that is known
   std::string unreadable_reason;  ///< why it does not decode
 };
@@ -95,6 +99,9 @@ class SchedulingState {
   /// objects). Pods already held keep the priority they were decoded with, as in Kubernetes,
   /// where a pod's priority is fixed when it is created.
   void set_classes(PriorityClasses classes) { classes_ = std::move(classes); }
+  /// Queues the cluster has that wait out of the tree for their parentQueue (queue → parent): a
+  /// pod of one is refused saying so (queue_problem), not as of an unknown queue.
+  void set_waiting_queues(std::map<std::string, std::string> waiting) { waiting_queues_ = std::move(waiting); }
 
   // ---- Pods ------------------------------------------------------------------------------------
   /// Decodes a v1 Pod with the state's priority classes and applies its PodGroup (effective()).
@@ -118,6 +125,30 @@ class SchedulingState {
   /// kResourceExhausted (its queue refuses: the message is the queue's), kUnschedulable (no longer
   /// fits), kAlreadyExists (it holds resources already). Nothing changes on an error.
   Result<Allocation> bind(const PodRequest& pod, std::size_t node, const Policy& policy);
+  /// A gang through a scheduler that binds one pod at a time (kube-scheduler). For a pending
+  /// member of a PodGroup with minMember > 1 that its running members do not already satisfy:
+  /// while fewer members than it still needs are pending, kWaiting; once they are, the first of
+  /// them (by creation time) are placed all or nothing (domain.md §3 rule 7, the gang's queue
+  /// admitting their sum) and held where placed until `now + hold` (kPlanned: each member's
+  /// Filter then gets its planned node, and its Bind confirms the plan); a gang that does not fit,
+  /// or that its queue refuses, is kRefused with why. Other pods are kNotAGang.
+  struct GangDecision {
+    enum class Kind { kNotAGang, kPlanned, kWaiting, kRefused };
+    Kind kind = Kind::kNotAGang;
+    std::string node;    ///< kPlanned: where the plan puts this pod
+    std::string reason;  ///< kWaiting, kRefused
+    std::vector<std::string> others;  ///< kPlanned just now: the gang's other members planned with it
+  };
+  GangDecision plan_gang(const PodRequest& pod, const Policy& policy, std::chrono::steady_clock::time_point now,
+                         std::chrono::seconds hold);
+  /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet).
+  [[nodiscard]] bool gang_needs_planning(const PodRequest& pod) const;
+  /// Members planned and not bound by `now` go back to pending; their holds are released.
+  /// Returns how many lapsed.
+  std::size_t expire_plans(std::chrono::steady_clock::time_point now);
+  /// The earliest time a plan lapses (nullopt: none is held).
+  [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> next_plan_expiry() const;
+
   /// One scheduling session over `jobs` (queues::run_session, or input order without queues):
   /// placed pods are recorded as bound.
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
@@ -168,6 +199,18 @@ class SchedulingState {
     queues::Amounts allocated;
     queues::Amounts non_preemptible;
   };
+  /// In debug builds, checks every invariant when a public change returns (abort with the
+  /// violation); nothing in release builds.
+  class DebugCheck {
+   public:
+    explicit DebugCheck(const SchedulingState& s) : s_(s) {}
+    ~DebugCheck();
+    DebugCheck(const DebugCheck&) = delete;
+    DebugCheck& operator=(const DebugCheck&) = delete;
+
+   private:
+    const SchedulingState& s_;
+  };
   /// Releases (or un-asks) what `record` holds, and takes it out of the totals.
   void withdraw(const std::string& key, PodRecord& record);
   /// Holds (or asks) `record`, into the totals.
@@ -197,6 +240,8 @@ class SchedulingState {
   std::unordered_map<std::string, std::set<std::string>> group_members_;  ///< PodGroup key → pod keys
   std::unordered_map<std::string, std::set<std::string>> waiting_;        ///< node name → pods bound to it, unknown node
   std::unordered_map<std::string, QueueTotals> totals_;                   ///< by queue name (ours only)
+  std::set<std::string> planned_;                                         ///< pods held by a gang plan
+  std::map<std::string, std::string> waiting_queues_;                     ///< set_waiting_queues()
   queues::Amounts foreign_;  ///< what other schedulers' pods hold
   std::uint64_t nodes_version_ = 0;
 

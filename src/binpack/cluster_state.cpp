@@ -421,12 +421,27 @@ void ClusterState::apply(const PodRequest& pod, std::size_t n, const std::vector
   refresh(n);
 }
 
-void ClusterState::add_usage(const Allocation& a) {
+namespace {
+/// Adds `amount` to `total` as far as it fits in 64 bits, and returns what was added: the
+/// allocation keeps that, so taking it away again restores `total` exactly (a running pod may ask
+/// for absurd amounts; the count must never wrap, nor drift when the pod goes).
+std::int64_t add_within(std::int64_t& total, std::int64_t amount) {
+  const std::int64_t added = amount > 0 ? std::min(amount, INT64_MAX - std::max<std::int64_t>(total, 0)) : amount;
+  total += added;
+  return added;
+}
+}  // namespace
+
+void ClusterState::add_usage(Allocation& a) {
   NodeUsage& u = usage_[a.node];
-  u.cpu = MilliCpu(saturating_add(u.cpu.count(), a.cpu.count()));
-  u.memory = Bytes(saturating_add(u.memory.count(), a.memory.count()));
+  std::int64_t cpu = u.cpu.count();
+  a.cpu = MilliCpu(add_within(cpu, a.cpu.count()));
+  u.cpu = MilliCpu(cpu);
+  std::int64_t memory = u.memory.count();
+  a.memory = Bytes(add_within(memory, a.memory.count()));
+  u.memory = Bytes(memory);
   u.pods += 1;
-  for (const auto& [name, amount] : a.extended) u.extended[name] = saturating_add(u.extended[name], amount);
+  for (auto& [name, amount] : a.extended) amount = add_within(u.extended[name], amount);
   for (int g : a.fenced) u.gpus[static_cast<std::size_t>(g)].fences += 1;
   for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
     GpuUsage& gpu = u.gpus[static_cast<std::size_t>(a.choice.gpus[k])];

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <set>
 
+#include "fracpack/k8s/decode.hpp"
 #include "fracpack/quantity.hpp"
 #include "k8s/json_fields.hpp"
 #include "k8s/pod_parts.hpp"
@@ -228,6 +229,13 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
       }
     }
     is_fraction = f.memory.has_value();
+  }
+  if (const auto* v = find(annotations, kLedgerGpusAnnotation); v != nullptr && out.devices.empty() && bound) {
+    // The GPUs fracpack's ledger gave a pod it bound whole (it writes no device key for those: the
+    // device plugin chooses the physical devices); a restart holds the same ones again.
+    auto devices = parse_devices(std::string(kLedgerGpusAnnotation), *v, who);
+    if (!devices) return devices.status();
+    out.devices = std::move(*devices);
   }
 
   const auto* fraction = find(annotations, kGpuFraction);

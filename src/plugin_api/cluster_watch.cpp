@@ -88,13 +88,44 @@ void ClusterWatch::check_synced() {
   if (on_synced_) on_synced_();
 }
 
+void ClusterWatch::nudge(const std::vector<std::string>& pods) {
+  {
+    std::lock_guard lock(settle_mu_);
+    const auto when = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
+    for (const auto& p : pods) nudges_.emplace_back(p, when);
+  }
+  settle_wake_.notify_all();
+}
+
 void ClusterWatch::settle_loop() {
   while (!stopping_) {
+    std::vector<std::string> nudges;
     {
       std::unique_lock lock(settle_mu_);
-      settle_wake_.wait_for(lock, options_.settle_every, [&] { return stopping_.load(); });
+      auto wake = std::chrono::steady_clock::now() + options_.settle_every;
+      for (const auto& [_, when] : nudges_) wake = std::min(wake, when);
+      settle_wake_.wait_until(lock, wake, [&] { return stopping_.load(); });
+      const auto now = std::chrono::steady_clock::now();
+      std::erase_if(nudges_, [&](const auto& n) {
+        if (n.second > now) return false;
+        nudges.push_back(n.first);
+        return true;
+      });
     }
     if (stopping_) break;
+    const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (const std::string& key : nudges) {
+      const auto slash = key.find('/');
+      const nlohmann::json patch = {{"metadata", {{"annotations", {{"fracpack.io/retry", std::to_string(stamp)}}}}}};
+      auto res = api_->client()->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)),
+                                       patch.dump(), "application/merge-patch+json");
+      if (res && res->status == 200) {
+        ++nudged_;
+      } else {
+        spdlog::warn("pod {}: could not touch it for kube-scheduler to retry it ({})", key,
+                     res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error()));
+      }
+    }
     for (const AssumedBind& b : core_.assumed_binds()) {
       const auto slash = b.pod.find('/');
       auto client = api_->client();
@@ -134,6 +165,9 @@ std::string ClusterWatch::metrics() const {
          "# TYPE fracpack_watch_apply_seconds summary\n";
   out += fmt::format("fracpack_watch_apply_seconds_sum {:.6f}\nfracpack_watch_apply_seconds_count {}\n",
                      static_cast<double>(apply_micros_.load()) / 1e6, batches_.load());
+  out += fmt::format("# HELP fracpack_pods_nudged_total Pods touched so that kube-scheduler retries them (gang members, lost races).\n"
+                     "# TYPE fracpack_pods_nudged_total counter\nfracpack_pods_nudged_total {}\n",
+                     nudged_.load());
   out += fmt::format("# HELP fracpack_binds_settled_total Binds not seen in time, settled by asking for the pod.\n"
                      "# TYPE fracpack_binds_settled_total counter\nfracpack_binds_settled_total {}\n",
                      binds_settled_.load());

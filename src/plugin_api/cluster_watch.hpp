@@ -33,6 +33,10 @@ class ClusterWatch final : public ReflectorSink {
 
   void start();
   void stop();
+  /// Touches these pods (an annotation, fracpack.io/retry) so that kube-scheduler moves them out
+  /// of its unschedulable queue; from the watch's own thread, a quarter second later (after
+  /// kube-scheduler has put the pod there), not from the caller's.
+  void nudge(const std::vector<std::string>& pods);
   /// Prometheus text: per kind, lists, relists, watch restarts, events applied, bookmarks,
   /// errors, and how long ago the last change was applied; the lag of applying a batch.
   [[nodiscard]] std::string metrics() const;
@@ -55,7 +59,9 @@ class ClusterWatch final : public ReflectorSink {
   std::atomic<std::uint64_t> apply_micros_{0};   ///< time spent applying batches, in µs
   std::atomic<std::uint64_t> batches_{0};
   std::atomic<std::uint64_t> binds_settled_{0};
+  std::atomic<std::uint64_t> nudged_{0};
   std::mutex settle_mu_;
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> nudges_;  ///< pods to touch, and when; under settle_mu_
   std::condition_variable settle_wake_;
   std::thread settler_;
 };

@@ -24,6 +24,10 @@ double gpus(const queues::Amounts& amounts) { return static_cast<double>(amounts
 std::map<std::string, std::string> annotations_for(const PodRequest& pod, const GpuChoice& choice) {
   std::map<std::string, std::string> out;
   const GpuFraction* f = pod.fraction();
+  if (f == nullptr && !choice.gpus.empty()) {  // whole GPUs: the ledger's indices, for a restart
+    out[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(choice.gpus, ","));
+    return out;
+  }
   if (f == nullptr || choice.gpus.empty()) return out;
   const std::string prefix = "nvidia.com/container." + f->container + ".";
   out[prefix + "gpus.devices"] = fmt::format("{}", fmt::join(choice.gpus, ","));
@@ -153,6 +157,7 @@ Status ExtenderImpl::remove(const std::string& kind, const std::string& name) {
 Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
   auto pod = decode_seen(object);
   if (!pod) return pod.status();
+  const auto gang = plan_gang(*pod);
   std::shared_lock lock(mu_);
   const ClusterState& cluster = state_.cluster();
   FilterAnswer answer;
@@ -173,6 +178,7 @@ Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
   }
   if (syncing(known, answer)) return answer;
   if (pinned_to_binding(*pod, known, /*list_failing=*/true, answer)) return answer;
+  if (refused_by_gang(gang, known, answer)) return answer;
   if (refused_by_queue(*pod, known, answer)) return answer;
   add_verdicts(*pod, known, /*list_passing=*/true, answer);
   if (options_.filter_best > 0 && answer.passed.size() > options_.filter_best && state_.is_ours(*pod)) {
@@ -187,6 +193,7 @@ Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
 Result<FilterAnswer> ExtenderImpl::filter_all(const json& object, std::size_t max_nodes) {
   auto pod = decode_seen(object);
   if (!pod) return pod.status();
+  const auto gang = plan_gang(*pod);
   std::shared_lock lock(mu_);
   const ClusterState& cluster = state_.cluster();
   FilterAnswer answer;
@@ -194,6 +201,7 @@ Result<FilterAnswer> ExtenderImpl::filter_all(const json& object, std::size_t ma
   for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
   if (syncing(all, answer)) return answer;
   if (pinned_to_binding(*pod, all, /*list_failing=*/false, answer)) return answer;
+  if (refused_by_gang(gang, all, answer)) return answer;
   if (refused_by_queue(*pod, all, answer)) return answer;
   if (max_nodes == 1) {
     if (auto best = select(cluster, *pod, *policy_)) {
@@ -259,7 +267,13 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
                                                     ? std::optional<PodRequest>(before->raw)
                                                     : std::nullopt;
   auto allocation = state_.bind(seen->pod, *n, *policy_);
-  if (!allocation) return allocation.status();
+  if (!allocation) {
+    if (allocation.status().code() == Code::kUnschedulable && retry_wanted_) {
+      lock.unlock();
+      retry_wanted_({key});  // it lost the node to a Bind after its Filter: try it again now, not in 60 s
+    }
+    return allocation.status();
+  }
   api::StoredBinding record{key, seen->pod.uid, node, allocation->choice.gpus, seen->object};
   if (Status st = store_->put_binding(record); !st.is_ok()) {
     (void)state_.forget(key);  // never acknowledge what is not durable
@@ -300,6 +314,12 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
 
 Status ExtenderImpl::release(const std::string& pod_key) {
   std::unique_lock lock(mu_);
+  if (options_.watching && !assumed_.contains(pod_key)) {  // only the binder's undo: the API server says what runs
+    return Status(Code::kFailedPrecondition,
+                  fmt::format("release {}: this server follows the API server (--kube-api); a pod is released when it is "
+                              "deleted or finishes there",
+                              pod_key));
+  }
   const PodRecord* record = state_.pod(pod_key);
   if (record == nullptr || (record->standing != PodStanding::kBound && record->standing != PodStanding::kConflict)) {
     return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod", pod_key)};
@@ -453,7 +473,9 @@ Result<PodRequest> ExtenderImpl::decode_seen(const json& object) {
     std::shared_lock lock(mu_);
     const PodRecord* record = state_.pod(pod->key());
     known = record != nullptr && (record->standing != PodStanding::kPending || record->raw.uid == pod->uid);
-    known = known || state_.tree() == nullptr || !state_.is_ours(*pod);
+    // Demand counts for queues and gangs; following the API server, its watch alone says which
+    // pods wait (a pod Filter sees after its deletion must not come back as a phantom).
+    known = known || options_.watching || (state_.tree() == nullptr && !pod->gang) || !state_.is_ours(*pod);
   }
   if (!known || !dropped.empty()) {
     std::unique_lock lock(mu_);
@@ -491,6 +513,32 @@ std::optional<queues::Refusal> ExtenderImpl::admission(const PodRequest& pod) co
   return state_.admit(pod);
 }
 
+std::optional<SchedulingState::GangDecision> ExtenderImpl::plan_gang(const PodRequest& pod) {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::shared_lock lock(mu_);
+    const auto lapse = state_.next_plan_expiry();
+    if (!state_.gang_needs_planning(pod) && !(lapse && *lapse <= now)) return std::nullopt;
+  }
+  std::unique_lock lock(mu_);
+  (void)state_.expire_plans(now);
+  if (!synced_) return std::nullopt;
+  auto decision = state_.plan_gang(pod, *policy_, now, options_.gang_hold);
+  if (decision.kind == SchedulingState::GangDecision::Kind::kNotAGang) return std::nullopt;
+  lock.unlock();
+  if (!decision.others.empty() && retry_wanted_) retry_wanted_(decision.others);
+  return decision;
+}
+
+bool ExtenderImpl::refused_by_gang(const std::optional<SchedulingState::GangDecision>& gang, const std::vector<std::size_t>& nodes,
+                                   FilterAnswer& answer) const {
+  using Kind = SchedulingState::GangDecision::Kind;
+  if (!gang || (gang->kind != Kind::kWaiting && gang->kind != Kind::kRefused)) return false;
+  const SharedReason why(gang->reason);
+  for (std::size_t n : nodes) answer.failed.emplace_back(state_.cluster().node(n).name, why);
+  return true;
+}
+
 bool ExtenderImpl::refused_by_queue(const PodRequest& pod, const std::vector<std::size_t>& nodes, FilterAnswer& answer) const {
   auto refusal = admission(pod);
   if (!refusal) return false;
@@ -503,13 +551,16 @@ bool ExtenderImpl::pinned_to_binding(const PodRequest& pod, const std::vector<st
   const std::string key = pod.key();
   const Allocation* held = state_.cluster().allocation(key);
   if (held == nullptr) return false;
-  const std::string& held_uid = state_.pod(key)->raw.uid;
+  const PodRecord& record = *state_.pod(key);
+  const std::string& held_uid = record.raw.uid;
   const bool other_pod = !held_uid.empty() && !pod.uid.empty() && held_uid != pod.uid;
   const std::string& where = state_.cluster().node(held->node).name;
   const SharedReason why(other_pod ? fmt::format("pod {} with UID {} is bound to node {} in fracpack's ledger; this pod (UID {}) is "
                                                  "another of that name: release the old one, or Sync",
                                                  key, held_uid, where, pod.uid)
-                                   : fmt::format("pod {} is already bound to node {} in fracpack's ledger", key, where));
+                         : record.planned_until
+                             ? fmt::format("pod {} is planned on node {} with its gang {}", key, where, pod.gang.value_or(""))
+                             : fmt::format("pod {} is already bound to node {} in fracpack's ledger", key, where));
   for (std::size_t n : nodes) {
     if (!other_pod && n == held->node) {
       answer.passed.push_back(where);

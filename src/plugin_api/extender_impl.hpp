@@ -68,6 +68,7 @@ class ExtenderImpl final : public Extender {
   void watch_listed(const std::string& kind, const std::vector<json>& objects, std::vector<std::string>* notes) override;
   void watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) override;
   void set_synced(bool synced) override { synced_ = synced; }
+  void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) override { retry_wanted_ = std::move(hook); }
   [[nodiscard]] bool synced() const override { return synced_; }
   [[nodiscard]] std::vector<AssumedBind> assumed_binds() const override;
   void settle(const AssumedBind& bind, const json& pod) override;
@@ -90,6 +91,13 @@ class ExtenderImpl final : public Extender {
   /// Queue admission, for pods of ours.
   std::optional<queues::Refusal> admission(const PodRequest& pod) const;
 
+  /// For a gang member: lapsed plans expire, and the gang is planned when it can be (takes the
+  /// write lock itself). nullopt for other pods.
+  std::optional<SchedulingState::GangDecision> plan_gang(const PodRequest& pod);
+  /// A gang member that waits for its gang, or whose gang cannot be placed: every node fails with
+  /// why. Caller holds mu_.
+  bool refused_by_gang(const std::optional<SchedulingState::GangDecision>& gang, const std::vector<std::size_t>& nodes,
+                       FilterAnswer& answer) const;
   /// When the pod's queue refuses it, every node in `nodes` fails with the queue's reason.
   /// Caller holds mu_.
   bool refused_by_queue(const PodRequest& pod, const std::vector<std::size_t>& nodes, FilterAnswer& answer) const;
@@ -138,6 +146,7 @@ class ExtenderImpl final : public Extender {
   api::NameResolver names_;                   ///< candidate lists → positions, for lists sent again
   api::SeenPods seen_;
   std::atomic<bool> synced_{true};
+  std::function<void(const std::vector<std::string>&)> retry_wanted_;
   struct Assumed {
     std::string uid;
     std::string node;
@@ -146,6 +155,7 @@ class ExtenderImpl final : public Extender {
   std::map<std::string, Assumed> assumed_;                   ///< binds not yet seen in the API server
   std::map<std::string, queues::QueueSpec> api_queues_;      ///< every Queue the API server has that decodes
   std::set<std::string> api_groups_;                         ///< PodGroups the API server has
+  std::map<std::string, std::string> waiting_queues_;        ///< Queues out of the tree → their missing parent
 };
 
 }  // namespace fracpack::api

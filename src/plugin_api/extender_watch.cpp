@@ -157,11 +157,19 @@ void ExtenderImpl::sync_queues(std::vector<std::string>* notes) {
       grew = true;
     }
   }
+  std::map<std::string, std::string> waiting;  // queue → its missing (or looping) parent
   for (const auto& [name, q] : api_queues_) {
-    if (!valid.contains(name)) {
-      note(notes, fmt::format("Queue {}: parentQueue \"{}\" is not a Queue (or the chain loops); its jobs are refused until it is",
-                              name, q.parent));
+    if (!valid.contains(name)) waiting[name] = q.parent;
+  }
+  if (waiting != waiting_queues_) {  // said once per change, not at every Queue event
+    for (const auto& [name, parent] : waiting) {
+      if (!waiting_queues_.contains(name)) {
+        note(notes, fmt::format("Queue {}: parentQueue \"{}\" is not a Queue (or the chain loops); its jobs are refused until it is",
+                                name, parent));
+      }
     }
+    waiting_queues_ = waiting;
+    state_.set_waiting_queues(waiting);
   }
   ObjectChange change;
   for (const auto& [name, q] : valid) change.queues.push_back(q);
@@ -206,13 +214,29 @@ void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::ve
 void ExtenderImpl::list_pods(const std::vector<json>& objects, std::vector<std::string>* notes) {
   std::set<std::string> listed;
   for (const auto& o : objects) listed.insert(key_of(o));
-  // What the list does not name is gone, assumed binds included: their pods no longer exist.
+  // What the list does not name is gone, except binds still assumed: a paged list shows the pods
+  // as they were at its first page, and a pod created and bound by us since is not in it. The
+  // watch, or settle() when their time is up, decides those.
   for (const auto& key : state_.pod_keys()) {
-    if (listed.contains(key)) continue;
-    (void)state_.forget(key);
-    if (assumed_.contains(key)) confirmed(key);
+    if (!listed.contains(key) && !assumed_.contains(key)) (void)state_.forget(key);
   }
-  for (const auto& o : objects) pod_seen(o, notes);
+  // Pods that name their devices first: the GPUs of a pod that names none are a guess, which must
+  // not take the ones another pod names.
+  auto guessed = [](const json& o) {
+    if (node_name(o).empty()) return false;
+    const json* annotations = o.contains("metadata") && o["metadata"].contains("annotations") ? &o["metadata"]["annotations"] : nullptr;
+    if (annotations == nullptr || !annotations->is_object()) return true;
+    for (const auto& [k, v] : annotations->items()) {
+      if (k.ends_with(".gpus.devices") || k == k8s::kLedgerGpusAnnotation) return false;
+    }
+    return true;
+  };
+  for (const auto& o : objects) {
+    if (!guessed(o)) pod_seen(o, notes);
+  }
+  for (const auto& o : objects) {
+    if (guessed(o)) pod_seen(o, notes);
+  }
 }
 
 void ExtenderImpl::pod_event(const ApiEvent& event, std::vector<std::string>* notes) {
@@ -292,7 +316,9 @@ void ExtenderImpl::settle(const AssumedBind& bind, const json& pod) {
   auto it = assumed_.find(bind.pod);
   if (it == assumed_.end() || it->second.uid != bind.uid) return;  // settled meanwhile by the watch
   if (pod.is_object() && k8s::metadata_string(pod, "uid") == bind.uid && node_name(pod) == bind.node && !finished(pod)) {
-    confirmed(bind.pod);  // it is bound there: the watch will show it, or has
+    // Bound there: it stays assumed until the watch shows it so (an older view of the pod the
+    // watch still has to deliver must not release it), and is asked for again if that is slow.
+    it->second.deadline = std::chrono::steady_clock::now() + options_.assume_ttl;
     return;
   }
   spdlog::info("pod {}: the bind to {} is not in the API server after {} s; its GPUs are released", bind.pod, bind.node,

@@ -31,19 +31,23 @@ Result<std::unique_ptr<KubeBinder>> KubeBinder::open(const KubeApi& api) {
 KubeBinder::KubeBinder(std::shared_ptr<KubeConnection> connection) : connection_(std::move(connection)) {}
 KubeBinder::~KubeBinder() = default;
 
-std::unique_ptr<httplib::Client> KubeBinder::client() {
+KubeBinder::Idle KubeBinder::client() {
   {
     std::lock_guard lock(mu_);
+    // A pooled connection carries the token it was made with: one older than the token's re-read
+    // period (KubeConnection) is dropped, so a rotated service-account token takes effect.
+    const auto fresh = std::chrono::steady_clock::now() - std::chrono::seconds(50);
+    std::erase_if(idle_, [&](const Idle& i) { return i.made < fresh; });
     if (!idle_.empty()) {
-      auto c = std::move(idle_.back());
+      Idle c = std::move(idle_.back());
       idle_.pop_back();
       return c;
     }
   }
-  return connection_->client();
+  return {connection_->client(), std::chrono::steady_clock::now()};
 }
 
-void KubeBinder::give_back(std::unique_ptr<httplib::Client> c) {
+void KubeBinder::give_back(Idle c) {
   std::lock_guard lock(mu_);
   idle_.push_back(std::move(c));
 }
@@ -66,7 +70,8 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
                         {"metadata", metadata},
                         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", answer.node}}}};
   const std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
-  auto c = client();
+  Idle pooled = client();
+  httplib::Client* c = pooled.client.get();
   auto res = c->Post(pod_path + "/binding", binding.dump(), "application/json");
   Status st = Status::ok();
   if (!res || (res->status != 201 && res->status != 200)) {
@@ -76,7 +81,7 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       const json current = pod && pod->status == 200 ? json::parse(pod->body, nullptr, false) : json();
       static const json::json_pointer kNodeName("/spec/nodeName");
       if (current.is_object() && current.contains(kNodeName) && current[kNodeName] == answer.node) {
-        give_back(std::move(c));
+        give_back(std::move(pooled));
         return Status::ok();
       }
       st = Status(Code::kAlreadyExists, fmt::format("the API server refused to bind pod {} to node {}: {}", answer.pod, answer.node, why));
@@ -89,7 +94,7 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       *maybe_bound = true;  // sent, and no clear answer
     }
   }
-  if (res) give_back(std::move(c));  // a connection that failed is not reused
+  if (res) give_back(std::move(pooled));  // a connection that failed is not reused
   return st;
 }
 

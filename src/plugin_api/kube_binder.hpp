@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <chrono>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -40,11 +41,15 @@ class KubeBinder {
   Status bind(const BindAnswer& answer, const std::string& uid, bool* maybe_bound);
 
  private:
-  std::unique_ptr<httplib::Client> client();              ///< a pooled connection, or a new one
-  void give_back(std::unique_ptr<httplib::Client> client);
+  struct Idle {
+    std::unique_ptr<httplib::Client> client;
+    std::chrono::steady_clock::time_point made;  ///< its bearer token is the one read then
+  };
+  Idle client();  ///< a pooled connection, or a new one
+  void give_back(Idle client);
   std::shared_ptr<KubeConnection> connection_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<httplib::Client>> idle_;  ///< kube-scheduler binds in parallel
+  std::vector<Idle> idle_;  ///< kube-scheduler binds in parallel
 };
 
 }  // namespace fracpack::api

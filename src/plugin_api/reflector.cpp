@@ -11,6 +11,9 @@ namespace {
 
 using nlohmann::json;
 
+constexpr std::size_t kMaxPages = 100'000;            ///< 50 M objects at 500 a page: a continue that never ends
+constexpr std::size_t kMaxLine = std::size_t{64} << 20;  ///< one watch event; Kubernetes objects are at most ~1.5 MiB
+
 std::int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -72,6 +75,10 @@ void Reflector::run() {
     if (outcome == Outcome::kRelist) {
       rv_.clear();
       ++stats_.relists;
+      // A relist forced again within a second of the last list (a server whose watches always
+      // answer 410) backs off like a failure, not a loop of lists.
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_list_ < std::chrono::seconds(1) && !pause(next_backoff())) break;
       continue;
     }
     if (outcome == Outcome::kFailed) {
@@ -87,6 +94,7 @@ Reflector::Outcome Reflector::list() {
   std::vector<json> items;
   std::string cont;
   std::string version;
+  std::size_t pages = 0;
   for (;;) {
     auto client = connection_->client(std::chrono::seconds(60));
     {
@@ -114,16 +122,23 @@ Reflector::Outcome Reflector::list() {
       sink_.listed(options_.kind, {});
       return pause(std::chrono::seconds(30)) ? Outcome::kContinue : Outcome::kFailed;
     }
-    const json body = json::parse(res->body, nullptr, false);
+    json body = json::parse(res->body, nullptr, false);
     if (res->status == 410 && !cont.empty()) return Outcome::kRelist;  // the continue token expired: from the start
     if (res->status != 200 || !body.is_object() || !body.contains("items") || !body["items"].is_array()) {
       spdlog::warn("list {}: HTTP {}: {}", options_.path, res->status, status_message(body));
       return Outcome::kFailed;
     }
-    for (const auto& item : body["items"]) {
-      json object = item;
-      if (!object.contains("kind")) object["kind"] = options_.kind;  // list items carry no kind
-      items.push_back(std::move(object));
+    for (auto& item : body["items"]) {
+      if (!item.is_object() || !item.contains("metadata") || !item["metadata"].is_object()) {
+        ++stats_.errors;  // not an object of the kind: nothing to apply (and nothing to crash on)
+        continue;
+      }
+      if (!item.contains("kind")) item["kind"] = options_.kind;  // list items carry no kind
+      items.push_back(std::move(item));
+    }
+    if (++pages > kMaxPages) {
+      spdlog::warn("list {}: more than {} pages; the continue tokens do not end", options_.path, kMaxPages);
+      return Outcome::kFailed;
     }
     const json& meta = body.contains("metadata") ? body["metadata"] : json::object();
     if (version.empty() && meta.contains("resourceVersion") && meta["resourceVersion"].is_string()) version = meta["resourceVersion"];
@@ -135,11 +150,11 @@ Reflector::Outcome Reflector::list() {
     return Outcome::kFailed;
   }
   rv_ = version;
+  last_list_ = std::chrono::steady_clock::now();
   synced_ = true;  // before the handover: the sink asks whether every kind is listed
   ++stats_.lists;
   sink_.listed(options_.kind, std::move(items));
   stats_.last_event_unix_ms = now_unix_ms();
-  backoff_ = std::chrono::milliseconds(0);
   return Outcome::kContinue;
 }
 
@@ -164,6 +179,11 @@ Reflector::Outcome Reflector::line(std::string_view text, std::vector<ApiEvent>&
   if (meta != nullptr && meta->contains("resourceVersion") && (*meta)["resourceVersion"].is_string()) rv_ = (*meta)["resourceVersion"];
   if (type == "BOOKMARK") {
     ++stats_.bookmarks;
+    return Outcome::kContinue;
+  }
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) {
+    spdlog::warn("watch {}: a {} event whose object is not an object of the kind; skipped", options_.path, type);
+    ++stats_.errors;
     return Outcome::kContinue;
   }
   ApiEvent e;
@@ -198,8 +218,11 @@ Reflector::Outcome Reflector::watch() {
   }
   Outcome outcome = Outcome::kContinue;
   int status = 0;
-  std::string pending;  // bytes of a line not complete yet
+  std::string pending;       // bytes of a line not complete yet
+  std::size_t searched = 0;  // of which this many hold no newline (each byte is searched once)
+  std::size_t lines = 0;
   std::string error_body;
+  const auto opened = std::chrono::steady_clock::now();
   auto res = client->Get(
       path, {{"Accept", "application/json"}},
       [&](const httplib::Response& r) {
@@ -214,11 +237,17 @@ Reflector::Outcome Reflector::watch() {
         pending.append(data, size);
         std::vector<ApiEvent> batch;
         std::size_t start = 0;
-        for (std::size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+        for (std::size_t nl; (nl = pending.find('\n', std::max(start, searched))) != std::string::npos; start = nl + 1) {
+          ++lines;
           if (nl > start) outcome = line(std::string_view(pending).substr(start, nl - start), batch);
           if (outcome != Outcome::kContinue) break;
         }
         pending.erase(0, start);
+        searched = pending.size();
+        if (outcome == Outcome::kContinue && pending.size() > kMaxLine) {
+          spdlog::warn("watch {}: a line longer than {} MiB without its end; watching again", options_.path, kMaxLine >> 20);
+          outcome = Outcome::kFailed;
+        }
         if (!batch.empty()) {
           sink_.changed(options_.kind, std::move(batch));
           stats_.last_event_unix_ms = now_unix_ms();
@@ -240,6 +269,14 @@ Reflector::Outcome Reflector::watch() {
     spdlog::warn("watch {}: {}", options_.path, httplib::to_string(res.error()));
     return Outcome::kFailed;
   }
+  if (lines == 0 && std::chrono::steady_clock::now() - opened < std::chrono::seconds(1)) {
+    // client-go's "very short watch": a server that ends every watch at once must not be asked
+    // again in a loop.
+    if (!short_watch_logged_) spdlog::warn("watch {}: the server ended the watch at once, with nothing; backing off", options_.path);
+    short_watch_logged_ = true;
+    return Outcome::kFailed;
+  }
+  short_watch_logged_ = false;
   return Outcome::kContinue;  // the stream ended (timeout, or the server closed it): watch again from rv_
 }
 

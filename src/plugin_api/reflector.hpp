@@ -92,6 +92,8 @@ class Reflector {
   std::atomic<bool> stopping_{false};
   std::string rv_;  ///< where the next watch starts; "" = list first
   std::chrono::milliseconds backoff_{0};
+  std::chrono::steady_clock::time_point last_list_;  ///< when the last complete list was handed over
+  bool short_watch_logged_ = false;
   std::mutex mu_;  // guards active_ and the wait below
   std::condition_variable wake_;
   httplib::Client* active_ = nullptr;  ///< the client of the request in flight, for stop()

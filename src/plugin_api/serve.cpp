@@ -166,6 +166,7 @@ int serve(const ServeOptions& options) {
       if (grpc != nullptr) grpc->set_serving(true);
     });
     metrics.add_source([w = watch.get()] { return w->metrics(); });
+    (*core)->on_retry_wanted([w = watch.get()](const std::vector<std::string>& pods) { w->nudge(pods); });
     watch->start();
   }
   int signal = 0;

@@ -61,6 +61,7 @@ Status SchedulingState::validate(const ObjectChange& change, std::vector<std::st
 }
 
 std::vector<std::string> SchedulingState::apply(const ObjectChange& change) {
+  const DebugCheck check(*this);
   std::vector<std::string> conflicts;
   for (const auto& [name, value] : change.priority_classes) classes_.add(name, value);
   if (!change.queues.empty() || !change.removed_queues.empty()) {
@@ -148,6 +149,11 @@ std::optional<std::size_t> SchedulingState::leaf_queue(const PodRequest& pod) co
 std::optional<std::string> SchedulingState::queue_problem(const PodRequest& pod) const {
   if (!tree_) return std::nullopt;
   auto q = tree_->find(pod.queue);
+  if (auto w = waiting_queues_.find(pod.queue); !q && w != waiting_queues_.end()) {
+    return fmt::format("queue \"{}\" waits for its parentQueue \"{}\", which is not a Queue (or the chain loops); its jobs are "
+                       "refused until it is",
+                       pod.queue, w->second);
+  }
   if (!q) {
     return pod.queue == options_.decode.default_queue
                ? fmt::format("it has no kai.scheduler/queue label, so it goes to {}, which is not a known Queue (a fresh KAI "

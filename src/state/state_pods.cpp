@@ -78,9 +78,14 @@ Result<PodRequest> SchedulingState::effective(PodRequest pod) const {
 }
 
 PodStanding SchedulingState::observe(const PodRequest& raw) {
+  const DebugCheck check(*this);
   const std::string key = raw.key();
   auto it = pods_.find(key);
   if (it != pods_.end()) {
+    const PodRecord& held = it->second;
+    if (held.planned_until && !raw.bound && (held.raw.uid == raw.uid || raw.uid.empty())) {
+      return held.standing;  // held for its gang until its Bind, or until the plan lapses
+    }
     if (!it->second.unreadable && same_terms(it->second.raw, raw)) return it->second.standing;
     withdraw(key, it->second);
     it->second = PodRecord{};
@@ -94,6 +99,7 @@ PodStanding SchedulingState::observe(const PodRequest& raw) {
 
 PodStanding SchedulingState::observe_unreadable(const std::string& key, const std::string& node, const std::vector<int>& devices,
                                                 const std::string& reason) {
+  const DebugCheck check(*this);
   if (auto it = pods_.find(key); it != pods_.end()) {
     withdraw(key, it->second);
     pods_.erase(it);
@@ -113,6 +119,7 @@ PodStanding SchedulingState::observe_unreadable(const std::string& key, const st
 }
 
 bool SchedulingState::forget(const std::string& key) {
+  const DebugCheck check(*this);
   auto it = pods_.find(key);
   if (it == pods_.end()) return false;
   withdraw(key, it->second);
@@ -173,8 +180,17 @@ void SchedulingState::adopt(const std::string& key, PodRecord& record) {
     std::string reason = st.message();
     const std::string prefix = fmt::format("pod {} on node {}: ", key, b.node);
     if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
-    if (devices) reason += fmt::format("; GPU(s) {} are fenced off from new placements", fmt::join(*devices, ","));
-    conflict(std::move(reason), devices.value_or(std::vector<int>{}));
+    std::vector<int> fence = devices.value_or(std::vector<int>{});
+    if (!devices) {
+      // It names no GPUs and the ledger has too few free ones for it: it runs on some of them all
+      // the same, so as many of the free ones as it asks for are held back from new pods.
+      const auto& usage = cluster_.usage(*n).gpus;
+      for (std::size_t g = 0; g < usage.size() && fence.size() < devices_needed(pod); ++g) {
+        if (usage[g].state == GpuState::kIdle && !usage[g].fenced()) fence.push_back(static_cast<int>(g));
+      }
+    }
+    if (!fence.empty()) reason += fmt::format("; GPU(s) {} are fenced off from new placements", fmt::join(fence, ","));
+    conflict(std::move(reason), fence);
     return;
   }
   record.standing = PodStanding::kBound;
@@ -231,6 +247,10 @@ void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
       break;
     case PodStanding::kBound:
     case PodStanding::kConflict: {
+      if (record.planned_until) {
+        planned_.erase(key);
+        record.planned_until.reset();
+      }
       if (record.standing == PodStanding::kBound) charge(record, -1);
       const std::size_t node = cluster_.allocation(key)->node;
       cluster_.release(key);
@@ -252,7 +272,12 @@ void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
 }
 
 void SchedulingState::readopt(std::size_t node, std::vector<Allocation> taken, std::vector<std::string>* conflicts) {
-  // The node's GPUs changed: every pod on it is adopted again on the new GPUs, in record order.
+  // The node's GPUs changed: every pod on it is adopted again on the new GPUs, in record order,
+  // those that name their devices first (the others' GPUs are a guess, which must not take theirs).
+  std::stable_partition(taken.begin(), taken.end(), [&](const Allocation& a) {
+    const PodRecord& r = pods_.at(a.pod);
+    return r.unreadable || !r.raw.bound || !r.raw.bound->devices.empty() || r.raw.cpu_only();
+  });
   for (const Allocation& a : taken) {
     PodRecord& record = pods_.at(a.pod);
     if (record.standing == PodStanding::kBound) charge(record, -1);
@@ -289,13 +314,19 @@ void SchedulingState::rederive(const std::string& group_key) {
 }
 
 Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, const Policy& policy) {
+  const DebugCheck check(*this);
   const std::string key = pod.key();
   if (n >= cluster_.node_count()) return Status(Code::kNotFound, fmt::format("pod {}: node #{} does not exist", key, n));
+  const std::string& node = cluster_.node(n).name;
+  if (auto it = pods_.find(key); it != pods_.end() && it->second.planned_until && it->second.raw.bound->node == node) {
+    it->second.planned_until.reset();  // the gang's plan, confirmed: bound where it was planned (and admitted)
+    planned_.erase(key);
+    return *cluster_.allocation(key);
+  }
   if (is_ours(pod)) {
     if (auto refusal = admit(pod)) return Status(Code::kResourceExhausted, refusal->message, "queue:" + refusal->queue);
   }
   auto ranked = rank_nodes(cluster_, pod, policy, {n});  // this node only: O(1), not an index search
-  const std::string& node = cluster_.node(n).name;
   if (const PodRecord* held = this->pod(key); held != nullptr && (held->standing == PodStanding::kBound || held->standing == PodStanding::kConflict)) {
     return Status(Code::kAlreadyExists, fmt::format("pod {} already holds resources on node {}", key, held->raw.bound->node));
   }
@@ -326,6 +357,7 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
 
 std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
                                                              std::size_t detailed, ExplainCache* cache) {
+  const DebugCheck check(*this);
   std::vector<queues::JobOutcome> out;
   if (book_) {
     ensure_fair_shares();
@@ -388,6 +420,12 @@ std::string SchedulingState::check_invariants() const {
     if (!record.pod.preemptible) totals[record.pod.queue].non_preemptible += record.charge;
   }
   if (cluster_.allocation_count() > pods_.size()) return "the ledger holds pods the state has no record of";
+  for (const auto& key : planned_) {
+    auto it = pods_.find(key);
+    if (it == pods_.end() || !it->second.planned_until || it->second.standing != PodStanding::kBound) {
+      return fmt::format("pod {}: listed as planned for its gang, but not held so", key);
+    }
+  }
   if (!(foreign == foreign_)) return "foreign usage differs from a recount";
   for (const auto& [name, t] : totals_) {
     const QueueTotals& want = totals[name];

@@ -153,10 +153,17 @@ TEST_CASE("the example workload through kube-scheduler and fracpack ends where f
   for (const auto& o : workload) {
     if (o["kind"] == "PodGroup") REQUIRE(c.api().create(o) == 201);
   }
-  // One pod at a time, in place's decision order: kube-scheduler then meets the same ledger.
+  // One pod at a time, in place's decision order: kube-scheduler then meets the same ledger. A
+  // gang's members are created together (fracpack holds them back until the gang is whole).
+  std::set<std::string> created;
   for (const auto& p : report->placements) {
     CAPTURE(p.pod);
-    REQUIRE(c.api().create(pods.at(p.pod)) == 201);
+    const json& object = pods.at(p.pod);
+    const std::string gang = object["metadata"].value("annotations", json::object()).value("pod-group-name", "");
+    for (const auto& [key, other] : pods) {
+      const bool same_gang = !gang.empty() && other["metadata"].value("annotations", json::object()).value("pod-group-name", "") == gang;
+      if ((key == p.pod || same_gang) && created.insert(key).second) REQUIRE(c.api().create(other) == 201);
+    }
     REQUIRE_MESSAGE(KubeRig::wait_until([&] { return !c.api().node_of(p.pod).empty(); }, std::chrono::seconds(15)),
                     "not bound; its event: " << c.api().failed_scheduling(p.pod));
     CHECK(c.api().node_of(p.pod) == p.node);
@@ -356,13 +363,53 @@ TEST_CASE("fracpack killed -9 mid-burst restarts into the same truth, nothing do
   // The pods whose extender calls failed meanwhile wait in kube-scheduler's unschedulable queue
   // until a cluster event (or 60 s): a node label is one.
   REQUIRE(c.api().send("PATCH", "/api/v1/nodes/gpu-0", {{"metadata", {{"labels", {{"touched", "1"}}}}}}, "application/merge-patch+json") == 200);
-  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return c.truth().size() == 40; }, std::chrono::seconds(40)), c.truth().size() << " of 40 bound");
+  const bool all = KubeRig::wait_until([&] { return c.truth().size() == 40; }, std::chrono::seconds(40));
+  std::string unbound;
+  for (int i = 0; i < 40 && !all; ++i) {
+    const std::string key = fmt::format("default/p{:02}", i);
+    if (c.api().node_of(key).empty()) unbound += key + ": " + c.api().failed_scheduling(key) + "; ";
+  }
+  REQUIRE_MESSAGE(all, c.truth().size() << " of 40 bound; " << unbound);
   c.converged();
   // No GPU holds more than it has: the ledger was rebuilt from the API server and the state file.
   const json nodes_list = c.fracpack_get("/snapshot");  // a named copy: a temporary's member would dangle in the loop
   for (const auto& n : nodes_list["nodes"]) {
     for (const auto& g : n["gpus"]) CHECK(g["usedMiB"].get<std::int64_t>() <= g["memoryMiB"].get<std::int64_t>());
   }
+}
+
+
+TEST_CASE("a gang binds all its members or none: room for 3 of 4 binds none, room for 4 binds all") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  std::vector<json> objects = small_cluster(3, 8);
+  objects.push_back({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                     {"kind", "PodGroup"},
+                     {"metadata", {{"name", "train"}, {"namespace", "default"}}},
+                     {"spec", {{"minMember", 4}, {"queue", "team"}}}});
+  Cluster c(*rig, objects);
+  for (int i = 0; i < 4; ++i) {
+    json p = gpu_pod(fmt::format("member-{}", i), 8);
+    p["metadata"]["annotations"]["pod-group-name"] = "train";
+    REQUIRE(c.api().create(p) == 201);
+  }
+  REQUIRE(KubeRig::wait_until([&] {
+    return c.api().failed_scheduling("default/member-0").find("does not fit as a whole") != std::string::npos ||
+           c.api().failed_scheduling("default/member-3").find("does not fit as a whole") != std::string::npos;
+  }, std::chrono::seconds(15)));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  for (int i = 0; i < 4; ++i) CHECK(c.api().node_of(fmt::format("default/member-{}", i)).empty());
+  CHECK(c.held().empty());  // nothing held for a gang that does not fit
+  // A fourth node: the gang fits, and binds whole.
+  const json node = nvf("gpu-3", 8, 81920).obj;
+  REQUIRE(c.api().create(node) == 201);  // a create keeps no status: the kubelet would write it
+  REQUIRE(c.api().send("PATCH", "/api/v1/nodes/gpu-3/status", {{"status", node["status"]}}, "application/merge-patch+json") == 200);
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return c.truth().size() == 4; }, std::chrono::seconds(30)),
+                  c.truth().size() << " of 4 bound; " << c.api().failed_scheduling("default/member-0"));
+  std::set<std::string> nodes;
+  for (const auto& [pod, node] : c.truth()) nodes.insert(node);
+  CHECK(nodes.size() == 4);
+  c.converged();
 }
 
 }  // namespace

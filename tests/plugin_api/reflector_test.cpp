@@ -347,3 +347,44 @@ TEST_CASE("the extender core reconciles a relist: pods the list does not name ar
 
 }  // namespace
 }  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+TEST_CASE("reflector: items and objects that are not objects are skipped, never a crash") {
+  FakeApi fake;
+  fake.set_list({"a"}, 5);
+  fake.add_watch({200, {R"({"type":"ADDED","object":"x"})" "\n", R"({"type":"ADDED","object":[1]})" "\n", event_line("ADDED", pod_at("b", 6))}});
+  RecordingSink sink;
+  api::Reflector r(connect(fake), pods(), sink);
+  r.start();
+  REQUIRE(sink.wait([](const auto& e) { return e.size() >= 2; }));
+  r.stop();
+  CHECK(sink.events() == std::vector<std::string>{"ADDED b"});
+  CHECK(r.stats().errors.load() >= 2);
+}
+
+TEST_CASE("reflector: a server that ends every watch at once, or answers every watch 410, is not asked in a loop") {
+  FakeApi fake;
+  fake.set_list({"a"}, 5);
+  for (int i = 0; i < 50; ++i) fake.add_watch({200, {}});  // 200, and the stream ends with nothing
+  RecordingSink sink;
+  api::Reflector r(connect(fake), pods(), sink);
+  r.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  r.stop();
+  CHECK(fake.watch_versions().size() <= 4);  // 0.8 s, then 1.6–3.2 s apart: not ~1,000 a second
+
+  FakeApi gone;
+  gone.set_list({"a"}, 5);
+  for (int i = 0; i < 50; ++i) gone.add_watch({410, {}});
+  RecordingSink relisted;
+  api::Reflector again(connect(gone), pods(), relisted);
+  again.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  again.stop();
+  CHECK(gone.lists() <= 4);
+}
+
+}  // namespace
+}  // namespace fracpack::test

@@ -7,6 +7,8 @@
 // Nothing that fails to decode is ever placed.
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "fracpack/config.hpp"
@@ -16,6 +18,11 @@
 #include "fracpack/status.hpp"
 
 namespace fracpack::k8s {
+
+/// Written by fracpack's Bind on a pod it binds to whole GPUs: the ledger's device indices
+/// ("0,3"). The device plugin picks the physical devices of a whole-GPU pod, so this is
+/// bookkeeping, not an instruction; a restart (or a node read again) holds the same indices.
+inline constexpr std::string_view kLedgerGpusAnnotation = "fracpack.io/gpus";
 
 /// Node labels, annotations and conditions read here (domain.md §2).
 inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";      // MiB, or bytes ≥ 2^20

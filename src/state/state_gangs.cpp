@@ -1,0 +1,145 @@
+// SchedulingState: gangs placed whole through a scheduler that binds one pod at a time.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "fracpack/queues/charge.hpp"
+#include "fracpack/scheduling_state.hpp"
+
+namespace fracpack {
+namespace {
+
+std::string gang_key(const PodRequest& pod) { return pod.namespace_name + "/" + *pod.gang; }
+
+}  // namespace
+
+bool SchedulingState::gang_needs_planning(const PodRequest& pod) const {
+  if (!pod.gang) return false;
+  auto g = groups_.find(gang_key(pod));
+  if (g == groups_.end() || g->second.min_member <= 1) return false;
+  const PodRecord* record = this->pod(pod.key());
+  return record == nullptr || !record->planned_until;
+}
+
+SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, const Policy& policy,
+                                                         std::chrono::steady_clock::time_point now, std::chrono::seconds hold) {
+  const DebugCheck check(*this);
+  GangDecision d;
+  if (!pod.gang) return d;
+  const std::string key = gang_key(pod);
+  auto g = groups_.find(key);
+  if (g == groups_.end() || g->second.min_member <= 1) return d;
+  const int min_member = g->second.min_member;
+  if (const PodRecord* self = this->pod(pod.key()); self != nullptr && self->planned_until) {
+    d.kind = GangDecision::Kind::kPlanned;
+    d.node = self->raw.bound->node;
+    return d;
+  }
+  int running = 0;
+  int planned = 0;
+  std::vector<const PodRecord*> pending;
+  std::vector<std::string> pending_keys;
+  for (const std::string& member : group_members_[key]) {
+    const PodRecord& r = pods_.at(member);
+    if (r.standing == PodStanding::kBound) (r.planned_until ? planned : running) += 1;
+    if (r.standing == PodStanding::kPending) pending_keys.push_back(member);
+  }
+  const int need = min_member - running - planned;
+  if (need <= 0) return d;  // the minimum is met (or planned): further members go one by one
+  std::sort(pending_keys.begin(), pending_keys.end(), [&](const std::string& a, const std::string& b) {
+    const PodRecord& x = pods_.at(a);
+    const PodRecord& y = pods_.at(b);
+    return x.pod.created != y.pod.created ? x.pod.created < y.pod.created : a < b;
+  });
+  if (static_cast<int>(pending_keys.size()) < need) {
+    d.kind = GangDecision::Kind::kWaiting;
+    d.reason = fmt::format("gang {}: {} of the {} members it still needs are pending (minMember {}, {} running); its members bind "
+                           "together",
+                           key, pending_keys.size(), need, min_member, running);
+    return d;
+  }
+  pending_keys.resize(static_cast<std::size_t>(need));
+  if (std::find(pending_keys.begin(), pending_keys.end(), pod.key()) == pending_keys.end()) {
+    d.kind = GangDecision::Kind::kWaiting;
+    d.reason = fmt::format("gang {}: its first {} members are placed first; this one follows them", key, need);
+    return d;
+  }
+  Gang gang;
+  gang.name = key;
+  gang.min_member = need;
+  queues::Amounts ask;
+  for (const auto& member : pending_keys) {
+    gang.members.push_back(pods_.at(member).pod);
+    ask += pending_charge(gang.members.back());
+  }
+  if (is_ours(pod)) {
+    if (auto problem = queue_problem(pod)) {
+      d.kind = GangDecision::Kind::kRefused;
+      d.reason = fmt::format("gang {}: {}", key, *problem);
+      return d;
+    }
+    if (auto q = leaf_queue(pod)) {
+      if (auto refusal = book_->admit(*q, ask, pod.preemptible)) {
+        d.kind = GangDecision::Kind::kRefused;
+        d.reason = fmt::format("gang {} ({} pods together): {}", key, need, refusal->message);
+        return d;
+      }
+    }
+  }
+  auto outcomes = place_gang(cluster_, gang, policy, /*detailed=*/0);
+  if (std::any_of(outcomes.begin(), outcomes.end(), [](const PlaceOutcome& o) { return !o.placement; })) {
+    for (const auto& o : outcomes) {  // all or nothing: nothing may stay held
+      if (o.placement) cluster_.release(gang.members[&o - outcomes.data()].key());
+    }
+    d.kind = GangDecision::Kind::kRefused;
+    const auto failed = std::find_if(outcomes.begin(), outcomes.end(), [](const PlaceOutcome& o) { return !o.placement; });
+    d.reason = fmt::format("gang {} does not fit as a whole ({} pods together): {}", key, need, failed->why.summary);
+    return d;
+  }
+  const auto until = now + hold;
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    PodRecord& r = pods_.at(pending_keys[i]);
+    add_pending(r.pod, -1);
+    r.raw.bound = Binding{outcomes[i].placement->node, outcomes[i].placement->choice.gpus};
+    r.standing = PodStanding::kBound;
+    r.planned_until = until;
+    r.charge = queues::charge_placed(r.pod, cluster_, *cluster_.allocation(pending_keys[i]));
+    if (!r.ours) cluster_.set_holder(pending_keys[i], Holder::kForeign);
+    charge(r, 1);
+    planned_.insert(pending_keys[i]);
+    if (pending_keys[i] != pod.key()) d.others.push_back(pending_keys[i]);
+  }
+  d.kind = GangDecision::Kind::kPlanned;
+  d.node = pods_.at(pod.key()).raw.bound->node;
+  return d;
+}
+
+std::size_t SchedulingState::expire_plans(std::chrono::steady_clock::time_point now) {
+  const DebugCheck check(*this);
+  std::vector<std::string> lapsed;
+  for (const std::string& key : planned_) {
+    if (*pods_.at(key).planned_until <= now) lapsed.push_back(key);
+  }
+  for (const std::string& key : lapsed) {
+    PodRecord& r = pods_.at(key);
+    charge(r, -1);
+    cluster_.release(key);
+    r.raw.bound.reset();
+    r.planned_until.reset();
+    r.standing = PodStanding::kPending;
+    add_pending(r.pod, 1);
+    planned_.erase(key);
+  }
+  return lapsed.size();
+}
+
+std::optional<std::chrono::steady_clock::time_point> SchedulingState::next_plan_expiry() const {
+  std::optional<std::chrono::steady_clock::time_point> first;
+  for (const std::string& key : planned_) {
+    const auto t = *pods_.at(key).planned_until;
+    if (!first || t < *first) first = t;
+  }
+  return first;
+}
+
+}  // namespace fracpack

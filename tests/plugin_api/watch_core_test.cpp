@@ -1,0 +1,209 @@
+// The extender core fed by the watch: assumed binds survive stale views and relists and are
+// settled by what the API server says; whole-GPU binds keep their GPUs across a restart; a pod
+// asking for absurd memory cannot corrupt its node's count; gangs bind whole.
+#include <filesystem>
+
+#include <doctest/doctest.h>
+
+#include "fracpack/extender.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+struct StateFile {
+  std::string path = (std::filesystem::temp_directory_path() / fmt::format("fracpack-watch-{}-{}.db", getpid(), std::rand())).string();
+  ~StateFile() {
+    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
+  }
+};
+
+std::unique_ptr<Extender> following(const std::string& state = ":memory:", std::chrono::seconds ttl = std::chrono::seconds(30)) {
+  ExtenderOptions options;
+  options.watching = true;
+  options.state_path = state;
+  options.assume_ttl = ttl;
+  auto core = Extender::open(options);
+  REQUIRE_MESSAGE(core.is_ok(), core.status().message());
+  return std::move(*core);
+}
+
+json pending(const std::string& name, int gpus = 1) {
+  PodBuilder p(name);
+  p.uid("u-" + name).whole(gpus);
+  p.obj["spec"]["schedulerName"] = "kai-scheduler";
+  return p.obj;
+}
+
+std::map<std::string, std::string> held(const Extender& core) {
+  std::map<std::string, std::string> out;
+  for (const auto& b : core.snapshot().bindings) out[b.pod] = fmt::format("{}:{}", b.node, fmt::join(b.gpus, ","));
+  return out;
+}
+
+/// Lists a node and `pods`, marks the core synced.
+void listed(Extender& core, const std::vector<json>& pods, int gpus = 2) {
+  core.watch_listed("Node", {nvf("n", gpus, 80000).obj}, nullptr);
+  core.watch_listed("Pod", pods, nullptr);
+  core.set_synced(true);
+}
+
+/// Filter then Bind, as kube-scheduler does.
+Result<BindAnswer> schedule(Extender& core, const json& pod) {
+  auto f = core.filter(pod, std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  if (f->passed.empty()) return Status(Code::kUnschedulable, "no node");
+  return core.bind("default", pod["metadata"]["name"], pod["metadata"]["uid"], "n");
+}
+
+TEST_CASE("an assumed bind survives an older view of its pod and a relist that does not show it yet") {
+  auto core = following();
+  listed(*core, {pending("a")});
+  REQUIRE(schedule(*core, pending("a")).is_ok());
+  CHECK(core->snapshot().bindings.at(0).assumed);
+  // The watch still delivers the pod as it was before the bind: it keeps its GPU.
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, pending("a")}}, nullptr);
+  CHECK(held(*core) == std::map<std::string, std::string>{{"default/a", "n:0"}});
+  // A relist from before the bind (a paged list's first page predates it): still held.
+  core->watch_listed("Pod", {}, nullptr);
+  CHECK(held(*core).size() == 1);
+  // The watch shows it bound: confirmed, and the GPUs are those of the bind.
+  json bound = pending("a");
+  bound["spec"]["nodeName"] = "n";
+  bound["metadata"]["annotations"]["fracpack.io/gpus"] = "0";
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, bound}}, nullptr);
+  CHECK_FALSE(core->snapshot().bindings.at(0).assumed);
+  CHECK(core->verify().empty());
+}
+
+TEST_CASE("an assumed bind whose time is up is settled by the pod the API server shows") {
+  auto core = following(":memory:", std::chrono::seconds(0));
+  listed(*core, {pending("a"), pending("b"), pending("c")}, 4);
+  for (const char* name : {"a", "b", "c"}) REQUIRE(schedule(*core, pending(name)).is_ok());
+  auto due = core->assumed_binds();
+  REQUIRE(due.size() == 3);
+  json a_bound = pending("a");
+  a_bound["spec"]["nodeName"] = "n";
+  for (const auto& b : due) {
+    if (b.pod == "default/a") core->settle(b, a_bound);           // bound there: kept, still assumed
+    if (b.pod == "default/b") core->settle(b, json());            // gone: released
+    if (b.pod == "default/c") core->settle(b, pending("c"));      // still pending: released, pending again
+  }
+  const auto h = held(*core);
+  CHECK(h.count("default/a") == 1);
+  CHECK(h.count("default/b") == 0);
+  CHECK(h.count("default/c") == 0);
+  // a is still assumed: an older view cannot release it before the watch shows it bound.
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, pending("a")}}, nullptr);
+  CHECK(held(*core).count("default/a") == 1);
+  CHECK(core->verify().empty());
+}
+
+TEST_CASE("a whole-GPU bind keeps its GPUs across a restart: the ledger's indices go with the Binding") {
+  StateFile file;
+  json trainer = pending("trainer", 2);
+  trainer["spec"]["nodeName"] = "n";  // running before, no annotations: GPUs 0,1 by the guess
+  std::string where;
+  {
+    auto core = following(file.path);
+    listed(*core, {trainer, pending("mine")}, 4);
+    auto b = schedule(*core, pending("mine"));
+    REQUIRE(b.is_ok());
+    CHECK(b->annotations.at("fracpack.io/gpus") == "2");
+    where = held(*core).at("default/mine");
+  }
+  // After the restart the API server lists mine (bound, with the annotation) before trainer, as
+  // it lists by name: trainer, which names no GPUs, must not take mine's.
+  json mine = pending("mine");
+  mine["spec"]["nodeName"] = "n";
+  mine["metadata"]["annotations"]["fracpack.io/gpus"] = "2";
+  auto core = following(file.path);
+  listed(*core, {mine, trainer}, 4);
+  CHECK(held(*core).at("default/mine") == where);
+  for (const auto& b : core->snapshot().bindings) CHECK(b.standing == "bound");
+  CHECK(core->verify().empty());
+}
+
+TEST_CASE("a running pod that asks for absurd memory cannot corrupt its node's count") {
+  auto core = following();
+  PodBuilder small("small");
+  small.request("memory", "128Mi").bound_to("n");
+  PodBuilder absurd("absurd");
+  absurd.request("memory", "9999Pi").bound_to("n");
+  listed(*core, {small.obj, absurd.obj});
+  core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, absurd.obj}}, nullptr);
+  CHECK(core->verify().empty());
+}
+
+TEST_CASE("a gang binds whole through Filter and Bind, one pod at a time; members wait until it fits") {
+  auto core = following();
+  json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"minMember", 3}}}};
+  auto member = [](int i) {
+    json p = pending(fmt::format("m{}", i));
+    p["metadata"]["annotations"]["pod-group-name"] = "g";
+    return p;
+  };
+  core->watch_listed("PodGroup", {group}, nullptr);
+  listed(*core, {member(0), member(1)}, 4);
+  std::vector<std::string> nudged;
+  core->on_retry_wanted([&](const std::vector<std::string>& pods) { nudged = pods; });
+  // Two of three members: every node waits, saying why.
+  auto f = core->filter(member(0), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->failed.at("n").find("gang default/g: 2 of the 3 members it still needs are pending") != std::string::npos);
+  // The third arrives: the gang is planned at a Filter, each member gets its node, and the
+  // members kube-scheduler has put aside are nudged.
+  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, member(2)}}, nullptr);
+  f = core->filter(member(2), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
+  CHECK(nudged == std::vector<std::string>{"default/m0", "default/m1"});
+  for (int i : {2, 0, 1}) REQUIRE(core->bind("default", fmt::format("m{}", i), fmt::format("u-m{}", i), "n").is_ok());
+  CHECK(held(*core).size() == 3);
+  CHECK(core->verify().empty());
+  // A gang that does not fit holds nothing: 2 GPUs left, a new gang of 3.
+  json big = group;
+  big["metadata"]["name"] = "h";
+  core->watch_changed("PodGroup", {{ApiEvent::Type::kAdded, big}}, nullptr);
+  std::vector<json> hs;
+  for (int i = 0; i < 3; ++i) {
+    json p = pending(fmt::format("h{}", i));
+    p["metadata"]["annotations"]["pod-group-name"] = "h";
+    hs.push_back(p);
+    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, p}}, nullptr);
+  }
+  f = core->filter(hs[0], std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->failed.at("n").find("does not fit as a whole") != std::string::npos);
+  CHECK(held(*core).size() == 3);
+}
+
+TEST_CASE("a gang's plan lapses when its members are not bound in time") {
+  ExtenderOptions options;
+  options.watching = true;
+  options.gang_hold = std::chrono::seconds(0);
+  auto opened = Extender::open(options);
+  REQUIRE(opened.is_ok());
+  std::unique_ptr<Extender> core = std::move(*opened);
+  json group = {{"kind", "PodGroup"}, {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 2}}}};
+  core->watch_listed("PodGroup", {group}, nullptr);
+  json a = pending("a");
+  json b = pending("b");
+  a["metadata"]["annotations"]["pod-group-name"] = "g";
+  b["metadata"]["annotations"]["pod-group-name"] = "g";
+  listed(*core, {a, b}, 2);
+  REQUIRE(core->filter(a, std::vector<std::string>{"n"})->passed.size() == 1);
+  CHECK(held(*core).size() == 2);  // both held for the gang
+  // The hold is over at the next Filter: nothing stays held by a plan nobody bound.
+  (void)core->filter(pending("other"), std::vector<std::string>{"n"});
+  CHECK(held(*core).size() <= 1);
+  CHECK(core->verify().empty());
+}
+
+}  // namespace
+}  // namespace fracpack::test
