@@ -9,10 +9,12 @@
 // (percentageOfNodesToScore: 100) and Bind creates the Binding. Needs kube-rig (../shared/tools/
 // kube-rig, or FRACPACK_KUBE_RIG).
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -79,8 +81,61 @@ double run(const fs::path& rig, const fs::path& nodes_file, const fs::path& dir,
   const bool all = test::KubeRig::wait_until([&] { return bound() == pods; }, std::chrono::seconds(600));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   creator.join();
+  if (fracpack) {  // fracpack's own time per verb, from its /metrics: Bind includes the Binding POST
+    httplib::Client c("127.0.0.1", fracpack_port);
+    if (auto m = c.Get("/metrics"); m && m->status == 200) {
+      for (const char* verb : {"filter", "prioritize", "bind"}) {
+        double sum = 0;
+        double count = 0;
+        std::istringstream lines(m->body);
+        for (std::string line; std::getline(lines, line);) {
+          const std::string key = fmt::format("{{front=\"http\",verb=\"{}\"}} ", verb);
+          if (line.starts_with("fracpack_request_seconds_sum" + key)) sum = std::stod(line.substr(line.rfind(' ') + 1));
+          if (line.starts_with("fracpack_request_seconds_count" + key)) count = std::stod(line.substr(line.rfind(' ') + 1));
+        }
+        if (count > 0) fmt::print("    fracpack {}: {} calls, {:.3f} ms mean\n", verb, count, 1000 * sum / count);
+      }
+    }
+  }
   if (!all) fmt::print(stderr, "only {} of {} pods bound (see {})\n", bound(), pods, api.log().string());
   return pods / seconds;
+}
+
+/// Bind alone, end to end: kube-rig serving the API only (no scheduler loop competing for the
+/// CPU), fracpack following it; for each pod a Filter, then the timed Bind (the ledger, the state
+/// file, the Binding POST to the API server, the answer). Milliseconds per Bind, sorted.
+std::vector<double> bind_latency(const fs::path& rig, const fs::path& dir, int pods) {
+  json nodes = json::array();
+  for (int n = 0; n < 8; ++n) nodes.push_back(fracpack::test::kube_node(fmt::format("gpu-{:05}", n), 8, "81559"));
+  const fs::path file = dir / "bind-nodes.json";
+  std::ofstream(file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", nodes}}.dump();
+  const int rig_port = test::free_port();
+  test::KubeRig api(rig, rig_port, "", {file.string()}, dir);
+  const int port = test::free_port();
+  test::ServerProcess fracpack(FRACPACK_BINARY, {"--kube-api", api.url(), "--state", (dir / "bind.db").string()}, port,
+                               (dir / "fracpack-bind.log").string());
+  httplib::Client c("127.0.0.1", port);
+  test::KubeRig::wait_until([&] { auto r = c.Get("/readyz"); return r && r->status == 200; }, std::chrono::seconds(30));
+  std::vector<std::string> names;
+  for (const auto& n : nodes) names.push_back(n["metadata"]["name"]);
+  std::vector<double> ms;
+  for (int i = 0; i < pods; ++i) {
+    json pod = whole_gpu_pod(i);
+    api.create(pod);
+    const json created = api.pod("default/" + pod["metadata"]["name"].get<std::string>());
+    auto f = c.Post("/filter", json{{"Pod", created}, {"NodeNames", names}}.dump(), "application/json");
+    if (!f || f->status != 200) continue;
+    const json fit = json::parse(f->body);
+    if (fit["NodeNames"].empty()) continue;
+    const json args = {{"PodName", pod["metadata"]["name"]}, {"PodNamespace", "default"}, {"PodUID", created["metadata"]["uid"]},
+                       {"Node", fit["NodeNames"][0]}};
+    const auto start = std::chrono::steady_clock::now();
+    auto b = c.Post("/bind", args.dump(), "application/json");
+    const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (b && b->status == 200 && json::parse(b->body)["Error"] == "") ms.push_back(took);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
 }
 
 double median(std::vector<double> v) {
@@ -120,6 +175,15 @@ int main(int argc, char** argv) {
   for (int n = 0; n < o.nodes; ++n) items.push_back(fracpack::test::kube_node(fmt::format("gpu-{:05}", n), 8, "81559"));
   const fs::path nodes_file = dir / "nodes.json";
   std::ofstream(nodes_file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump();
+  {
+    const auto ms = bind_latency(*rig, dir, 60);
+    if (!ms.empty()) {
+      fmt::print("Bind end to end (fracpack's HTTP Bind, ledger + state file + Binding POST), {} binds: median {:.2f} ms, "
+                 "p90 {:.2f} ms, max {:.2f} ms\n\n",
+                 ms.size(), ms[ms.size() / 2], ms[ms.size() * 9 / 10], ms.back());
+    }
+    std::fflush(stdout);
+  }
   std::vector<double> alone;
   std::map<int, std::vector<double>> with;
   for (int round = 0; round < o.rounds; ++round) {

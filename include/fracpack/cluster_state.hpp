@@ -109,7 +109,7 @@ class ClusterState {
   [[nodiscard]] std::int64_t order_label(std::size_t n) const { return order_[n]; }
   /// Node positions in name order. O(nodes).
   [[nodiscard]] std::vector<std::size_t> nodes_in_name_order() const;
-  /// Positions of the pods that hold something on node `n`, in no particular order.
+  /// Keys of the pods that hold something on node `n`, in no particular order.
   [[nodiscard]] const std::vector<std::string>& pods_on(std::size_t n) const { return pods_on_[n]; }
 
   /// Adds a node (validate_node(); kAlreadyExists for a known name) holding nothing, at position
@@ -118,10 +118,12 @@ class ClusterState {
   /// Replaces node `n`'s spec by `node` (the same name). When its GPUs (count, memory, sharing) are
   /// unchanged, every allocation stays; otherwise every allocation on the node is taken out and
   /// returned in record order, for the caller to re-adopt against the new GPUs. kInvalidArgument
-  /// for a bad spec or another name (nothing changes then). O(log nodes + pods on the node).
+  /// for a bad spec or another name (nothing changes then). O(log nodes + pods on the node), plus
+  /// a pass over the nodes for the cluster-wide figures (traits_epoch()).
   Result<std::vector<Allocation>> update_node(std::size_t n, NodeSpec node);
   /// Removes node `n` and returns what its pods held, in record order. The last node takes
-  /// position `n`. O(log nodes + pods on the node).
+  /// position `n`. O(log nodes + pods on the node), plus a pass over the nodes for the
+  /// cluster-wide figures.
   std::vector<Allocation> remove_node(std::size_t n);
 
   /// Memory of GPU `g` on node `i` that placement may use: labelled memory minus the reserved part.

@@ -112,6 +112,18 @@ TEST_CASE("crash test: kill -9 during a large Apply leaves all of it or none of 
   std::mt19937 rng(7);
   int whole = 0;
   int none = 0;
+  // How long an Apply takes here, so that the kills land inside it (not all before or after).
+  std::int64_t apply_micros = 0;
+  {
+    const int grpc_port = free_port();
+    ServerProcess server(FRACPACK_BINARY, {"--state", ":memory:", "--grpc", fmt::format("127.0.0.1:{}", grpc_port)}, free_port());
+    auto stub = v1::Cluster::NewStub(grpc::CreateChannel(fmt::format("127.0.0.1:{}", grpc_port), grpc::InsecureChannelCredentials()));
+    v1::ApplyResponse res;
+    grpc::ClientContext ctx;
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(stub->Apply(&ctx, big, &res).ok());
+    apply_micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  }
   for (int round = 0; round < 12; ++round) {
     std::size_t expected = 0;
     {
@@ -130,7 +142,7 @@ TEST_CASE("crash test: kill -9 during a large Apply leaves all of it or none of 
       }
       auto channel = grpc::CreateChannel(fmt::format("127.0.0.1:{}", grpc_port), grpc::InsecureChannelCredentials());
       auto stub = v1::Cluster::NewStub(channel);
-      std::thread killer([&server, delay = 5'000 + rng() % 400'000] {
+      std::thread killer([&server, delay = rng() % static_cast<std::uint64_t>(apply_micros + 1)] {
         std::this_thread::sleep_for(std::chrono::microseconds(delay));
         server.kill9();
       });
