@@ -261,6 +261,7 @@ Reflector::Outcome Reflector::watch() {
   }
   if (outcome != Outcome::kContinue) return outcome;
   if (status == 410) return Outcome::kRelist;
+  if (status == 404) return Outcome::kRelist;  // the resource went (a CRD deleted): list again (empty, if optional)
   if (status != 0 && status != 200) {
     spdlog::warn("watch {}: HTTP {}: {}", options_.path, status, status_message(json::parse(error_body, nullptr, false)));
     return Outcome::kFailed;
