@@ -262,10 +262,9 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
   }
   auto n = state_.cluster().find_node(node);
   if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, node));
-  const PodRecord* before = state_.pod(key);
-  const std::optional<PodRequest> was_pending = before != nullptr && before->standing == PodStanding::kPending
-                                                    ? std::optional<PodRequest>(before->raw)
-                                                    : std::nullopt;
+  // What the state held for the pod (pending, another scheduler's pending pod, waiting for its
+  // node): put back as it was if the store cannot record the bind.
+  const std::optional<PodRequest> before = state_.pod(key) != nullptr ? std::optional<PodRequest>(state_.pod(key)->raw) : std::nullopt;
   auto allocation = state_.bind(seen->pod, *n, *policy_);
   if (!allocation) {
     if (allocation.status().code() == Code::kUnschedulable && retry_wanted_) {
@@ -277,7 +276,7 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
   api::StoredBinding record{key, seen->pod.uid, node, allocation->choice.gpus, seen->object};
   if (Status st = store_->put_binding(record); !st.is_ok()) {
     (void)state_.forget(key);  // never acknowledge what is not durable
-    if (was_pending) (void)state_.observe(*was_pending);
+    if (before) (void)state_.observe(*before);
     return st;
   }
   bindings_.add(std::move(record));

@@ -252,11 +252,12 @@ TEST_CASE("pods that finish or are deleted give their GPUs back: the next pods b
   MESSAGE("completion: the ledger let go in ", released, " ms, the next pod bound in ", rebound, " ms; deletion: ", released_again,
           " ms and ", rebound_again, " ms");
   // The ledger lets go within a second; kube-scheduler then retries the waiting pod after its
-  // backoff (1 s here, the least it takes), and it binds at once.
+  // backoff (1 s, the least v1.20 takes, and up to 1 s more for its backoff queue's flush), and it
+  // binds at once. (The bound on the second part is loose: it is kube-scheduler's, not ours.)
   CHECK(released < 1000);
   CHECK(released_again < 1000);
-  CHECK(rebound < 2500);
-  CHECK(rebound_again < 2500);
+  CHECK(rebound < 5000);
+  CHECK(rebound_again < 5000);
   c.converged();
 }
 
