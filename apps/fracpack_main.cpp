@@ -145,6 +145,25 @@ int run(int argc, char** argv) {
                         "(in a pod: /var/run/secrets/kubernetes.io/serviceaccount/token)")->check(CLI::ExistingFile);
   serve_cmd->add_option("--kube-ca", serve.kube_ca_file, "--kube-api: PEM CA file "
                         "(in a pod: /var/run/secrets/kubernetes.io/serviceaccount/ca.crt)")->check(CLI::ExistingFile);
+  std::string gpu_reservation = "kai";
+  serve_cmd->add_option("--gpu-reservation", gpu_reservation,
+                        "--kube-api: hold each shared GPU at the kubelet with a reservation pod in KAI's format (kai), "
+                        "or not (off: the device plugin may give a shared GPU to a whole-GPU pod)")
+      ->check(CLI::IsMember({"kai", "off"}))
+      ->capture_default_str();
+  serve_cmd->add_option("--reservation-namespace", serve.core.reservation.ns, "Namespace of the reservation pods")
+      ->capture_default_str();
+  serve_cmd->add_option("--reservation-image", serve.core.reservation.image,
+                        "Image of the reservation pods: KAI's resource-reservation (it reports the GPU it got)")
+      ->capture_default_str();
+  serve_cmd->add_option("--reservation-service-account", serve.core.reservation.service_account,
+                        "Service account of the reservation pods (it may patch its own pod)")
+      ->capture_default_str();
+  std::int64_t reservation_timeout = serve.core.reservation.timeout.count();
+  serve_cmd->add_option("--reservation-timeout", reservation_timeout,
+                        "Seconds a Bind waits for a new reservation pod to report its GPU")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
   serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")
       ->check(CLI::Range(std::size_t{1} << 10, std::size_t{1} << 30))
@@ -257,6 +276,8 @@ int run(int argc, char** argv) {
     if (!serve_cluster.empty()) serve.cluster_file = serve_cluster;
     serve.core.policy = serve_policy;
     if (!scheduler_names.empty()) serve.core.decode.scheduler_names = scheduler_names;
+    serve.core.reservation.enabled = gpu_reservation == "kai";
+    serve.core.reservation.timeout = std::chrono::seconds(reservation_timeout);
     if (!serve_workload.empty()) {
       auto workload = fracpack::read_workload(serve_workload);
       if (!workload) {

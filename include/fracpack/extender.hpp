@@ -23,6 +23,7 @@
 #include "fracpack/cluster_state.hpp"
 #include "fracpack/config.hpp"
 #include "fracpack/fragmentation.hpp"
+#include "fracpack/gpu_reservations.hpp"
 #include "fracpack/placement.hpp"
 #include "fracpack/scheduler.hpp"
 #include "fracpack/status.hpp"
@@ -58,6 +59,8 @@ struct ExtenderOptions {
   /// Pods seen by Filter and not yet bound that are kept for Bind (oldest dropped first; also
   /// bounded to ~512 MiB of their JSON). A pod dropped must go through Filter again.
   std::size_t pods_remembered = 100'000;
+  /// Reservation pods per shared GPU (gpu_reservations.hpp); only while `watching`.
+  GpuReservationOptions reservation;
 };
 
 /// A reason many nodes share: Filter answers thousands of nodes with a handful of reasons, so
@@ -279,6 +282,12 @@ class Extender {
   /// Compares the ledger with one rebuilt from scratch from the same objects and pods, and checks
   /// every invariant (kube-scheduler's cache comparer). Empty when they agree, else what differs.
   [[nodiscard]] virtual std::string verify() const = 0;
+  /// The reservation pods of shared GPUs (null unless watching with reservations enabled): the
+  /// binder claims them before it binds a fraction.
+  [[nodiscard]] virtual GpuReservations* reservations() { return nullptr; }
+  /// Reservation pods whose GPU is idle are retired, and reservation pods fracpack did not create
+  /// get a ledger GPU; from the watch's timer. Takes the write lock.
+  virtual void sweep_reservations() {}
 
   /// Why the pod fits no node, node by node.
   virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;

@@ -191,7 +191,9 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
                                 key_of(keys.container, kPortion), *v);
       }
     }
-    if (const auto* v = find(keys.values, kDevices)) {
+    // With fracpack.io/gpus (the ledger's indices), gpus.devices names the physical GPUs a
+    // reservation pod reported (UUIDs): not indices, and not the ledger's business.
+    if (const auto* v = find(keys.values, kDevices); v != nullptr && !(bound && find(annotations, kLedgerGpusAnnotation))) {
       auto devices = parse_devices(key_of(keys.container, kDevices), *v, who);
       if (!devices) return devices.status();
       out.devices = std::move(*devices);
@@ -231,8 +233,8 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
     is_fraction = f.memory.has_value();
   }
   if (const auto* v = find(annotations, kLedgerGpusAnnotation); v != nullptr && out.devices.empty() && bound) {
-    // The GPUs fracpack's ledger gave a pod it bound whole (it writes no device key for those: the
-    // device plugin chooses the physical devices); a restart holds the same ones again.
+    // The GPUs fracpack's ledger gave a pod it bound: whole (the device plugin chooses the physical
+    // devices), or shared behind a reservation pod; a restart holds the same ones again.
     auto devices = parse_devices(std::string(kLedgerGpusAnnotation), *v, who);
     if (!devices) return devices.status();
     out.devices = std::move(*devices);

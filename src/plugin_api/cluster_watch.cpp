@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "plugin_api/kube_binder.hpp"
 #include "plugin_api/metrics.hpp"
 
 namespace fracpack::api {
@@ -75,6 +76,27 @@ void ClusterWatch::changed(const std::string& kind, std::vector<ApiEvent> events
   apply_micros_ += static_cast<std::uint64_t>(timer.seconds() * 1e6);
   ++batches_;
   log_notes(kind, notes);
+  if (GpuReservations* r = core_.reservations(); r != nullptr && r->deletions_due()) wake();
+}
+
+void ClusterWatch::delete_reservations() {
+  GpuReservations* r = core_.reservations();
+  if (r == nullptr) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_sweep_) {
+    core_.sweep_reservations();
+    next_sweep_ = now + options_.settle_every;
+  }
+  for (const std::string& pod : r->take_deletions()) {
+    auto res = api_->client()->Delete(fmt::format("/api/v1/namespaces/{}/pods/{}?gracePeriodSeconds=0", r->options().ns, pod));
+    if (res && (res->status == 200 || res->status == 202)) {
+      ++reservations_deleted_;
+    } else if (res && res->status == 404) {
+      r->deleted(pod);
+    } else {
+      spdlog::warn("reservation pod {}/{}: cannot delete it ({}); the sweep asks again", r->options().ns, pod, api_message(res));
+    }
+  }
 }
 
 void ClusterWatch::check_synced() {
@@ -94,6 +116,14 @@ void ClusterWatch::nudge(const std::vector<std::string>& pods) {
     const auto when = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
     for (const auto& p : pods) nudges_.emplace_back(p, when);
   }
+  wake();
+}
+
+void ClusterWatch::wake() {
+  {
+    std::lock_guard lock(settle_mu_);
+    woken_ = true;
+  }
   settle_wake_.notify_all();
 }
 
@@ -104,7 +134,8 @@ void ClusterWatch::settle_loop() {
       std::unique_lock lock(settle_mu_);
       auto wake = std::chrono::steady_clock::now() + options_.settle_every;
       for (const auto& [_, when] : nudges_) wake = std::min(wake, when);
-      settle_wake_.wait_until(lock, wake, [&] { return stopping_.load(); });
+      settle_wake_.wait_until(lock, wake, [&] { return stopping_.load() || woken_; });
+      woken_ = false;
       const auto now = std::chrono::steady_clock::now();
       std::erase_if(nudges_, [&](const auto& n) {
         if (n.second > now) return false;
@@ -126,6 +157,7 @@ void ClusterWatch::settle_loop() {
                      res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error()));
       }
     }
+    delete_reservations();
     for (const AssumedBind& b : core_.assumed_binds()) {
       const auto slash = b.pod.find('/');
       auto client = api_->client();
@@ -171,6 +203,9 @@ std::string ClusterWatch::metrics() const {
   out += fmt::format("# HELP fracpack_binds_settled_total Binds not seen in time, settled by asking for the pod.\n"
                      "# TYPE fracpack_binds_settled_total counter\nfracpack_binds_settled_total {}\n",
                      binds_settled_.load());
+  out += fmt::format("# HELP fracpack_reservation_pods_deleted_total Reservation pods deleted: their GPU went idle, or their Bind failed.\n"
+                     "# TYPE fracpack_reservation_pods_deleted_total counter\nfracpack_reservation_pods_deleted_total {}\n",
+                     reservations_deleted_.load());
   return out;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,6 +48,10 @@ class ClusterWatch final : public ReflectorSink {
  private:
   void check_synced();
   void settle_loop();
+  /// Sweeps the reservations (every settle_every) and deletes the reservation pods due.
+  void delete_reservations();
+  /// The settle loop runs now (and waits again from there), not at its next tick.
+  void wake();
   void log_notes(const std::string& kind, const std::vector<std::string>& notes);
 
   Extender& core_;
@@ -60,9 +65,12 @@ class ClusterWatch final : public ReflectorSink {
   std::atomic<std::uint64_t> batches_{0};
   std::atomic<std::uint64_t> binds_settled_{0};
   std::atomic<std::uint64_t> nudged_{0};
+  std::atomic<std::uint64_t> reservations_deleted_{0};
+  std::chrono::steady_clock::time_point next_sweep_{};  ///< settle thread only
   std::mutex settle_mu_;
   std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> nudges_;  ///< pods to touch, and when; under settle_mu_
   std::condition_variable settle_wake_;
+  bool woken_ = false;  ///< under settle_mu_
   std::thread settler_;
 };
 

@@ -41,7 +41,9 @@ ExtenderImpl::ExtenderImpl(ExtenderOptions options, std::shared_ptr<const Policy
       store_(std::move(store)),
       state_({options_.placement, options_.decode}),
       seen_(options_.pods_remembered, kBytesRemembered),
-      synced_(!options_.watching) {}
+      synced_(!options_.watching) {
+  if (options_.watching && options_.reservation.enabled) book_ = std::make_unique<ReservationBook>(options_.reservation);
+}
 
 Status ExtenderImpl::load() {
   auto stored_objects = store_->objects();
@@ -324,7 +326,7 @@ Status ExtenderImpl::release(const std::string& pod_key) {
     return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod", pod_key)};
   }
   if (Status st = store_->remove_binding(pod_key); !st.is_ok()) return st;
-  (void)state_.forget(pod_key);
+  forget_pod(pod_key);
   bindings_.erase(pod_key);
   assumed_.erase(pod_key);
   return Status::ok();

@@ -18,6 +18,7 @@
 #include "plugin_api/binding_log.hpp"
 #include "plugin_api/name_resolver.hpp"
 #include "plugin_api/object_change.hpp"
+#include "plugin_api/reservation_book.hpp"
 #include "plugin_api/seen_pods.hpp"
 #include "plugin_api/store.hpp"
 
@@ -73,6 +74,8 @@ class ExtenderImpl final : public Extender {
   [[nodiscard]] std::vector<AssumedBind> assumed_binds() const override;
   void settle(const AssumedBind& bind, const json& pod) override;
   [[nodiscard]] std::string verify() const override;
+  [[nodiscard]] GpuReservations* reservations() override { return book_.get(); }
+  void sweep_reservations() override;
 
  private:
   Result<PodRequest> decode(const json& object) const;
@@ -132,6 +135,24 @@ class ExtenderImpl final : public Extender {
   /// The bind of `key` is seen in the API server (or will never be): no longer assumed, and out of the state file.
   void confirmed(const std::string& key);
   void watch_listed_class(const json& object);
+  // Reservation pods (extender_reservations.cpp). Caller holds mu_ exclusively.
+  /// A reservation pod as the API server shows it: recorded in the book, never a pod of the state
+  /// (its GPU is the fractions'), except while no fraction holds its GPU (then it holds it whole).
+  void reservation_seen(const json& object);
+  void reservation_gone(const json& object);
+  /// A bound fraction labelled with GPU groups: its ledger GPUs are its groups' GPUs, learned
+  /// from it when new; a group's reservation stops holding its GPU whole.
+  void follow_groups(PodRequest& raw, const json& object);
+  /// When nothing but its reservation pod holds ledger GPU `gpu` of `node`: the reservation pod
+  /// holds it whole, and is retired once it served (or when fracpack did not create it and
+  /// nobody claimed it within the reservation timeout).
+  void check_idle(const std::string& node, int gpu);
+  /// state_.forget(key), and check_idle on each GPU the pod held.
+  void forget_pod(const std::string& key);
+  /// sweep_reservations() with mu_ held.
+  void sweep_locked();
+  /// The lowest idle ledger GPU of node `n` no reservation names.
+  [[nodiscard]] std::optional<int> free_gpu(std::size_t n) const;
   /// A Filter before the first full list: every node fails, saying why.
   bool syncing(const std::vector<std::size_t>& nodes, FilterAnswer& answer) const;
 
@@ -156,6 +177,7 @@ class ExtenderImpl final : public Extender {
   std::map<std::string, queues::QueueSpec> api_queues_;      ///< every Queue the API server has that decodes
   std::set<std::string> api_groups_;                         ///< PodGroups the API server has
   std::map<std::string, std::string> waiting_queues_;        ///< Queues out of the tree → their missing parent
+  std::unique_ptr<ReservationBook> book_;                    ///< reservation pods; null when off
 };
 
 }  // namespace fracpack::api

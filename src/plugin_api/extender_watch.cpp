@@ -218,7 +218,15 @@ void ExtenderImpl::list_pods(const std::vector<json>& objects, std::vector<std::
   // as they were at its first page, and a pod created and bound by us since is not in it. The
   // watch, or settle() when their time is up, decides those.
   for (const auto& key : state_.pod_keys()) {
-    if (!listed.contains(key) && !assumed_.contains(key)) (void)state_.forget(key);
+    if (!listed.contains(key) && !assumed_.contains(key)) forget_pod(key);
+  }
+  if (book_) {  // reservation pods first: the fractions that follow them learn their GPUs from them
+    for (const auto& e : book_->entries()) {
+      if (e.visible && !listed.contains(book_->options().ns + "/" + e.pod)) book_->gone(e.pod);
+    }
+    for (const auto& o : objects) {
+      if (book_->is_reservation(o) && !finished(o)) book_->seen(o);
+    }
   }
   // Pods that name their devices first: the GPUs of a pod that names none are a guess, which must
   // not take the ones another pod names.
@@ -237,6 +245,7 @@ void ExtenderImpl::list_pods(const std::vector<json>& objects, std::vector<std::
   for (const auto& o : objects) {
     if (guessed(o)) pod_seen(o, notes);
   }
+  if (book_) sweep_locked();  // reservation pods no fraction named get a GPU; idle ones go
 }
 
 void ExtenderImpl::pod_event(const ApiEvent& event, std::vector<std::string>* notes) {
@@ -244,16 +253,28 @@ void ExtenderImpl::pod_event(const ApiEvent& event, std::vector<std::string>* no
     pod_seen(event.object, notes);
     return;
   }
+  if (book_ && book_->is_reservation(event.object)) {
+    reservation_gone(event.object);
+    return;
+  }
   const std::string key = key_of(event.object);
-  (void)state_.forget(key);
+  forget_pod(key);
   if (assumed_.contains(key)) confirmed(key);
 }
 
 void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes) {
+  if (book_ && book_->is_reservation(object)) {
+    if (finished(object)) {
+      reservation_gone(object);
+    } else {
+      reservation_seen(object);
+    }
+    return;
+  }
   const std::string key = key_of(object);
   const auto assumed = assumed_.find(key);
   if (finished(object)) {  // Succeeded or Failed: its GPUs are free again
-    (void)state_.forget(key);
+    forget_pod(key);
     if (assumed != assumed_.end()) confirmed(key);
     return;
   }
@@ -269,7 +290,7 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
       if (raw && held != nullptr && held->raw.bound && raw->bound->devices.empty()) raw->bound->devices = held->raw.bound->devices;
     } else {
       confirmed(key);  // another pod of that name, or bound elsewhere: our bind did not happen
-      (void)state_.forget(key);
+      forget_pod(key);
     }
   }
   if (!raw) {
@@ -289,6 +310,7 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
       raw->bound->devices = held->raw.bound->devices;
     }
   }
+  if (book_) follow_groups(*raw, object);
   const PodStanding standing = state_.observe(*raw);
   if (standing == PodStanding::kConflict) note(notes, fmt::format("{}: {}", key, state_.pod(key)->note));
 }
@@ -324,7 +346,7 @@ void ExtenderImpl::settle(const AssumedBind& bind, const json& pod) {
   spdlog::info("pod {}: the bind to {} is not in the API server after {} s; its GPUs are released", bind.pod, bind.node,
                options_.assume_ttl.count());
   confirmed(bind.pod);
-  (void)state_.forget(bind.pod);
+  forget_pod(bind.pod);
   if (pod.is_object() && !finished(pod)) pod_seen(pod, nullptr);  // as it is now: pending again, or bound by another
 }
 

@@ -6,11 +6,8 @@
 
 
 namespace fracpack::api {
-namespace {
-
 using nlohmann::json;
 
-/// The API server's own words: its Status object's message, else the body.
 std::string api_message(const httplib::Result& res) {
   if (!res) return httplib::to_string(res.error());
   const json status = json::parse(res->body, nullptr, false);
@@ -19,8 +16,6 @@ std::string api_message(const httplib::Result& res) {
   }
   return fmt::format("HTTP {}: {}", res->status, res->body.substr(0, 512));
 }
-
-}  // namespace
 
 Result<std::unique_ptr<KubeBinder>> KubeBinder::open(const KubeApi& api) {
   auto connection = KubeConnection::open(api);
@@ -62,16 +57,24 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       return Status(Code::kInvalidArgument, fmt::format("pod {}: \"{}\" is not a Kubernetes object name (RFC 1123)", answer.pod, *part));
     }
   }
+  Idle pooled = client();
+  httplib::Client* c = pooled.client.get();
+  std::map<std::string, std::string> annotations = answer.annotations;
+  std::vector<std::string> groups;  // the fraction's GPU groups, for its label
+  if (reservations_ != nullptr) {
+    if (Status st = reserve(answer, annotations, groups, *c); !st.is_ok()) {
+      give_back(std::move(pooled));
+      return st;
+    }
+  }
   json metadata = {{"name", name}, {"namespace", ns}};
   if (!uid.empty()) metadata["uid"] = uid;
-  if (!answer.annotations.empty()) metadata["annotations"] = answer.annotations;
+  if (!annotations.empty()) metadata["annotations"] = annotations;
   const json binding = {{"apiVersion", "v1"},
                         {"kind", "Binding"},
                         {"metadata", metadata},
                         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", answer.node}}}};
   const std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
-  Idle pooled = client();
-  httplib::Client* c = pooled.client.get();
   auto res = c->Post(pod_path + "/binding", binding.dump(), "application/json");
   Status st = Status::ok();
   if (!res || (res->status != 201 && res->status != 200)) {
@@ -94,6 +97,7 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       *maybe_bound = true;  // sent, and no clear answer
     }
   }
+  if (st.is_ok() && !groups.empty()) label_groups(answer.pod, groups, *c);
   if (res) give_back(std::move(pooled));  // a connection that failed is not reused
   return st;
 }

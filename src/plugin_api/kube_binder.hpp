@@ -8,21 +8,27 @@
 // setPodHostAndAnnotations), so the pod is bound and annotated in one call.
 #pragma once
 
-#include <memory>
 #include <chrono>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "fracpack/extender.hpp"
+#include "fracpack/gpu_reservations.hpp"
 #include "fracpack/status.hpp"
 #include "plugin_api/kube_api.hpp"
 
 namespace httplib {
 class Client;
+class Result;
 }
 
 namespace fracpack::api {
+
+/// The API server's own words for a failed request: its Status object's message, else the body.
+std::string api_message(const httplib::Result& res);
 
 class KubeBinder {
  public:
@@ -39,8 +45,22 @@ class KubeBinder {
   /// API server. `*maybe_bound`: on failure, whether the API server may have bound the pod anyway
   /// (the request was sent and no clear answer came back).
   Status bind(const BindAnswer& answer, const std::string& uid, bool* maybe_bound);
+  /// Binds fractions behind reservation pods (gpu_reservations.hpp): before the Binding, each of
+  /// the pod's GPUs gets its reservation pod (created and waited for when new), the pod gets its
+  /// runai-gpu-group label(s), and the Binding names the reported GPUs. Null: off.
+  void use_reservations(GpuReservations* reservations) { reservations_ = reservations; }
 
  private:
+  /// The reservation step of bind() for a fraction: each GPU's reservation pod (created and
+  /// waited for when new); rewrites `annotations` (gpus.devices = the reported GPUs,
+  /// fracpack.io/gpus = the ledger's) and sets `groups`. kInternal (no report in time, the API
+  /// server refused); claims made are given up on failure. Nothing is bound yet.
+  Status reserve(const BindAnswer& answer, std::map<std::string, std::string>& annotations, std::vector<std::string>& groups,
+                 httplib::Client& c);
+  /// Labels a bound fraction with its GPU groups (runai-gpu-group); a failure is logged only.
+  void label_groups(const std::string& pod, const std::vector<std::string>& groups, httplib::Client& c);
+  /// Creates the claim's reservation pod; kInternal quoting the API server otherwise.
+  Status create_reservation(const ReservationClaim& claim, httplib::Client& c);
   struct Idle {
     std::unique_ptr<httplib::Client> client;
     std::chrono::steady_clock::time_point made;  ///< its bearer token is the one read then
@@ -50,6 +70,7 @@ class KubeBinder {
   std::shared_ptr<KubeConnection> connection_;
   std::mutex mu_;
   std::vector<Idle> idle_;  ///< kube-scheduler binds in parallel
+  GpuReservations* reservations_ = nullptr;
 };
 
 }  // namespace fracpack::api

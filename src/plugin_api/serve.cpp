@@ -111,6 +111,13 @@ int serve(const ServeOptions& options) {
     spdlog::error("{}", core.status().message());
     return 2;
   }
+  if (binder) {
+    binder->use_reservations((*core)->reservations());
+    if (core_options.reservation.enabled) {
+      spdlog::info("shared GPUs are held by reservation pods in namespace {} (image {})", core_options.reservation.ns,
+                   core_options.reservation.image);
+    }
+  }
   spdlog::info("policy {}{}", options.core.policy,
                options.core.workload ? fmt::format(" (target workload: {} typical pod shape{})", options.core.workload->size(),
                                                               options.core.workload->size() == 1 ? "" : "s") : "");

@@ -11,6 +11,7 @@
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/place_job.hpp"
 #include "support/builders.hpp"
+#include "support/device_agent.hpp"
 #include "support/kube_rig.hpp"
 #include "support/server_process.hpp"
 
@@ -18,6 +19,8 @@ namespace fracpack::test {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr const char* kReservations = "kai-resource-reservation";  // the reservation pods' namespace
 
 /// The binary, or nullopt with a skip message; a test failure under CI=true.
 std::optional<std::filesystem::path> require_kube_rig() {
@@ -51,14 +54,17 @@ class Cluster {
         fracpack_args_(std::move(fracpack_args)) {
     fs::create_directories(dir_);
     std::vector<json> objects = priority_classes();
+    objects.push_back({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", kReservations}}}});  // as KAI's chart makes it
     objects.insert(objects.end(), preloaded.begin(), preloaded.end());
     const auto file = dir_ / "objects.json";
     std::ofstream(file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", objects}}.dump();
     rig_ = std::make_unique<KubeRig>(rig_binary, rig_port_, rig_scheduler_config(fracpack_port_), std::vector<std::string>{file.string()}, dir_);
+    agent_ = std::make_unique<DeviceAgent>(*rig_);
     start_fracpack();
   }
   ~Cluster() {
     fracpack_.reset();
+    agent_.reset();
     rig_.reset();
     if (std::getenv("FRACPACK_E2E_KEEP") != nullptr) return;  // the logs, for a failing run
     std::error_code ignored;
@@ -75,6 +81,7 @@ class Cluster {
   void kill_fracpack() { fracpack_->kill9(); }
 
   [[nodiscard]] const KubeRig& api() const { return *rig_; }
+  [[nodiscard]] DeviceAgent& agent() { return *agent_; }
   /// GET on fracpack: JSON, the text of a 200 text answer as a string, else null.
   [[nodiscard]] json fracpack_get(const std::string& path) const {
     httplib::Client c("127.0.0.1", fracpack_port_);
@@ -88,7 +95,10 @@ class Cluster {
   [[nodiscard]] std::map<std::string, std::string> held() const {
     std::map<std::string, std::string> out;
     const json bindings_list = fracpack_get("/snapshot");  // a named copy: a temporary's member would dangle in the loop
-    for (const auto& b : bindings_list["bindings"]) out[b["pod"].get<std::string>()] = b["node"].get<std::string>();
+    for (const auto& b : bindings_list["bindings"]) {
+      const std::string pod = b["pod"].get<std::string>();
+      if (!pod.starts_with(std::string(kReservations) + "/")) out[pod] = b["node"].get<std::string>();  // an idle GPU's reservation
+    }
     return out;
   }
   /// What the API server shows bound and running: pod → node.
@@ -98,7 +108,7 @@ class Cluster {
     for (const auto& p : items_list["items"]) {
       const std::string node = p["spec"].value("nodeName", "");
       const std::string phase = p.contains("status") ? p["status"].value("phase", "") : "";
-      if (!node.empty() && phase != "Succeeded" && phase != "Failed") {
+      if (!node.empty() && phase != "Succeeded" && phase != "Failed" && p["metadata"]["namespace"] != kReservations) {
         out[p["metadata"]["namespace"].get<std::string>() + "/" + p["metadata"]["name"].get<std::string>()] = node;
       }
     }
@@ -121,6 +131,7 @@ class Cluster {
   int rig_port_;
   std::vector<std::string> fracpack_args_;
   std::unique_ptr<KubeRig> rig_;
+  std::unique_ptr<DeviceAgent> agent_;
   std::unique_ptr<ServerProcess> fracpack_;
 };
 
@@ -169,7 +180,7 @@ TEST_CASE("the example workload through kube-scheduler and fracpack ends where f
     CHECK(c.api().node_of(p.pod) == p.node);
     const json annotations = c.api().pod(p.pod)["metadata"].value("annotations", json::object());
     for (const auto& [k, v] : annotations.items()) {
-      if (k.ends_with(".gpus.devices")) CHECK(v == fmt::format("{}", fmt::join(p.choice.gpus, ",")));
+      if (k.ends_with(".gpus.devices")) CHECK(annotations.value("fracpack.io/gpus", "") == fmt::format("{}", fmt::join(p.choice.gpus, ",")));
     }
     const json bindings_list = c.fracpack_get("/snapshot");  // a named copy: a temporary's member would dangle in the loop
     for (const auto& b : bindings_list["bindings"]) {
@@ -410,6 +421,95 @@ TEST_CASE("a gang binds all its members or none: room for 3 of 4 binds none, roo
   std::set<std::string> nodes;
   for (const auto& [pod, node] : c.truth()) nodes.insert(node);
   CHECK(nodes.size() == 4);
+  c.converged();
+}
+
+/// The reservation pods in the API server, by their runai-gpu-group.
+std::map<std::string, json> reservation_pods(const KubeRig& api) {
+  std::map<std::string, json> out;
+  const json list = api.get(std::string("/api/v1/namespaces/") + kReservations + "/pods");
+  if (!list.is_object()) return out;
+  for (const auto& p : list["items"]) out[p.value(json::json_pointer("/metadata/labels/runai-gpu-group"), "")] = p;
+  return out;
+}
+
+/// A bound fraction's group label and its gpus.devices annotation.
+std::pair<std::string, std::string> group_and_device(const KubeRig& api, const std::string& key) {
+  const json pod = api.pod(key);
+  std::string device;
+  const json annotations = pod.value(json::json_pointer("/metadata/annotations"), json::object());  // named: items() of a temporary dangles
+  for (const auto& [k, v] : annotations.items()) {
+    if (k.ends_with(".gpus.devices")) device = v.get<std::string>();
+  }
+  return {pod.value(json::json_pointer("/metadata/labels/runai-gpu-group"), ""), device};
+}
+
+TEST_CASE("shared GPUs are held on the node by reservation pods in KAI's format, which go when their GPU is idle") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  Cluster c(*rig, small_cluster(1, 2), {"--reservation-timeout", "2"});
+  auto bound = [&](const std::string& key) {
+    return KubeRig::wait_until([&] { return !c.api().node_of(key).empty(); }, std::chrono::seconds(15));
+  };
+  // f1 and f2 share one GPU; f3 is too big to join them and takes the other.
+  for (const auto& [name, memory] : std::vector<std::pair<std::string, std::string>>{{"f1", "30Gi"}, {"f2", "30Gi"}, {"f3", "60Gi"}}) {
+    REQUIRE(c.api().create(fraction_pod(name, memory)) == 201);
+    REQUIRE_MESSAGE(bound("default/" + name), name << ": " << c.api().failed_scheduling("default/" + name));
+  }
+  auto reservations = reservation_pods(c.api());
+  REQUIRE(reservations.size() == 2);
+  for (const auto& [group, r] : reservations) {
+    CAPTURE(r.dump());
+    CHECK(r.value(json::json_pointer("/metadata/name"), "").starts_with("gpu-reservation-gpu-0-"));
+    CHECK(r.value(json::json_pointer("/metadata/labels/app"), "") == "kai-resource-reservation");
+    CHECK(r.value(json::json_pointer("/metadata/annotations/karpenter.sh~1do-not-disrupt"), "") == "true");
+    CHECK(r.value(json::json_pointer("/spec/nodeName"), "") == "gpu-0");
+    CHECK(r.value(json::json_pointer("/spec/serviceAccountName"), "") == "kai-resource-reservation");
+    CHECK(r.value(json::json_pointer("/spec/containers/0/resources/limits/nvidia.com~1gpu"), "") == "1");
+    CHECK(r.value(json::json_pointer("/spec/containers/0/resources/requests/nvidia.com~1gpu"), "") == "1");
+    CHECK(!r.value(json::json_pointer("/metadata/annotations/run.ai~1reserve_for_gpu_index"), "").empty());
+  }
+  const auto [g1, d1] = group_and_device(c.api(), "default/f1");
+  const auto [g2, d2] = group_and_device(c.api(), "default/f2");
+  const auto [g3, d3] = group_and_device(c.api(), "default/f3");
+  CHECK(g1 == g2);
+  CHECK(g1 != g3);
+  REQUIRE(reservations.contains(g1));
+  REQUIRE(reservations.contains(g3));
+  // Each fraction names the GPU its reservation pod reported, not the ledger's index.
+  const json::json_pointer reported("/metadata/annotations/run.ai~1reserve_for_gpu_index");
+  CHECK(d1 == reservations[g1].value(reported, "?"));
+  CHECK(d2 == d1);
+  CHECK(d3 == reservations[g3].value(reported, "?"));
+  CHECK(d1 != d3);
+  // f3 goes: its GPU is idle, its reservation pod is deleted, and a whole-GPU pod takes the GPU.
+  REQUIRE(c.api().delete_pod("default/f3") == 200);
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return reservation_pods(c.api()).size() == 1; }, std::chrono::seconds(5)),
+                  reservation_pods(c.api()).size() << " reservation pods");
+  CHECK(reservation_pods(c.api()).contains(g1));
+  REQUIRE(c.api().create(gpu_pod("w", 1)) == 201);
+  REQUIRE_MESSAGE(bound("default/w"), c.api().failed_scheduling("default/w"));
+  // A restart keeps the groups: a new fraction joins f1's GPU behind the same reservation pod.
+  c.kill_fracpack();
+  c.start_fracpack();
+  REQUIRE(c.api().create(fraction_pod("f4", "10Gi")) == 201);
+  REQUIRE_MESSAGE(bound("default/f4"), c.api().failed_scheduling("default/f4"));
+  CHECK(group_and_device(c.api(), "default/f4") == std::make_pair(g1, d1));
+  CHECK(reservation_pods(c.api()).size() == 1);
+  c.converged();
+  // A reservation pod that never reports its GPU: the Bind fails saying so, nothing is bound, and
+  // the reservation pod is deleted; once GPUs are given again, the pod binds.
+  REQUIRE(c.api().delete_pod("default/w") == 200);
+  c.agent().pause(true);
+  REQUIRE(c.api().create(fraction_pod("f5", "60Gi")) == 201);
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] {
+    return c.api().failed_scheduling("default/f5").find("did not report its GPU") != std::string::npos;
+  }, std::chrono::seconds(15)), c.api().failed_scheduling("default/f5"));
+  CHECK(c.api().node_of("default/f5").empty());
+  c.agent().pause(false);
+  REQUIRE_MESSAGE(bound("default/f5"), c.api().failed_scheduling("default/f5"));
+  REQUIRE(KubeRig::wait_until([&] { return reservation_pods(c.api()).size() == 2; }, std::chrono::seconds(5)));
+  for (const auto& [group, r] : reservation_pods(c.api())) CHECK(!r.value(reported, "").empty());
   c.converged();
 }
 

@@ -19,9 +19,11 @@
 
 namespace fracpack::k8s {
 
-/// Written by fracpack's Bind on a pod it binds to whole GPUs: the ledger's device indices
-/// ("0,3"). The device plugin picks the physical devices of a whole-GPU pod, so this is
-/// bookkeeping, not an instruction; a restart (or a node read again) holds the same indices.
+/// Written by fracpack's Bind: the ledger's device indices ("0,3") of a pod bound to whole GPUs,
+/// or of a fraction behind reservation pods (whose `gpus.devices` then names the physical GPUs
+/// the reservation pods reported, docs/placement.md rule 17). The device plugin picks the
+/// physical devices, so this is bookkeeping, not an instruction; a restart (or a node read
+/// again) holds the same indices.
 inline constexpr std::string_view kLedgerGpusAnnotation = "fracpack.io/gpus";
 
 /// Node labels, annotations and conditions read here (domain.md §2).

@@ -1,0 +1,123 @@
+// The extender core's side of reservation pods (gpu_reservations.hpp): what the watch shows of
+// them, the fractions that follow them, and the GPUs that go idle.
+#include <spdlog/spdlog.h>
+
+#include <climits>
+
+#include "fracpack/k8s/object_stream.hpp"
+#include "plugin_api/extender_impl.hpp"
+
+namespace fracpack::api {
+namespace {
+
+/// Not one of ours, so never charged to a queue and never a victim (Holder::kForeign).
+constexpr const char* kReservationScheduler = "fracpack/gpu-reservation";
+
+}  // namespace
+
+std::optional<int> ExtenderImpl::free_gpu(std::size_t n) const {
+  const ClusterState& cluster = state_.cluster();
+  const auto& gpus = cluster.usage(n).gpus;
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    const GpuUsage& u = gpus[g];
+    if (u.state == GpuState::kIdle && u.holders.empty() && !u.fenced() && !book_->at(cluster.node(n).name, static_cast<int>(g))) {
+      return static_cast<int>(g);
+    }
+  }
+  return std::nullopt;
+}
+
+void ExtenderImpl::reservation_seen(const json& object) {
+  const ReservationBook::Entry e = book_->seen(object);
+  if (e.gpu < 0) {
+    auto n = state_.cluster().find_node(e.node);
+    auto gpu = n ? free_gpu(*n) : std::nullopt;
+    if (!gpu) return;  // its node is unknown, or has no idle GPU: the sweep tries again
+    book_->learn(e.group, e.node, *gpu, /*claimed=*/false);
+    check_idle(e.node, *gpu);
+    return;
+  }
+  check_idle(e.node, e.gpu);
+}
+
+void ExtenderImpl::reservation_gone(const json& object) {
+  const std::string name = k8s::metadata_string(object, "name");
+  (void)state_.forget(book_->options().ns + "/" + name);  // its whole-GPU hold, if any
+  book_->gone(name);
+}
+
+void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
+  const std::vector<std::string> groups = gpu_groups(object);
+  if (groups.empty() || !raw.bound || raw.fraction() == nullptr) return;
+  const std::string& node = raw.bound->node;
+  auto n = state_.cluster().find_node(node);  // pods may be listed before their node
+  std::vector<int> gpus;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    std::optional<int> gpu = book_->gpu_of(groups[i], node);
+    if (!gpu && i < raw.bound->devices.size()) gpu = raw.bound->devices[i];
+    if (!gpu && n) gpu = free_gpu(*n);
+    if (!gpu) return;  // the node has no GPU left for it: adopted as the state sees fit (a conflict)
+    if (auto e = book_->find(groups[i]); e && !e->pod.empty()) (void)state_.forget(book_->options().ns + "/" + e->pod);
+    gpus.push_back(book_->learn(groups[i], node, *gpu, /*claimed=*/true));
+  }
+  raw.bound->devices = std::move(gpus);
+}
+
+void ExtenderImpl::check_idle(const std::string& node, int gpu) {
+  auto e = book_->at(node, gpu);
+  auto n = state_.cluster().find_node(node);
+  if (!e || e->deleting || !n || gpu >= static_cast<int>(state_.cluster().usage(*n).gpus.size())) return;
+  const std::string hold = book_->options().ns + "/" + e->pod;
+  for (const std::string& holder : state_.cluster().usage(*n).gpus[static_cast<std::size_t>(gpu)].holders) {
+    if (holder != hold) return;  // a fraction holds it
+  }
+  if (e->visible && state_.pod(hold) == nullptr) {
+    PodRequest whole;  // the reservation pod holds its GPU whole until it is deleted
+    whole.namespace_name = book_->options().ns;
+    whole.name = e->pod;
+    whole.gpu = WholeGpus{1};
+    whole.scheduler_name = kReservationScheduler;
+    whole.priority = INT32_MAX;
+    whole.preemptible = false;
+    whole.bound = Binding{node, {gpu}};
+    if (state_.observe(whole) == PodStanding::kConflict) spdlog::warn("reservation pod {}: {}", hold, state_.pod(hold)->note);
+  }
+  const bool unclaimed_long = std::chrono::steady_clock::now() - e->since >= book_->options().timeout;
+  if (e->claimed || unclaimed_long) book_->retire(e->group);
+}
+
+void ExtenderImpl::forget_pod(const std::string& key) {
+  std::string node;
+  std::vector<int> gpus;
+  if (book_) {
+    if (const Allocation* a = state_.cluster().allocation(key); a != nullptr && !a->choice.gpus.empty() &&
+                                                                 std::holds_alternative<GpuFraction>(state_.pod(key)->raw.gpu)) {
+      node = state_.cluster().node(a->node).name;
+      gpus = a->choice.gpus;
+    }
+  }
+  (void)state_.forget(key);
+  for (int g : gpus) check_idle(node, g);
+}
+
+void ExtenderImpl::sweep_reservations() {
+  if (!book_) return;
+  std::unique_lock lock(mu_);
+  sweep_locked();
+}
+
+void ExtenderImpl::sweep_locked() {
+  for (const ReservationBook::Entry& e : book_->entries()) {
+    if (e.deleting) continue;
+    if (e.gpu < 0) {
+      if (!e.visible) continue;
+      auto n = state_.cluster().find_node(e.node);
+      auto gpu = n ? free_gpu(*n) : std::nullopt;
+      if (gpu) check_idle(e.node, book_->learn(e.group, e.node, *gpu, /*claimed=*/false));
+      continue;
+    }
+    check_idle(e.node, e.gpu);
+  }
+}
+
+}  // namespace fracpack::api

@@ -1,0 +1,262 @@
+#include "plugin_api/reservation_book.hpp"
+
+#include <fmt/format.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+
+namespace fracpack::api {
+namespace {
+
+using nlohmann::json;
+
+const json* labels_of(const json& pod) {
+  static const json::json_pointer kLabels("/metadata/labels");
+  return pod.is_object() && pod.contains(kLabels) && pod[kLabels].is_object() ? &pod[kLabels] : nullptr;
+}
+
+std::string string_at(const json& object, const char* pointer) {
+  const json::json_pointer p(pointer);
+  return object.contains(p) && object[p].is_string() ? object[p].get<std::string>() : std::string();
+}
+
+}  // namespace
+
+std::vector<std::string> gpu_groups(const json& pod) {
+  std::vector<std::string> out;
+  const json* labels = labels_of(pod);
+  if (labels == nullptr) return out;
+  if (auto it = labels->find(std::string(kGpuGroupLabel)); it != labels->end() && it->is_string() && !it->get_ref<const std::string&>().empty()) {
+    out.push_back(it->get<std::string>());
+  }
+  for (const auto& [key, value] : labels->items()) {
+    if (key.starts_with(kGpuGroupLabelPrefix) && value.is_string() && !value.get_ref<const std::string&>().empty()) {
+      out.push_back(value.get<std::string>());
+    }
+  }
+  return out;
+}
+
+json reservation_pod(const GpuReservationOptions& options, const ReservationClaim& claim) {
+  const json gpu = {{"nvidia.com/gpu", "1"}};
+  auto field_env = [](const char* name, const char* path) {
+    return json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
+  };
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata",
+           {{"name", claim.pod},
+            {"namespace", options.ns},
+            {"labels", {{"app", options.app_label}, {std::string(kGpuGroupLabel), claim.group}}},
+            {"annotations", {{"karpenter.sh/do-not-disrupt", "true"}}}}},
+          {"spec",
+           {{"nodeName", claim.node},
+            {"serviceAccountName", options.service_account},
+            {"containers",
+             json::array({{{"name", "resource-reservation"},
+                           {"image", options.image},
+                           {"imagePullPolicy", "IfNotPresent"},
+                           {"resources", {{"limits", gpu}, {"requests", gpu}}},
+                           {"env", json::array({field_env("POD_NAME", "metadata.name"),
+                                                field_env("POD_NAMESPACE", "metadata.namespace")})}}})}}}};
+}
+
+ReservationBook::ReservationBook(GpuReservationOptions options) : options_(std::move(options)), random_(std::random_device{}()) {}
+
+std::string ReservationBook::new_group() {
+  // A UUID (version 4), as KAI's groups are.
+  const std::uint64_t a = random_();
+  const std::uint64_t b = random_();
+  return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff,
+                     0x8000 | ((b >> 48) & 0x3fff), b & 0xffffffffffffULL);
+}
+
+std::string ReservationBook::new_pod_name(const std::string& node) {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // apimachinery's rand.String
+  std::string suffix;
+  for (int i = 0; i < 5; ++i) suffix += kAlphabet[random_() % (sizeof(kAlphabet) - 1)];
+  // gpu-reservation-<node>-<xxxxx> (KAI), within the 253 characters of a pod name.
+  return fmt::format("gpu-reservation-{}-{}", node.substr(0, 253 - 22), suffix);
+}
+
+ReservationClaim ReservationBook::claim(const std::string& node, int gpu) {
+  std::lock_guard lock(mu_);
+  if (auto at = at_.find({node, gpu}); at != at_.end()) {
+    Entry& e = groups_.at(at->second);
+    if (!e.deleting) {
+      e.claimed = true;
+      const bool create = e.pod.empty();  // a group known from its fractions only: its pod is gone
+      if (create) {
+        e.pod = new_pod_name(node);
+        e.device.clear();
+      }
+      return {node, gpu, e.group, e.pod, e.device, create};
+    }
+    at_.erase(at);  // its pod is on the way out: the GPU gets a new reservation
+  }
+  Entry e;
+  e.group = new_group();
+  e.node = node;
+  e.gpu = gpu;
+  e.pod = new_pod_name(node);
+  e.claimed = true;
+  e.since = std::chrono::steady_clock::now();
+  at_[{node, gpu}] = e.group;
+  ReservationClaim out{node, gpu, e.group, e.pod, "", true};
+  groups_.emplace(e.group, std::move(e));
+  return out;
+}
+
+Result<std::string> ReservationBook::await_device(const std::string& group, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    auto it = groups_.find(group);
+    if (it == groups_.end() || it->second.deleting) {
+      return Status(Code::kInternal, fmt::format("reservation group {}: its reservation pod was deleted before it reported a GPU", group));
+    }
+    if (!it->second.device.empty()) return it->second.device;
+    if (reported_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      it = groups_.find(group);
+      if (it != groups_.end() && !it->second.device.empty()) return it->second.device;
+      const std::string pod = it != groups_.end() ? it->second.pod : group;
+      return Status(Code::kInternal,
+                    fmt::format("reservation pod {}/{} did not report its GPU (annotation {}) within {} s: is the node's "
+                                "device plugin giving it nvidia.com/gpu, and does its image ({}) run?",
+                                options_.ns, pod, kReservedGpuAnnotation, options_.timeout.count(), options_.image));
+    }
+  }
+}
+
+void ReservationBook::failed(const ReservationClaim& claim, bool created) {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(claim.group);
+  if (it == groups_.end() || !claim.create) return;  // a reused reservation stays while its GPU is held
+  if (created || it->second.visible) {
+    if (!it->second.deleting) deletions_.push_back(it->second.pod);
+    it->second.deleting = true;
+  } else {
+    erase(it);  // never created: nothing in the API server
+  }
+  reported_.notify_all();
+}
+
+std::vector<std::string> ReservationBook::take_deletions() {
+  std::lock_guard lock(mu_);
+  return std::exchange(deletions_, {});
+}
+
+bool ReservationBook::deletions_due() const {
+  std::lock_guard lock(mu_);
+  return !deletions_.empty();
+}
+
+void ReservationBook::deleted(const std::string& pod) { gone(pod); }
+
+bool ReservationBook::is_reservation(const json& pod) const {
+  return k8s::metadata_string(pod, "namespace") == options_.ns && !gpu_groups(pod).empty();
+}
+
+ReservationBook::Entry ReservationBook::seen(const json& pod) {
+  const std::vector<std::string> groups = gpu_groups(pod);
+  const std::string name = k8s::metadata_string(pod, "name");
+  const std::string node = string_at(pod, "/spec/nodeName");
+  const std::string device = string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index");
+  std::lock_guard lock(mu_);
+  auto [it, added] = groups_.try_emplace(groups.front());
+  Entry& e = it->second;
+  if (added) {
+    e.group = groups.front();
+    e.since = std::chrono::steady_clock::now();
+  }
+  if (!e.node.empty() && e.node != node && e.gpu >= 0) {  // not where its group was: relearned
+    at_.erase({e.node, e.gpu});
+    e.gpu = -1;
+  }
+  e.node = node;
+  e.pod = name;
+  e.visible = true;
+  if (!device.empty() && device != "-1" && e.device != device) {
+    e.device = device;
+    reported_.notify_all();
+  }
+  return e;
+}
+
+void ReservationBook::gone(const std::string& pod) {
+  std::lock_guard lock(mu_);
+  for (auto it = groups_.begin(); it != groups_.end(); ++it) {
+    if (it->second.pod == pod) {
+      erase(it);
+      break;
+    }
+  }
+  reported_.notify_all();
+}
+
+void ReservationBook::erase(std::map<std::string, Entry>::iterator it) {
+  if (auto at = at_.find({it->second.node, it->second.gpu}); at != at_.end() && at->second == it->first) at_.erase(at);
+  groups_.erase(it);
+}
+
+std::optional<int> ReservationBook::gpu_of(const std::string& group, const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(group);
+  if (it == groups_.end() || it->second.node != node || it->second.gpu < 0) return std::nullopt;
+  return it->second.gpu;
+}
+
+int ReservationBook::learn(const std::string& group, const std::string& node, int gpu, bool claimed) {
+  std::lock_guard lock(mu_);
+  auto [it, added] = groups_.try_emplace(group);
+  Entry& e = it->second;
+  if (added) {
+    e.group = group;
+    e.since = std::chrono::steady_clock::now();
+  }
+  e.claimed = e.claimed || claimed;
+  if (e.gpu >= 0 && e.node == node) return e.gpu;
+  if (auto at = at_.find({node, gpu}); at != at_.end() && at->second != group) {
+    // Another group's GPU: this group is misplaced in the ledger's view; keep the first.
+    return gpu;
+  }
+  e.node = node;
+  e.gpu = gpu;
+  at_[{node, gpu}] = group;
+  return gpu;
+}
+
+std::optional<ReservationBook::Entry> ReservationBook::at(const std::string& node, int gpu) const {
+  std::lock_guard lock(mu_);
+  auto at = at_.find({node, gpu});
+  if (at == at_.end()) return std::nullopt;
+  return groups_.at(at->second);
+}
+
+std::optional<ReservationBook::Entry> ReservationBook::find(const std::string& group) const {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(group);
+  if (it == groups_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<ReservationBook::Entry> ReservationBook::entries() const {
+  std::lock_guard lock(mu_);
+  std::vector<Entry> out;
+  out.reserve(groups_.size());
+  for (const auto& [group, e] : groups_) out.push_back(e);
+  return out;
+}
+
+void ReservationBook::retire(const std::string& group) {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(group);
+  if (it == groups_.end() || it->second.deleting) return;
+  it->second.deleting = true;
+  if (it->second.visible) {
+    deletions_.push_back(it->second.pod);
+  } else {
+    erase(it);  // learned from a fraction only: no pod to delete
+  }
+  reported_.notify_all();
+}
+
+}  // namespace fracpack::api

@@ -1,0 +1,90 @@
+// The reservation pods fracpack knows (gpu_reservations.hpp): by group, and by the ledger GPU
+// (node, index) each holds. The binder claims and waits on one side; the watch records what the
+// API server shows on the other. Its own lock, so a Bind waiting for a report never holds the
+// scheduling state's. Internal to src/plugin_api/.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fracpack/gpu_reservations.hpp"
+
+namespace fracpack::api {
+
+class ReservationBook final : public GpuReservations {
+ public:
+  struct Entry {
+    std::string group;
+    std::string node;
+    int gpu = -1;               ///< ledger index; -1 until learned (a reservation pod fracpack did not create)
+    std::string pod;            ///< name in options().ns
+    std::string device;         ///< reported GPU; "" until reported
+    bool visible = false;       ///< the watch shows the pod
+    bool claimed = false;       ///< a Bind claimed it, or a fraction of its group was seen: idle means done
+    bool deleting = false;      ///< deletion asked for
+    std::chrono::steady_clock::time_point since;  ///< when fracpack first knew it
+  };
+
+  explicit ReservationBook(GpuReservationOptions options);
+
+  // GpuReservations: the binder's side.
+  [[nodiscard]] const GpuReservationOptions& options() const override { return options_; }
+  ReservationClaim claim(const std::string& node, int gpu) override;
+  Result<std::string> await_device(const std::string& group, std::chrono::steady_clock::time_point deadline) override;
+  void failed(const ReservationClaim& claim, bool created) override;
+  std::vector<std::string> take_deletions() override;
+  [[nodiscard]] bool deletions_due() const override;
+  void deleted(const std::string& pod) override;
+
+  // The watch's side.
+  /// Whether `pod` is a reservation pod: in options().ns with a runai-gpu-group label.
+  [[nodiscard]] bool is_reservation(const nlohmann::json& pod) const;
+  /// The reservation pod as the API server shows it (not deleted, not finished). Returns the
+  /// entry as it is now.
+  Entry seen(const nlohmann::json& pod);
+  /// The reservation pod is deleted or finished: its entry goes (waiting Binds are aborted).
+  void gone(const std::string& pod);
+  /// The ledger index of `group` on `node` (nullopt: unknown group, or another node).
+  [[nodiscard]] std::optional<int> gpu_of(const std::string& group, const std::string& node) const;
+  /// `group` is on ledger GPU `gpu` of `node` (when it had no index there yet); `claimed`: a
+  /// fraction of it was seen, so idle from now on means done. Returns the group's index (which
+  /// wins over `gpu`).
+  int learn(const std::string& group, const std::string& node, int gpu, bool claimed);
+  /// The group at ledger GPU (`node`, `gpu`), if any.
+  [[nodiscard]] std::optional<Entry> at(const std::string& node, int gpu) const;
+  [[nodiscard]] std::optional<Entry> find(const std::string& group) const;
+  /// Every entry (copies), for the sweep of idle GPUs.
+  [[nodiscard]] std::vector<Entry> entries() const;
+  /// Asks for the deletion of the group's reservation pod (once).
+  void retire(const std::string& group);
+
+ private:
+  std::string new_group();
+  std::string new_pod_name(const std::string& node);
+  void erase(std::map<std::string, Entry>::iterator it);  ///< caller holds mu_
+
+  GpuReservationOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable reported_;  ///< a device reported, or an entry gone
+  std::map<std::string, Entry> groups_;                    ///< by group
+  std::map<std::pair<std::string, int>, std::string> at_;  ///< (node, gpu) → group
+  std::vector<std::string> deletions_;
+  std::mt19937_64 random_;
+};
+
+/// The reservation pod KAI's binder creates (createResourceReservationPod), for `claim`.
+nlohmann::json reservation_pod(const GpuReservationOptions& options, const ReservationClaim& claim);
+
+/// The GPU groups a pod's labels name: `runai-gpu-group`, then each `runai-gpu-group/<g>` in
+/// label order (KAI GetGpuGroups).
+std::vector<std::string> gpu_groups(const nlohmann::json& pod);
+
+}  // namespace fracpack::api

@@ -1,0 +1,215 @@
+// Reservation pods (gpu_reservations.hpp): the book's claims and waits, KAI's pod format, and the
+// extender core following them through the watch: fractions share their GPU's group, an idle GPU's
+// reservation holds it whole until deleted, a restart (pods listed before their node) keeps the
+// groups, a reservation nobody claims is retired, a KAI-bound fraction follows its group's GPU.
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "fracpack/extender.hpp"
+#include "plugin_api/reservation_book.hpp"
+#include "support/builders.hpp"
+
+namespace fracpack::test {
+namespace {
+
+using api::ReservationBook;
+using namespace std::chrono_literals;
+
+GpuReservationOptions options(std::chrono::seconds timeout = 40s) {
+  GpuReservationOptions o;
+  o.enabled = true;
+  o.timeout = timeout;
+  return o;
+}
+
+/// The reservation pod of `claim` as the API server would show it, reported (`device` set) or not.
+json reservation(const ReservationClaim& claim, const std::string& device = "") {
+  json pod = api::reservation_pod(options(), claim);
+  pod["metadata"]["uid"] = "u-" + claim.pod;
+  if (!device.empty()) pod["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = device;
+  return pod;
+}
+
+TEST_CASE("the book: one reservation per GPU, claims wait for its report, a failed creation's pod is deleted") {
+  ReservationBook book(options(1s));
+  const ReservationClaim a = book.claim("n", 0);
+  CHECK(a.create);
+  CHECK(a.pod.starts_with("gpu-reservation-n-"));
+  CHECK(a.group.size() == 36);  // a UUID, as KAI's groups are
+  const ReservationClaim b = book.claim("n", 0);
+  CHECK_FALSE(b.create);  // a second fraction of the same GPU: the same reservation
+  CHECK(b.group == a.group);
+  const ReservationClaim c = book.claim("n", 1);
+  CHECK(c.create);
+  CHECK(c.group != a.group);
+  // The waiter wakes when the watch shows the report.
+  std::thread watch([&] {
+    std::this_thread::sleep_for(50ms);
+    book.seen(reservation(a, "GPU-abc"));
+  });
+  auto device = book.await_device(a.group, std::chrono::steady_clock::now() + 5s);
+  watch.join();
+  REQUIRE(device.is_ok());
+  CHECK(*device == "GPU-abc");
+  CHECK(book.claim("n", 0).device == "GPU-abc");  // later claims need not wait
+  // No report in time: the error names the pod and the annotation it waits for.
+  auto late = book.await_device(c.group, std::chrono::steady_clock::now() + 10ms);
+  REQUIRE_FALSE(late.is_ok());
+  CHECK(late.status().message().find(c.pod) != std::string::npos);
+  CHECK(late.status().message().find("run.ai/reserve_for_gpu_index") != std::string::npos);
+  book.failed(c, /*created=*/true);
+  CHECK(book.deletions_due());
+  CHECK(book.take_deletions() == std::vector<std::string>{c.pod});
+  CHECK_FALSE(book.deletions_due());
+  CHECK(book.claim("n", 1).create);  // the GPU gets a new reservation, not the one on its way out
+}
+
+TEST_CASE("the reservation pod is KAI's: namespace, labels, node, one nvidia.com/gpu, the program's env") {
+  const ReservationClaim claim{"gpu-7", 3, "g-1", "gpu-reservation-gpu-7-abcde", "", true};
+  const json pod = api::reservation_pod(options(), claim);
+  CHECK(pod["metadata"]["namespace"] == "kai-resource-reservation");
+  CHECK(pod["metadata"]["labels"] == json{{"app", "kai-resource-reservation"}, {"runai-gpu-group", "g-1"}});
+  CHECK(pod["metadata"]["annotations"]["karpenter.sh/do-not-disrupt"] == "true");
+  CHECK(pod["spec"]["nodeName"] == "gpu-7");
+  CHECK(pod["spec"]["serviceAccountName"] == "kai-resource-reservation");
+  const json& ctr = pod["spec"]["containers"][0];
+  CHECK(ctr["name"] == "resource-reservation");
+  CHECK(ctr["resources"]["limits"]["nvidia.com/gpu"] == "1");
+  CHECK(ctr["resources"]["requests"]["nvidia.com/gpu"] == "1");
+  CHECK(ctr["env"][0]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name");
+  CHECK(api::gpu_groups(pod) == std::vector<std::string>{"g-1"});
+}
+
+std::unique_ptr<Extender> following(std::chrono::seconds timeout = 40s) {
+  ExtenderOptions o;
+  o.watching = true;
+  o.reservation = options(timeout);
+  auto core = Extender::open(o);
+  REQUIRE_MESSAGE(core.is_ok(), core.status().message());
+  REQUIRE(core->get()->reservations() != nullptr);
+  return std::move(*core);
+}
+
+json fraction(const std::string& name, const std::string& memory) {
+  PodBuilder p(name);
+  p.uid("u-" + name).gpu_memory(memory);
+  p.obj["spec"]["schedulerName"] = "kai-scheduler";
+  return p.obj;
+}
+
+/// `pod` as the API server shows it after fracpack's Bind: on node n, its group label, the
+/// reported device and the ledger's index.
+json bound_behind(json pod, const ReservationClaim& claim, const std::string& device) {
+  pod["spec"]["nodeName"] = claim.node;
+  pod["metadata"]["labels"]["runai-gpu-group"] = claim.group;
+  pod["metadata"]["annotations"]["nvidia.com/container.main.gpus.devices"] = device;
+  pod["metadata"]["annotations"]["fracpack.io/gpus"] = std::to_string(claim.gpu);
+  return pod;
+}
+
+/// A whole-GPU pod bound on `node`, holding the ledger's GPU 0.
+json bound_whole(const std::string& name, const std::string& node) {
+  PodBuilder p(name);
+  p.uid("u-" + name).whole(1);
+  p.obj["spec"]["nodeName"] = node;
+  p.obj["metadata"]["annotations"]["fracpack.io/gpus"] = "0";
+  return p.obj;
+}
+
+struct Held {
+  std::string node;
+  std::vector<int> gpus;
+  bool ours;
+  bool operator==(const Held&) const = default;
+};
+std::map<std::string, Held> held(const Extender& core) {
+  std::map<std::string, Held> out;
+  for (const auto& b : core.snapshot().bindings) out[b.pod] = {b.node, b.gpus, b.ours};
+  return out;
+}
+
+TEST_CASE("fractions share their GPU's reservation; an idle GPU's reservation pod holds it whole until it is deleted") {
+  auto core = following();
+  GpuReservations& book = *core->reservations();
+  core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+  core->watch_listed("Pod", {}, nullptr);
+  core->set_synced(true);
+  REQUIRE(core->filter(fraction("f1", "30Gi"), std::vector<std::string>{"n"}).is_ok());
+  auto bound = core->bind("default", "f1", "u-f1", "n");
+  REQUIRE(bound.is_ok());
+  const ReservationClaim claim = book.claim("n", bound->choice.gpus.at(0));
+  REQUIRE(claim.create);
+  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(claim)}}, nullptr);
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, reservation(claim, "GPU-1")}}, nullptr);
+  CHECK(book.await_device(claim.group, std::chrono::steady_clock::now()).value() == "GPU-1");
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, bound_behind(fraction("f1", "30Gi"), claim, "GPU-1")}}, nullptr);
+  // The reservation pod is not a pod of the ledger while a fraction holds its GPU.
+  CHECK(held(*core) == std::map<std::string, Held>{{"default/f1", {"n", {claim.gpu}, true}}});
+  CHECK(core->verify().empty());
+  CHECK_FALSE(book.deletions_due());
+  // f1 goes: its GPU is idle; the reservation pod holds it whole (no queue's) until it is deleted.
+  core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, bound_behind(fraction("f1", "30Gi"), claim, "GPU-1")}}, nullptr);
+  const std::string reservation_key = "kai-resource-reservation/" + claim.pod;
+  CHECK(held(*core) == std::map<std::string, Held>{{reservation_key, {"n", {claim.gpu}, false}}});
+  CHECK(book.take_deletions() == std::vector<std::string>{claim.pod});
+  CHECK(core->verify().empty());
+  core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, reservation(claim, "GPU-1")}}, nullptr);
+  CHECK(held(*core).empty());
+  CHECK(book.claim("n", claim.gpu).create);  // a new fraction there gets a new reservation
+  CHECK(core->verify().empty());
+}
+
+TEST_CASE("after a restart the groups are kept, though the pods are listed before their node") {
+  auto core = following();
+  GpuReservations& book = *core->reservations();
+  const ReservationClaim claim{"n", 1, "g-1", "gpu-reservation-n-aaaaa", "", true};
+  // Two fractions on the ledger's GPU 1 behind one reservation pod; the Pod list comes first.
+  core->watch_listed("Pod", {reservation(claim, "GPU-x"), bound_behind(fraction("f1", "30Gi"), claim, "GPU-x"),
+                             bound_behind(fraction("f2", "30Gi"), claim, "GPU-x")},
+                     nullptr);
+  core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+  core->set_synced(true);
+  const auto h = held(*core);
+  CHECK(h.at("default/f1").gpus == std::vector<int>{1});
+  CHECK(h.at("default/f2").gpus == std::vector<int>{1});
+  CHECK(h.size() == 2);
+  const ReservationClaim again = book.claim("n", 1);
+  CHECK_FALSE(again.create);  // the same reservation pod, its GPU already reported
+  CHECK(again.group == "g-1");
+  CHECK(again.device == "GPU-x");
+  CHECK(core->verify().empty());
+}
+
+TEST_CASE("a reservation pod nobody claims holds a GPU whole and is retired after the timeout; a KAI-bound fraction follows its group") {
+  SUBCASE("unclaimed: retired") {
+    auto core = following(0s);
+    core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+    const ReservationClaim orphan{"n", -1, "g-o", "gpu-reservation-n-orphn", "", false};
+    core->watch_listed("Pod", {reservation(orphan, "GPU-o")}, nullptr);
+    CHECK(held(*core) == std::map<std::string, Held>{{"kai-resource-reservation/gpu-reservation-n-orphn", {"n", {0}, false}}});
+    CHECK(core->reservations()->take_deletions() == std::vector<std::string>{orphan.pod});
+    CHECK(core->verify().empty());
+  }
+  SUBCASE("claimed by a fraction KAI bound: the fraction takes the reservation's GPU") {
+    auto core = following();
+    core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+    core->watch_listed("Pod", {bound_whole("w", "n")}, nullptr);  // GPU 0 is a whole-GPU pod's
+    const ReservationClaim kai{"n", -1, "g-k", "gpu-reservation-n-kaiaa", "", false};
+    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(kai, "GPU-k")}}, nullptr);
+    const std::string reservation_key = "kai-resource-reservation/" + kai.pod;
+    CHECK(held(*core).at(reservation_key).gpus == std::vector<int>{1});
+    CHECK_FALSE(core->reservations()->deletions_due());  // not ours, young: its binder may be about to use it
+    json f = fraction("f", "20Gi");  // KAI labels it and names the device in its own way (a ConfigMap)
+    f["spec"]["nodeName"] = "n";
+    f["metadata"]["labels"]["runai-gpu-group"] = "g-k";
+    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, f}}, nullptr);
+    const auto h = held(*core);
+    CHECK(h.at("default/f").gpus == std::vector<int>{1});
+    CHECK_FALSE(h.contains(reservation_key));
+    CHECK(core->verify().empty());
+  }
+}
+
+}  // namespace
+}  // namespace fracpack::test
