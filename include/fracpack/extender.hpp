@@ -122,6 +122,10 @@ struct BindAnswer {
   std::string node;
   GpuChoice choice;
   std::map<std::string, std::string> annotations;  ///< nvidia.com/container.<ctr>.gpus.devices, .gpu-compute.portion
+  /// A fraction that joins a GPU whose fractions run without a reservation pod (bound before
+  /// reservations were on, or by a binder without them): bound as they are, by the ledger's
+  /// index, with no reservation pod (one would get whichever GPU the device plugin has free).
+  bool joins_unreserved = false;
 };
 
 /// The ledger as it stands: every node's GPUs, every binding, every queue's usage.

@@ -8,7 +8,8 @@
 // `kai-resource-reservation`, label `runai-gpu-group: <group>`); the device plugin gives it one
 // physical GPU, which the reservation pod reports in its annotation `run.ai/reserve_for_gpu_index`
 // (a GPU UUID). Every fraction of that GPU carries the group label and names the reported GPU in
-// `nvidia.com/container.<ctr>.gpus.devices`; the ledger's own index goes to `fracpack.io/gpus`.
+// `nvidia.com/container.<ctr>.gpus.devices`; the ledger's own index goes to `fracpack.io/gpus`, the
+// groups to `fracpack.io/gpu-groups`.
 // When the GPU's last fraction leaves, the reservation pod is deleted. Reservation pods count in
 // no queue and are never victims. docs/kube-scheduler.md, "Reservation pods", has the whole story.
 #pragma once
@@ -27,6 +28,9 @@ inline constexpr std::string_view kGpuGroupLabel = "runai-gpu-group";
 /// A fraction spread over several GPUs (gpu-fraction-num-devices) carries one
 /// `runai-gpu-group/<group>: <group>` label per GPU instead (KAI GetMultiFractionGpuGroupLabel).
 inline constexpr std::string_view kGpuGroupLabelPrefix = "runai-gpu-group/";
+/// fracpack's Binding of a fraction carries its groups ("g1[,g2]") too, so that the link survives a
+/// crash between the Binding and the label; the label follows the Binding off the Bind's path.
+inline constexpr std::string_view kGpuGroupsAnnotation = "fracpack.io/gpu-groups";
 /// Written by the reservation pod itself once the device plugin gave it a GPU: that GPU's UUID.
 inline constexpr std::string_view kReservedGpuAnnotation = "run.ai/reserve_for_gpu_index";
 

@@ -284,7 +284,9 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
   bindings_.add(std::move(record));
   if (options_.watching) assumed_[key] = {seen->pod.uid, node, std::chrono::steady_clock::now() + options_.assume_ttl};
   seen_.forget(key);
-  return BindAnswer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice)};
+  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice)};
+  answer.joins_unreserved = book_ && seen->pod.fraction() != nullptr && joins_unreserved(key, *n, allocation->choice.gpus);
+  return answer;
 }
 
 Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
@@ -582,7 +584,9 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   }
   const std::string& where = state_.cluster().node(held->node).name;
   if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));
-  return BindAnswer{key, where, held->choice, annotations_for(record.pod, held->choice)};
+  BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice)};
+  answer.joins_unreserved = book_ && record.pod.fraction() != nullptr && joins_unreserved(key, held->node, held->choice.gpus);
+  return answer;
 }
 
 void ExtenderImpl::add_verdicts(const PodRequest& pod, const std::vector<std::size_t>& nodes, bool list_passing, FilterAnswer& answer) {

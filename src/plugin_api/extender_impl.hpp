@@ -149,6 +149,8 @@ class ExtenderImpl final : public Extender {
   void check_idle(const std::string& node, int gpu);
   /// state_.forget(key), and check_idle on each GPU the pod held.
   void forget_pod(const std::string& key);
+  /// Whether one of `gpus` of node `n` holds pods other than `key` and has no reservation.
+  [[nodiscard]] bool joins_unreserved(const std::string& key, std::size_t n, const std::vector<int>& gpus) const;
   /// sweep_reservations() with mu_ held.
   void sweep_locked();
   /// The lowest idle ledger GPU of node `n` no reservation names.

@@ -2,6 +2,7 @@
 // them, the fractions that follow them, and the GPUs that go idle.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "fracpack/k8s/object_stream.hpp"
@@ -27,6 +28,16 @@ std::optional<int> ExtenderImpl::free_gpu(std::size_t n) const {
   return std::nullopt;
 }
 
+bool ExtenderImpl::joins_unreserved(const std::string& key, std::size_t n, const std::vector<int>& gpus) const {
+  const std::string& node = state_.cluster().node(n).name;
+  for (int g : gpus) {
+    const auto& holders = state_.cluster().usage(n).gpus.at(static_cast<std::size_t>(g)).holders;
+    const bool others = std::any_of(holders.begin(), holders.end(), [&](const std::string& h) { return h != key; });
+    if (others && !book_->at(node, g)) return true;
+  }
+  return false;
+}
+
 void ExtenderImpl::reservation_seen(const json& object) {
   const ReservationBook::Entry e = book_->seen(object);
   if (e.gpu < 0) {
@@ -47,7 +58,7 @@ void ExtenderImpl::reservation_gone(const json& object) {
 }
 
 void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
-  const std::vector<std::string> groups = gpu_groups(object);
+  const std::vector<std::string> groups = bound_gpu_groups(object);
   if (groups.empty() || !raw.bound || raw.fraction() == nullptr) return;
   const std::string& node = raw.bound->node;
   auto n = state_.cluster().find_node(node);  // pods may be listed before their node

@@ -24,7 +24,14 @@ Result<std::unique_ptr<KubeBinder>> KubeBinder::open(const KubeApi& api) {
 }
 
 KubeBinder::KubeBinder(std::shared_ptr<KubeConnection> connection) : connection_(std::move(connection)) {}
-KubeBinder::~KubeBinder() = default;
+KubeBinder::~KubeBinder() {
+  {
+    std::lock_guard lock(label_mu_);
+    stopping_ = true;
+  }
+  label_wake_.notify_all();
+  if (labeller_.joinable()) labeller_.join();  // the labels due are sent first
+}
 
 KubeBinder::Idle KubeBinder::client() {
   {
@@ -97,7 +104,7 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       *maybe_bound = true;  // sent, and no clear answer
     }
   }
-  if (st.is_ok() && !groups.empty()) label_groups(answer.pod, groups, *c);
+  if (st.is_ok() && !groups.empty()) label_groups(answer.pod, groups);
   if (res) give_back(std::move(pooled));  // a connection that failed is not reused
   return st;
 }

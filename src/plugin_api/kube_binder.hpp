@@ -9,6 +9,9 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <thread>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,8 +60,12 @@ class KubeBinder {
   /// server refused); claims made are given up on failure. Nothing is bound yet.
   Status reserve(const BindAnswer& answer, std::map<std::string, std::string>& annotations, std::vector<std::string>& groups,
                  httplib::Client& c);
-  /// Labels a bound fraction with its GPU groups (runai-gpu-group); a failure is logged only.
-  void label_groups(const std::string& pod, const std::vector<std::string>& groups, httplib::Client& c);
+  /// Labels a bound fraction with its GPU groups (runai-gpu-group), from a thread of its own: after
+  /// the Binding (a label change on a pod kube-scheduler is still binding would send it through
+  /// scheduling again) and off the Bind's path. A failure is logged only: the Binding's
+  /// fracpack.io/gpu-groups annotation keeps the link.
+  void label_groups(const std::string& pod, const std::vector<std::string>& groups);
+  void label_loop();
   /// Creates the claim's reservation pod; kInternal quoting the API server otherwise.
   Status create_reservation(const ReservationClaim& claim, httplib::Client& c);
   struct Idle {
@@ -71,6 +78,11 @@ class KubeBinder {
   std::mutex mu_;
   std::vector<Idle> idle_;  ///< kube-scheduler binds in parallel
   GpuReservations* reservations_ = nullptr;
+  std::mutex label_mu_;
+  std::condition_variable label_wake_;
+  std::deque<std::pair<std::string, std::vector<std::string>>> labels_due_;  ///< under label_mu_
+  bool stopping_ = false;                                                    ///< under label_mu_
+  std::thread labeller_;
 };
 
 }  // namespace fracpack::api

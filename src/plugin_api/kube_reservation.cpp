@@ -32,6 +32,12 @@ Status KubeBinder::reserve(const BindAnswer& answer, std::map<std::string, std::
                            httplib::Client& c) {
   auto devices_key = std::find_if(annotations.begin(), annotations.end(), [](const auto& a) { return a.first.ends_with(".gpus.devices"); });
   if (devices_key == annotations.end() || answer.choice.gpus.empty()) return Status::ok();  // not a fraction
+  if (answer.joins_unreserved) {
+    spdlog::warn("pod {}: joins GPU {} of node {}, whose fractions run without a reservation pod; bound by the ledger's index, "
+                 "not held at the kubelet until they go",
+                 answer.pod, fmt::join(answer.choice.gpus, ","), answer.node);
+    return Status::ok();
+  }
   std::vector<ReservationClaim> claims;
   std::vector<bool> created;
   auto give_up = [&](Status st) {
@@ -56,25 +62,44 @@ Status KubeBinder::reserve(const BindAnswer& answer, std::map<std::string, std::
   devices_key->second = fmt::format("{}", fmt::join(devices, ","));
   annotations[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(answer.choice.gpus, ","));
   for (const auto& claim : claims) groups.push_back(claim.group);
+  annotations[std::string(kGpuGroupsAnnotation)] = fmt::format("{}", fmt::join(groups, ","));
   return Status::ok();
 }
 
-void KubeBinder::label_groups(const std::string& pod, const std::vector<std::string>& groups, httplib::Client& c) {
-  // After the Binding: a label change on a pod kube-scheduler is still binding would send it
-  // through scheduling again (v1.20 skips only annotation-only updates of assumed pods).
-  json labels = json::object();
-  if (groups.size() == 1) {
-    labels[std::string(kGpuGroupLabel)] = groups.front();
-  } else {
-    for (const auto& group : groups) labels[std::string(kGpuGroupLabelPrefix) + group] = group;
+void KubeBinder::label_groups(const std::string& pod, const std::vector<std::string>& groups) {
+  {
+    std::lock_guard lock(label_mu_);
+    labels_due_.emplace_back(pod, groups);
+    if (!labeller_.joinable()) labeller_ = std::thread([this] { label_loop(); });
   }
-  const auto slash = pod.find('/');
-  const json patch = {{"metadata", {{"labels", labels}}}};
-  auto res = c.Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", pod.substr(0, slash), pod.substr(slash + 1)), patch.dump(),
-                     "application/merge-patch+json");
-  if (!res || res->status != 200) {
-    // Bound all the same: fracpack.io/gpus keeps its GPU across restarts; KAI would not see the group.
-    spdlog::warn("pod {}: bound, but not labelled with its GPU group {}: {}", pod, fmt::join(groups, ","), api_message(res));
+  label_wake_.notify_one();
+}
+
+void KubeBinder::label_loop() {
+  auto c = connection_->client();
+  std::unique_lock lock(label_mu_);
+  for (;;) {
+    label_wake_.wait(lock, [&] { return stopping_ || !labels_due_.empty(); });
+    if (labels_due_.empty()) return;  // stopping, and every label sent
+    auto [pod, groups] = std::move(labels_due_.front());
+    labels_due_.pop_front();
+    lock.unlock();
+    json labels = json::object();
+    if (groups.size() == 1) {
+      labels[std::string(kGpuGroupLabel)] = groups.front();
+    } else {
+      for (const auto& group : groups) labels[std::string(kGpuGroupLabelPrefix) + group] = group;
+    }
+    const auto slash = pod.find('/');
+    const json patch = {{"metadata", {{"labels", labels}}}};
+    auto res = c->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", pod.substr(0, slash), pod.substr(slash + 1)), patch.dump(),
+                        "application/merge-patch+json");
+    if (!res || res->status != 200) {
+      // Bound all the same: fracpack.io/gpu-groups keeps the link; KAI would not see the group.
+      spdlog::warn("pod {}: bound, but not labelled with its GPU group {}: {}", pod, fmt::join(groups, ","), api_message(res));
+      if (!res) c = connection_->client();
+    }
+    lock.lock();
   }
 }
 

@@ -36,6 +36,18 @@ std::vector<std::string> gpu_groups(const json& pod) {
   return out;
 }
 
+std::vector<std::string> bound_gpu_groups(const json& pod) {
+  std::vector<std::string> out = gpu_groups(pod);
+  if (!out.empty()) return out;
+  const std::string written = string_at(pod, "/metadata/annotations/fracpack.io~1gpu-groups");
+  for (std::size_t at = 0; at < written.size();) {
+    const auto comma = std::min(written.find(',', at), written.size());
+    if (comma > at) out.push_back(written.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
 json reservation_pod(const GpuReservationOptions& options, const ReservationClaim& claim) {
   const json gpu = {{"nvidia.com/gpu", "1"}};
   auto field_env = [](const char* name, const char* path) {

@@ -86,5 +86,7 @@ nlohmann::json reservation_pod(const GpuReservationOptions& options, const Reser
 /// The GPU groups a pod's labels name: `runai-gpu-group`, then each `runai-gpu-group/<g>` in
 /// label order (KAI GetGpuGroups).
 std::vector<std::string> gpu_groups(const nlohmann::json& pod);
+/// A bound fraction's groups: its labels, else the fracpack.io/gpu-groups annotation of its Binding.
+std::vector<std::string> bound_gpu_groups(const nlohmann::json& pod);
 
 }  // namespace fracpack::api

@@ -211,5 +211,25 @@ TEST_CASE("a reservation pod nobody claims holds a GPU whole and is retired afte
   }
 }
 
+TEST_CASE("a fraction that joins a GPU whose fractions run without a reservation pod is bound as they are") {
+  auto core = following();
+  core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+  json legacy = fraction("legacy", "40Gi");  // bound before reservations were on: the ledger's index only
+  legacy["spec"]["nodeName"] = "n";
+  legacy["metadata"]["annotations"]["nvidia.com/container.main.gpus.devices"] = "0";
+  core->watch_listed("Pod", {legacy}, nullptr);
+  core->set_synced(true);
+  REQUIRE(core->filter(fraction("next", "20Gi"), std::vector<std::string>{"n"}).is_ok());
+  auto next = core->bind("default", "next", "u-next", "n");
+  REQUIRE(next.is_ok());
+  CHECK(next->choice.gpus == std::vector<int>{0});  // pack: beside the legacy pod
+  CHECK(next->joins_unreserved);
+  REQUIRE(core->filter(fraction("big", "60Gi"), std::vector<std::string>{"n"}).is_ok());
+  auto big = core->bind("default", "big", "u-big", "n");
+  REQUIRE(big.is_ok());
+  CHECK(big->choice.gpus == std::vector<int>{1});  // an idle GPU: it gets a reservation pod
+  CHECK_FALSE(big->joins_unreserved);
+}
+
 }  // namespace
 }  // namespace fracpack::test
