@@ -159,6 +159,8 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--reservation-service-account", serve.core.reservation.service_account,
                         "Service account of the reservation pods (it may patch its own pod)")
       ->capture_default_str();
+  serve_cmd->add_option("--reservation-runtime-class", serve.core.reservation.runtime_class,
+                        "runtimeClassName of the reservation pods (nvidia where the GPU operator's runtime is not the default)");
   std::int64_t reservation_timeout = serve.core.reservation.timeout.count();
   serve_cmd->add_option("--reservation-timeout", reservation_timeout,
                         "Seconds a Bind waits for a new reservation pod to report its GPU")

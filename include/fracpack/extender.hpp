@@ -126,6 +126,10 @@ struct BindAnswer {
   /// reservations were on, or by a binder without them): bound as they are, by the ledger's
   /// index, with no reservation pod (one would get whichever GPU the device plugin has free).
   bool joins_unreserved = false;
+  /// A fraction's reservation pods, one per GPU (gpu_reservations.hpp), claimed with the ledger's
+  /// bind so that concurrent Binds of one GPU share one; empty without reservations, for other
+  /// pods, and when joins_unreserved.
+  std::vector<ReservationClaim> reservations;
 };
 
 /// The ledger as it stands: every node's GPUs, every binding, every queue's usage.
@@ -277,6 +281,8 @@ class Extender {
   virtual void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) = 0;
   /// Readiness: set once the first list of every watched kind is applied.
   virtual void set_synced(bool synced) = 0;
+  /// ExtenderOptions::watching: the watch, not the callers, tells the server the cluster.
+  [[nodiscard]] virtual bool follows_api_server() const = 0;
   [[nodiscard]] virtual bool synced() const = 0;
   /// Binds whose time to be seen in the API server is up (ExtenderOptions::assume_ttl).
   [[nodiscard]] virtual std::vector<AssumedBind> assumed_binds() const = 0;

@@ -41,6 +41,9 @@ struct GpuReservationOptions {
   std::string app_label = "kai-resource-reservation";        ///< its `app` label
   /// The program that reports the GPU (KAI's cmd/resourcereservation); match your KAI release.
   std::string image = "ghcr.io/nvidia/kai-scheduler/resource-reservation";
+  /// spec.runtimeClassName of the reservation pods ("" = none): `nvidia` where the GPU operator's
+  /// runtime is not the node's default (KAI's resourceReservation.runtimeClassName).
+  std::string runtime_class;
   /// How long a Bind waits for a new reservation pod's report (KAI's allocation timeout: 40 s).
   std::chrono::seconds timeout{40};
 };
@@ -67,14 +70,16 @@ class GpuReservations {
   /// it. kInternal naming the pod when `deadline` passes first, or when the reservation pod is
   /// gone meanwhile.
   virtual Result<std::string> await_device(const std::string& group, std::chrono::steady_clock::time_point deadline) = 0;
-  /// The claim's Bind failed. A reservation pod the claim created (`created`) is deleted; one it
-  /// did not create (the creation failed, or the claim reused a live one) is left to the watch,
-  /// which deletes it once its GPU is idle.
-  virtual void failed(const ReservationClaim& claim, bool created) = 0;
+  /// The claim's reservation pod could not be created: its group goes, and Binds waiting on it
+  /// give up. (A reservation pod that exists is deleted once its GPU is idle: a Bind that failed
+  /// releases its GPUs, and the core retires what no fraction holds.)
+  virtual void creation_failed(const ReservationClaim& claim) = 0;
   /// Reservation pods to delete now (their GPU is idle, or their Bind failed), by name.
   virtual std::vector<std::string> take_deletions() = 0;
   /// Whether take_deletions() has something.
   [[nodiscard]] virtual bool deletions_due() const = 0;
+  /// A deletion failed (not 404): asked again at the next tick.
+  virtual void deletion_failed(const std::string& pod) = 0;
   /// A deletion was answered 404: the pod is gone.
   virtual void deleted(const std::string& pod) = 0;
 };

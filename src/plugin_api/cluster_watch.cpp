@@ -94,7 +94,8 @@ void ClusterWatch::delete_reservations() {
     } else if (res && res->status == 404) {
       r->deleted(pod);
     } else {
-      spdlog::warn("reservation pod {}/{}: cannot delete it ({}); the sweep asks again", r->options().ns, pod, api_message(res));
+      spdlog::warn("reservation pod {}/{}: cannot delete it ({}); asked again in a second", r->options().ns, pod, api_message(res));
+      r->deletion_failed(pod);
     }
   }
 }

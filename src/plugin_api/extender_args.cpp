@@ -51,9 +51,11 @@ simdjson::error_code raw_text(od::value& v, od::json_type type, std::string_view
 
 Status ExtenderArgsReader::read(std::string_view body, const char* type) {
   pod_ = nullptr;
-  nodes_ = nullptr;
   names_.clear();
+  items_.clear();
+  documents_.clear();
   objects_.clear();
+  objects_built_ = false;
   cache_capable_ = true;
   if (k8s::too_deep_json(body)) return invalid(std::string("the body ") + k8s::kTooDeep);
 
@@ -117,31 +119,51 @@ Status ExtenderArgsReader::read(std::string_view body, const char* type) {
 
   if (nodes_text.empty()) return invalid(fmt::format("{} has neither NodeNames nor Nodes", type));
   cache_capable_ = false;
-  nodes_ = nlohmann::json::parse(nodes_text, nullptr, /*allow_exceptions=*/false);
-  if (nodes_.is_discarded()) return invalid(fmt::format("the body is not valid JSON: {}.Nodes is malformed", type));
-  auto items = nodes_.is_object() ? nodes_.find("items") : nodes_.end();
-  if (!nodes_.is_object() || items == nodes_.end() || !(items->is_array() || items->is_null())) {
+  return read_nodes(nodes_text, type);
+}
+
+Status ExtenderArgsReader::read_nodes(std::string_view text, const char* type) {
+  simdjson::dom::element list;
+  if (auto e = nodes_parser_.parse(text.data(), text.size()).get(list)) {
+    return invalid(fmt::format("the body is not valid JSON: {}.Nodes is malformed ({})", type, simdjson::error_message(e)));
+  }
+  simdjson::dom::element items;
+  if (!list.is_object() || list["items"].get(items) != simdjson::SUCCESS || !(items.is_array() || items.is_null())) {
     return invalid(fmt::format("{}.Nodes must be a NodeList with items", type));
   }
-  if (!items->is_array()) return Status::ok();
-  for (std::size_t index = 0; index < items->size(); ++index) {
-    const auto& n = (*items)[index];
-    const std::string* name = nullptr;
-    if (auto meta = n.is_object() ? n.find("metadata") : n.end(); meta != n.end() && meta->is_object()) {
-      if (auto it = meta->find("name"); it != meta->end() && it->is_string()) name = &it->get_ref<const std::string&>();
+  if (!items.is_array()) return Status::ok();
+  std::size_t index = 0;
+  for (simdjson::dom::element n : simdjson::dom::array(items)) {
+    std::string_view name;
+    if (n.at_pointer("/metadata/name").get(name) != simdjson::SUCCESS || name.empty()) {
+      return invalid(fmt::format("{}.Nodes.items[{}] needs metadata.name", type, index));
     }
-    if (name == nullptr || name->empty()) return invalid(fmt::format("{}.Nodes.items[{}] needs metadata.name", type, index));
-    names_.push_back(*name);
-    objects_.push_back(&n);
+    names_.push_back(name);
+    items_.push_back(n);
+    ++index;
   }
   return Status::ok();
 }
 
+const std::vector<const nlohmann::json*>& ExtenderArgsReader::node_objects() const {
+  if (objects_built_) return objects_;
+  documents_.reserve(items_.size());
+  for (const auto& n : items_) documents_.push_back(nlohmann::json::parse(simdjson::minify(n)));
+  for (const auto& d : documents_) objects_.push_back(&d);
+  objects_built_ = true;
+  return objects_;
+}
+
+std::string ExtenderArgsReader::node_text(std::size_t i) const { return simdjson::minify(items_.at(i)); }
+
 void ExtenderArgsReader::trim(std::size_t keep) {
   pod_ = nullptr;
-  nodes_ = nullptr;
+  items_.clear();
+  std::vector<nlohmann::json>().swap(documents_);
   objects_.clear();
+  objects_built_ = false;
   names_.clear();
+  if (nodes_parser_.capacity() > keep) nodes_parser_ = simdjson::dom::parser{};
   if (names_.capacity() * sizeof(std::string_view) > keep) std::vector<std::string_view>().swap(names_);
   parser_.trim(keep);
 }

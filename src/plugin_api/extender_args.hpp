@@ -6,8 +6,11 @@
 // copy per name) was most of the JSON front's time. simdjson's On-Demand parser walks the body
 // once: the names become views into the reader's buffer, and only the Pod object (~3 KB) is
 // handed to nlohmann, as text, for the pod decoder. Nodes (a full NodeList, without
-// nodeCacheCapable) and any field fracpack does not use are still read fully by nlohmann, so a
-// malformed body is refused as before, wherever the mistake is.
+// nodeCacheCapable: tens of MB at 5,000 nodes) are parsed by simdjson's DOM parser, and become
+// nlohmann documents only when asked for (node_objects(): a server told the cluster learns Nodes
+// from them); a server following the API server only echoes the passing ones (node_text()). Any
+// field fracpack does not use is still read fully, so a malformed body is refused as before,
+// wherever the mistake is.
 #pragma once
 
 #include <string>
@@ -36,19 +39,28 @@ class ExtenderArgsReader {
   [[nodiscard]] const std::vector<std::string_view>& node_names() const { return names_; }
   /// True when the names came as NodeNames (nodeCacheCapable); false for a NodeList.
   [[nodiscard]] bool cache_capable() const { return cache_capable_; }
-  /// Nodes' items, parallel to node_names(); empty with NodeNames.
-  [[nodiscard]] const std::vector<const nlohmann::json*>& node_objects() const { return objects_; }
+  /// Nodes' items as nlohmann documents, parallel to node_names(); empty with NodeNames. Built at
+  /// the first call after a read() (O(the NodeList)).
+  [[nodiscard]] const std::vector<const nlohmann::json*>& node_objects() const;
+  /// Nodes' item `i` as compact JSON text (what a Filter answer echoes).
+  [[nodiscard]] std::string node_text(std::size_t i) const;
 
   /// Drops what the last read() holds and gives back buffers above `keep` bytes, so one 8 MiB
   /// body does not pin its memory on every serving thread (a few 5,000-name bodies stay cached).
   void trim(std::size_t keep = 1u << 20);
 
  private:
+  /// Reads the NodeList text into names_ and items_ (the body's Nodes field).
+  Status read_nodes(std::string_view text, const char* type);
+
   OnDemandParser parser_;
+  simdjson::dom::parser nodes_parser_;  ///< the NodeList, when sent; items_ point into it
   nlohmann::json pod_;
-  nlohmann::json nodes_;  ///< the NodeList, when sent
   std::vector<std::string_view> names_;
-  std::vector<const nlohmann::json*> objects_;
+  std::vector<simdjson::dom::element> items_;
+  mutable std::vector<nlohmann::json> documents_;  ///< node_objects(), built on demand
+  mutable std::vector<const nlohmann::json*> objects_;
+  mutable bool objects_built_ = false;
   bool cache_capable_ = true;
 };
 

@@ -282,10 +282,14 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     return st;
   }
   bindings_.add(std::move(record));
-  if (options_.watching) assumed_[key] = {seen->pod.uid, node, std::chrono::steady_clock::now() + options_.assume_ttl};
+  if (options_.watching) {
+    // A Bind behind a new reservation pod waits for its report before the Binding exists.
+    const auto waits = book_ && seen->pod.fraction() != nullptr ? options_.reservation.timeout : std::chrono::seconds(0);
+    assumed_[key] = {seen->pod.uid, node, std::chrono::steady_clock::now() + options_.assume_ttl + waits};
+  }
   seen_.forget(key);
   BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice)};
-  answer.joins_unreserved = book_ && seen->pod.fraction() != nullptr && joins_unreserved(key, *n, allocation->choice.gpus);
+  reserve(answer, seen->pod);
   return answer;
 }
 
@@ -585,7 +589,7 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   const std::string& where = state_.cluster().node(held->node).name;
   if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));
   BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice)};
-  answer.joins_unreserved = book_ && record.pod.fraction() != nullptr && joins_unreserved(key, held->node, held->choice.gpus);
+  reserve(answer, record.pod);
   return answer;
 }
 

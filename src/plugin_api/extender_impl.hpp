@@ -71,6 +71,7 @@ class ExtenderImpl final : public Extender {
   void set_synced(bool synced) override { synced_ = synced; }
   void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) override { retry_wanted_ = std::move(hook); }
   [[nodiscard]] bool synced() const override { return synced_; }
+  [[nodiscard]] bool follows_api_server() const override { return options_.watching; }
   [[nodiscard]] std::vector<AssumedBind> assumed_binds() const override;
   void settle(const AssumedBind& bind, const json& pod) override;
   [[nodiscard]] std::string verify() const override;
@@ -139,7 +140,9 @@ class ExtenderImpl final : public Extender {
   /// A reservation pod as the API server shows it: recorded in the book, never a pod of the state
   /// (its GPU is the fractions'), except while no fraction holds its GPU (then it holds it whole).
   void reservation_seen(const json& object);
-  void reservation_gone(const json& object);
+  /// The reservation pod is deleted, or `finished` (the kubelet refused or evicted it: then it is
+  /// deleted too). Fractions still on its GPU are said to be unprotected.
+  void reservation_gone(const json& object, bool finished);
   /// A bound fraction labelled with GPU groups: its ledger GPUs are its groups' GPUs, learned
   /// from it when new; a group's reservation stops holding its GPU whole.
   void follow_groups(PodRequest& raw, const json& object);
@@ -149,8 +152,10 @@ class ExtenderImpl final : public Extender {
   void check_idle(const std::string& node, int gpu);
   /// state_.forget(key), and check_idle on each GPU the pod held.
   void forget_pod(const std::string& key);
-  /// Whether one of `gpus` of node `n` holds pods other than `key` and has no reservation.
+  /// Whether one of `gpus` of node `n` holds pods other than `key` and no reservation pod.
   [[nodiscard]] bool joins_unreserved(const std::string& key, std::size_t n, const std::vector<int>& gpus) const;
+  /// A fraction's Bind: its reservation claims (or joins_unreserved) into `answer`.
+  void reserve(BindAnswer& answer, const PodRequest& pod);
   /// sweep_reservations() with mu_ held.
   void sweep_locked();
   /// The lowest idle ledger GPU of node `n` no reservation names.
@@ -180,6 +185,9 @@ class ExtenderImpl final : public Extender {
   std::set<std::string> api_groups_;                         ///< PodGroups the API server has
   std::map<std::string, std::string> waiting_queues_;        ///< Queues out of the tree → their missing parent
   std::unique_ptr<ReservationBook> book_;                    ///< reservation pods; null when off
+  /// Bound fractions whose groups' GPUs were not known when seen (their node not listed yet):
+  /// pod → groups, learned by the sweep from where the state holds them.
+  std::map<std::string, std::vector<std::string>> unplaced_members_;
 };
 
 }  // namespace fracpack::api

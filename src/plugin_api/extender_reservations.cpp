@@ -33,9 +33,18 @@ bool ExtenderImpl::joins_unreserved(const std::string& key, std::size_t n, const
   for (int g : gpus) {
     const auto& holders = state_.cluster().usage(n).gpus.at(static_cast<std::size_t>(g)).holders;
     const bool others = std::any_of(holders.begin(), holders.end(), [&](const std::string& h) { return h != key; });
-    if (others && !book_->at(node, g)) return true;
+    auto e = others ? book_->at(node, g) : std::nullopt;
+    if (others && (!e || e->pod.empty())) return true;  // a new reservation pod would get some other GPU
   }
   return false;
+}
+
+void ExtenderImpl::reserve(BindAnswer& answer, const PodRequest& pod) {
+  if (!book_ || pod.fraction() == nullptr || answer.choice.gpus.empty()) return;
+  auto n = state_.cluster().find_node(answer.node);
+  answer.joins_unreserved = n && joins_unreserved(answer.pod, *n, answer.choice.gpus);
+  if (answer.joins_unreserved) return;
+  for (int g : answer.choice.gpus) answer.reservations.push_back(book_->claim(answer.node, g));
 }
 
 void ExtenderImpl::reservation_seen(const json& object) {
@@ -51,10 +60,23 @@ void ExtenderImpl::reservation_seen(const json& object) {
   check_idle(e.node, e.gpu);
 }
 
-void ExtenderImpl::reservation_gone(const json& object) {
+void ExtenderImpl::reservation_gone(const json& object, bool finished) {
   const std::string name = k8s::metadata_string(object, "name");
   (void)state_.forget(book_->options().ns + "/" + name);  // its whole-GPU hold, if any
+  for (const auto& group : gpu_groups(object)) {
+    auto e = book_->find(group);
+    auto n = e && e->gpu >= 0 ? state_.cluster().find_node(e->node) : std::nullopt;
+    if (!n || e->pod != name) continue;
+    const auto& holders = state_.cluster().usage(*n).gpus.at(static_cast<std::size_t>(e->gpu)).holders;
+    if (!holders.empty()) {
+      spdlog::warn("reservation pod {}/{} is gone ({}), and its GPU on node {} still has {}: that GPU is no longer held at the "
+                   "kubelet",
+                   book_->options().ns, name, finished ? "it finished" : "deleted", e->node, fmt::join(holders, ", "));
+    }
+  }
   book_->gone(name);
+  // A reservation pod the kubelet refused or evicted (Failed) still exists: delete it.
+  if (finished) book_->deletion_failed(name);
 }
 
 void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
@@ -67,7 +89,10 @@ void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
     std::optional<int> gpu = book_->gpu_of(groups[i], node);
     if (!gpu && i < raw.bound->devices.size()) gpu = raw.bound->devices[i];
     if (!gpu && n) gpu = free_gpu(*n);
-    if (!gpu) return;  // the node has no GPU left for it: adopted as the state sees fit (a conflict)
+    if (!gpu) {  // its node is not listed yet (or has no GPU left): learned from where the state puts it
+      unplaced_members_[raw.key()] = groups;
+      return;
+    }
     if (auto e = book_->find(groups[i]); e && !e->pod.empty()) (void)state_.forget(book_->options().ns + "/" + e->pod);
     gpus.push_back(book_->learn(groups[i], node, *gpu, /*claimed=*/true));
   }
@@ -77,12 +102,12 @@ void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
 void ExtenderImpl::check_idle(const std::string& node, int gpu) {
   auto e = book_->at(node, gpu);
   auto n = state_.cluster().find_node(node);
-  if (!e || e->deleting || !n || gpu >= static_cast<int>(state_.cluster().usage(*n).gpus.size())) return;
+  if (!e || !n || gpu >= static_cast<int>(state_.cluster().usage(*n).gpus.size())) return;
   const std::string hold = book_->options().ns + "/" + e->pod;
   for (const std::string& holder : state_.cluster().usage(*n).gpus[static_cast<std::size_t>(gpu)].holders) {
     if (holder != hold) return;  // a fraction holds it
   }
-  if (e->visible && state_.pod(hold) == nullptr) {
+  if (e->visible && state_.pod(hold) == nullptr) {  // deleting too: the kubelet counts it until it is gone
     PodRequest whole;  // the reservation pod holds its GPU whole until it is deleted
     whole.namespace_name = book_->options().ns;
     whole.name = e->pod;
@@ -93,8 +118,10 @@ void ExtenderImpl::check_idle(const std::string& node, int gpu) {
     whole.bound = Binding{node, {gpu}};
     if (state_.observe(whole) == PodStanding::kConflict) spdlog::warn("reservation pod {}: {}", hold, state_.pod(hold)->note);
   }
-  const bool unclaimed_long = std::chrono::steady_clock::now() - e->since >= book_->options().timeout;
-  if (e->claimed || unclaimed_long) book_->retire(e->group);
+  // Another binder's reservation pod (KAI's): its Bind may wait the whole timeout for the report,
+  // then bind the fraction; twice that, and nobody will.
+  const bool unclaimed_long = std::chrono::steady_clock::now() - e->since >= 2 * book_->options().timeout;
+  if (!e->deleting && (e->claimed || unclaimed_long)) book_->retire(e->group);
 }
 
 void ExtenderImpl::forget_pod(const std::string& key) {
@@ -118,6 +145,24 @@ void ExtenderImpl::sweep_reservations() {
 }
 
 void ExtenderImpl::sweep_locked() {
+  for (auto it = unplaced_members_.begin(); it != unplaced_members_.end();) {
+    const Allocation* a = state_.cluster().allocation(it->first);
+    const PodRecord* record = state_.pod(it->first);
+    if (record == nullptr || (a != nullptr && a->choice.gpus.size() < it->second.size())) {
+      it = unplaced_members_.erase(it);  // gone, or held some other way
+      continue;
+    }
+    if (a == nullptr) {
+      ++it;  // still waiting for its node
+      continue;
+    }
+    const std::string& node = state_.cluster().node(a->node).name;
+    for (std::size_t i = 0; i < it->second.size(); ++i) {
+      if (auto e = book_->find(it->second[i]); e && !e->pod.empty()) (void)state_.forget(book_->options().ns + "/" + e->pod);
+      book_->learn(it->second[i], node, a->choice.gpus[i], /*claimed=*/true);
+    }
+    it = unplaced_members_.erase(it);
+  }
   for (const ReservationBook::Entry& e : book_->entries()) {
     if (e.deleting) continue;
     if (e.gpu < 0) {

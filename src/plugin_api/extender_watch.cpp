@@ -254,7 +254,7 @@ void ExtenderImpl::pod_event(const ApiEvent& event, std::vector<std::string>* no
     return;
   }
   if (book_ && book_->is_reservation(event.object)) {
-    reservation_gone(event.object);
+    reservation_gone(event.object, /*finished=*/false);
     return;
   }
   const std::string key = key_of(event.object);
@@ -265,7 +265,7 @@ void ExtenderImpl::pod_event(const ApiEvent& event, std::vector<std::string>* no
 void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes) {
   if (book_ && book_->is_reservation(object)) {
     if (finished(object)) {
-      reservation_gone(object);
+      reservation_gone(object, /*finished=*/true);
     } else {
       reservation_seen(object);
     }

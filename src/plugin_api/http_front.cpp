@@ -109,7 +109,8 @@ struct HttpFront::Impl {
   Impl(Extender& c, Metrics& m, HttpOptions o, KubeBinder* b) : core(c), metrics(m), options(std::move(o)), binder(b) {}
 
   std::map<std::string, std::string> learn(const ExtenderArgsReader& args) {
-    if (args.cache_capable()) return {};
+    // Following the API server, the watch has the Nodes: the ones sent are not even read.
+    if (args.cache_capable() || core.follows_api_server()) return {};
     return learn_nodes(core, args.node_names(), args.node_objects());
   }
 
@@ -133,12 +134,15 @@ struct HttpFront::Impl {
       out += "\"NodeNames\":";
       append_json_strings(out, answer->passed);
     } else {
-      json items = json::array();
       const std::unordered_set<std::string_view> passed(answer->passed.begin(), answer->passed.end());  // not a scan per node
+      out += R"("Nodes":{"apiVersion":"v1","kind":"NodeList","metadata":{},"items":[)";
+      bool first = true;
       for (std::size_t i = 0; i < names.size(); ++i) {
-        if (passed.count(names[i]) != 0) items.push_back(*args.node_objects()[i]);
+        if (passed.count(names[i]) == 0) continue;
+        if (!std::exchange(first, false)) out += ',';
+        out += args.node_text(i);  // the Node as sent, compacted
       }
-      out += "\"Nodes\":" + to_text(json{{"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", items}});
+      out += "]}";
     }
     if (options.unresolvable_as_failed) {
       answer->failed.insert(answer->failed.end(), answer->unresolvable.begin(), answer->unresolvable.end());

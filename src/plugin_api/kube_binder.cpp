@@ -91,6 +91,7 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       const json current = pod && pod->status == 200 ? json::parse(pod->body, nullptr, false) : json();
       static const json::json_pointer kNodeName("/spec/nodeName");
       if (current.is_object() && current.contains(kNodeName) && current[kNodeName] == answer.node) {
+        if (!groups.empty()) label_groups(answer.pod, groups);  // the first Bind may have died before it labelled
         give_back(std::move(pooled));
         return Status::ok();
       }

@@ -65,7 +65,15 @@ class KubeBinder {
   /// scheduling again) and off the Bind's path. A failure is logged only: the Binding's
   /// fracpack.io/gpu-groups annotation keeps the link.
   void label_groups(const std::string& pod, const std::vector<std::string>& groups);
+  struct DueLabel {
+    std::string pod;
+    std::vector<std::string> groups;
+    int attempts = 0;
+    std::chrono::steady_clock::time_point not_before;
+  };
   void label_loop();
+  /// One label PATCH; true when done (or the pod is gone).
+  bool send_label(const DueLabel& due, std::unique_ptr<httplib::Client>& c);
   /// Creates the claim's reservation pod; kInternal quoting the API server otherwise.
   Status create_reservation(const ReservationClaim& claim, httplib::Client& c);
   struct Idle {
@@ -80,7 +88,7 @@ class KubeBinder {
   GpuReservations* reservations_ = nullptr;
   std::mutex label_mu_;
   std::condition_variable label_wake_;
-  std::deque<std::pair<std::string, std::vector<std::string>>> labels_due_;  ///< under label_mu_
+  std::deque<DueLabel> labels_due_;  ///< under label_mu_, in order (a retry goes to the back)
   bool stopping_ = false;                                                    ///< under label_mu_
   std::thread labeller_;
 };

@@ -38,19 +38,18 @@ Status KubeBinder::reserve(const BindAnswer& answer, std::map<std::string, std::
                  answer.pod, fmt::join(answer.choice.gpus, ","), answer.node);
     return Status::ok();
   }
-  std::vector<ReservationClaim> claims;
-  std::vector<bool> created;
+  const std::vector<ReservationClaim>& claims = answer.reservations;
+  if (claims.empty()) return Status::ok();
   auto give_up = [&](Status st) {
-    for (std::size_t i = 0; i < claims.size(); ++i) reservations_->failed(claims[i], created[i]);
     spdlog::warn("pod {}: {}", answer.pod, st.message());
-    return st;
+    return st;  // the caller releases the pod's GPUs: reservation pods no fraction holds then go
   };
-  for (int gpu : answer.choice.gpus) {
-    claims.push_back(reservations_->claim(answer.node, gpu));
-    created.push_back(false);
-    if (!claims.back().create) continue;
-    if (Status st = create_reservation(claims.back(), c); !st.is_ok()) return give_up(st);
-    created.back() = true;
+  for (const ReservationClaim& claim : claims) {
+    if (!claim.create) continue;
+    if (Status st = create_reservation(claim, c); !st.is_ok()) {
+      reservations_->creation_failed(claim);
+      return give_up(st);
+    }
   }
   const auto deadline = std::chrono::steady_clock::now() + reservations_->options().timeout;
   std::vector<std::string> devices;
@@ -67,39 +66,57 @@ Status KubeBinder::reserve(const BindAnswer& answer, std::map<std::string, std::
 }
 
 void KubeBinder::label_groups(const std::string& pod, const std::vector<std::string>& groups) {
+  constexpr std::size_t kMostDue = 100'000;  // an API server down for long: the oldest labels give way
   {
     std::lock_guard lock(label_mu_);
-    labels_due_.emplace_back(pod, groups);
+    if (labels_due_.size() >= kMostDue) {
+      spdlog::warn("pod {}: not labelled with its GPU group (too many labels due); fracpack.io/gpu-groups keeps it",
+                   labels_due_.front().pod);
+      labels_due_.pop_front();
+    }
+    labels_due_.push_back({pod, groups, 0, std::chrono::steady_clock::now()});
     if (!labeller_.joinable()) labeller_ = std::thread([this] { label_loop(); });
   }
   label_wake_.notify_one();
 }
 
+bool KubeBinder::send_label(const DueLabel& due, std::unique_ptr<httplib::Client>& c) {
+  json labels = json::object();
+  if (due.groups.size() == 1) {
+    labels[std::string(kGpuGroupLabel)] = due.groups.front();
+  } else {
+    for (const auto& group : due.groups) labels[std::string(kGpuGroupLabelPrefix) + group] = group;
+  }
+  const auto slash = due.pod.find('/');
+  const json patch = {{"metadata", {{"labels", labels}}}};
+  auto res = c->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", due.pod.substr(0, slash), due.pod.substr(slash + 1)), patch.dump(),
+                      "application/merge-patch+json");
+  if (res && (res->status == 200 || res->status == 404)) return true;  // labelled, or gone
+  spdlog::warn("pod {}: bound, but not labelled with its GPU group {} yet: {}", due.pod, fmt::join(due.groups, ","), api_message(res));
+  if (!res) c = connection_->client();
+  return false;
+}
+
 void KubeBinder::label_loop() {
+  constexpr int kAttempts = 6;  // over ~1 minute; fracpack.io/gpu-groups keeps the link regardless
   auto c = connection_->client();
   std::unique_lock lock(label_mu_);
   for (;;) {
     label_wake_.wait(lock, [&] { return stopping_ || !labels_due_.empty(); });
     if (labels_due_.empty()) return;  // stopping, and every label sent
-    auto [pod, groups] = std::move(labels_due_.front());
+    if (!stopping_ && labels_due_.front().not_before > std::chrono::steady_clock::now()) {
+      label_wake_.wait_until(lock, labels_due_.front().not_before, [&] { return stopping_; });
+      continue;
+    }
+    DueLabel due = std::move(labels_due_.front());
     labels_due_.pop_front();
     lock.unlock();
-    json labels = json::object();
-    if (groups.size() == 1) {
-      labels[std::string(kGpuGroupLabel)] = groups.front();
-    } else {
-      for (const auto& group : groups) labels[std::string(kGpuGroupLabelPrefix) + group] = group;
-    }
-    const auto slash = pod.find('/');
-    const json patch = {{"metadata", {{"labels", labels}}}};
-    auto res = c->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", pod.substr(0, slash), pod.substr(slash + 1)), patch.dump(),
-                        "application/merge-patch+json");
-    if (!res || res->status != 200) {
-      // Bound all the same: fracpack.io/gpu-groups keeps the link; KAI would not see the group.
-      spdlog::warn("pod {}: bound, but not labelled with its GPU group {}: {}", pod, fmt::join(groups, ","), api_message(res));
-      if (!res) c = connection_->client();
-    }
+    const bool sent = send_label(due, c);
     lock.lock();
+    if (!sent && !stopping_ && ++due.attempts < kAttempts) {
+      due.not_before = std::chrono::steady_clock::now() + std::chrono::seconds(1 << due.attempts);
+      labels_due_.push_back(std::move(due));
+    }
   }
 }
 

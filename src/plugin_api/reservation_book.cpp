@@ -37,15 +37,15 @@ std::vector<std::string> gpu_groups(const json& pod) {
 }
 
 std::vector<std::string> bound_gpu_groups(const json& pod) {
-  std::vector<std::string> out = gpu_groups(pod);
-  if (!out.empty()) return out;
+  // fracpack's own annotation first: it keeps the order of the pod's GPUs, which labels do not.
+  std::vector<std::string> out;
   const std::string written = string_at(pod, "/metadata/annotations/fracpack.io~1gpu-groups");
   for (std::size_t at = 0; at < written.size();) {
     const auto comma = std::min(written.find(',', at), written.size());
     if (comma > at) out.push_back(written.substr(at, comma - at));
     at = comma + 1;
   }
-  return out;
+  return out.empty() ? gpu_groups(pod) : out;
 }
 
 json reservation_pod(const GpuReservationOptions& options, const ReservationClaim& claim) {
@@ -53,7 +53,7 @@ json reservation_pod(const GpuReservationOptions& options, const ReservationClai
   auto field_env = [](const char* name, const char* path) {
     return json{{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", path}}}}}};
   };
-  return {{"apiVersion", "v1"},
+  json pod = {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata",
            {{"name", claim.pod},
@@ -70,6 +70,8 @@ json reservation_pod(const GpuReservationOptions& options, const ReservationClai
                            {"resources", {{"limits", gpu}, {"requests", gpu}}},
                            {"env", json::array({field_env("POD_NAME", "metadata.name"),
                                                 field_env("POD_NAMESPACE", "metadata.namespace")})}}})}}}};
+  if (!options.runtime_class.empty()) pod["spec"]["runtimeClassName"] = options.runtime_class;
+  return pod;
 }
 
 ReservationBook::ReservationBook(GpuReservationOptions options) : options_(std::move(options)), random_(std::random_device{}()) {}
@@ -138,22 +140,26 @@ Result<std::string> ReservationBook::await_device(const std::string& group, std:
   }
 }
 
-void ReservationBook::failed(const ReservationClaim& claim, bool created) {
+void ReservationBook::creation_failed(const ReservationClaim& claim) {
   std::lock_guard lock(mu_);
   auto it = groups_.find(claim.group);
-  if (it == groups_.end() || !claim.create) return;  // a reused reservation stays while its GPU is held
-  if (created || it->second.visible) {
-    if (!it->second.deleting) deletions_.push_back(it->second.pod);
-    it->second.deleting = true;
-  } else {
-    erase(it);  // never created: nothing in the API server
-  }
+  if (it == groups_.end() || !claim.create || it->second.visible || it->second.pod != claim.pod) return;
+  if (it->second.gpu >= 0 && !it->second.device.empty()) return;  // not this claim's to undo
+  // No pod (as far as anyone knows: one created after all shows up in the watch as a stranger).
+  it->second.pod.clear();
+  it->second.deleting = true;  // waiters on this group give up
   reported_.notify_all();
+  erase(it);
 }
 
 std::vector<std::string> ReservationBook::take_deletions() {
   std::lock_guard lock(mu_);
   return std::exchange(deletions_, {});
+}
+
+void ReservationBook::deletion_failed(const std::string& pod) {
+  std::lock_guard lock(mu_);
+  deletions_.push_back(pod);  // the next tick asks again
 }
 
 bool ReservationBook::deletions_due() const {
@@ -180,7 +186,7 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
     e.since = std::chrono::steady_clock::now();
   }
   if (!e.node.empty() && e.node != node && e.gpu >= 0) {  // not where its group was: relearned
-    at_.erase({e.node, e.gpu});
+    if (auto at = at_.find({e.node, e.gpu}); at != at_.end() && at->second == e.group) at_.erase(at);
     e.gpu = -1;
   }
   e.node = node;
@@ -228,7 +234,11 @@ int ReservationBook::learn(const std::string& group, const std::string& node, in
   if (e.gpu >= 0 && e.node == node) return e.gpu;
   if (auto at = at_.find({node, gpu}); at != at_.end() && at->second != group) {
     // Another group's GPU: this group is misplaced in the ledger's view; keep the first.
+    if (e.gpu < 0 && e.pod.empty()) groups_.erase(it);  // nothing else knows it
     return gpu;
+  }
+  if (e.gpu >= 0) {  // moved (a pod of this group on another node): its old GPU is not its any more
+    if (auto at = at_.find({e.node, e.gpu}); at != at_.end() && at->second == group) at_.erase(at);
   }
   e.node = node;
   e.gpu = gpu;
@@ -240,7 +250,9 @@ std::optional<ReservationBook::Entry> ReservationBook::at(const std::string& nod
   std::lock_guard lock(mu_);
   auto at = at_.find({node, gpu});
   if (at == at_.end()) return std::nullopt;
-  return groups_.at(at->second);
+  auto it = groups_.find(at->second);
+  if (it == groups_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<ReservationBook::Entry> ReservationBook::find(const std::string& group) const {
@@ -263,8 +275,8 @@ void ReservationBook::retire(const std::string& group) {
   auto it = groups_.find(group);
   if (it == groups_.end() || it->second.deleting) return;
   it->second.deleting = true;
-  if (it->second.visible) {
-    deletions_.push_back(it->second.pod);
+  if (!it->second.pod.empty()) {
+    deletions_.push_back(it->second.pod);  // created and not seen yet, too: a 404 then says it is gone
   } else {
     erase(it);  // learned from a fraction only: no pod to delete
   }

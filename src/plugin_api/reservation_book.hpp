@@ -39,7 +39,8 @@ class ReservationBook final : public GpuReservations {
   [[nodiscard]] const GpuReservationOptions& options() const override { return options_; }
   ReservationClaim claim(const std::string& node, int gpu) override;
   Result<std::string> await_device(const std::string& group, std::chrono::steady_clock::time_point deadline) override;
-  void failed(const ReservationClaim& claim, bool created) override;
+  void creation_failed(const ReservationClaim& claim) override;
+  void deletion_failed(const std::string& pod) override;
   std::vector<std::string> take_deletions() override;
   [[nodiscard]] bool deletions_due() const override;
   void deleted(const std::string& pod) override;
@@ -63,7 +64,7 @@ class ReservationBook final : public GpuReservations {
   [[nodiscard]] std::optional<Entry> find(const std::string& group) const;
   /// Every entry (copies), for the sweep of idle GPUs.
   [[nodiscard]] std::vector<Entry> entries() const;
-  /// Asks for the deletion of the group's reservation pod (once).
+  /// Asks for the deletion of the group's reservation pod (once; a failed deletion is asked again).
   void retire(const std::string& group);
 
  private:
@@ -86,7 +87,8 @@ nlohmann::json reservation_pod(const GpuReservationOptions& options, const Reser
 /// The GPU groups a pod's labels name: `runai-gpu-group`, then each `runai-gpu-group/<g>` in
 /// label order (KAI GetGpuGroups).
 std::vector<std::string> gpu_groups(const nlohmann::json& pod);
-/// A bound fraction's groups: its labels, else the fracpack.io/gpu-groups annotation of its Binding.
+/// A bound fraction's groups, in the order of its GPUs: the fracpack.io/gpu-groups annotation of its
+/// Binding, else its labels.
 std::vector<std::string> bound_gpu_groups(const nlohmann::json& pod);
 
 }  // namespace fracpack::api

@@ -179,9 +179,10 @@ int serve(const ServeOptions& options) {
   int signal = 0;
   sigwait(&stop_signals, &signal);
   spdlog::info("signal {}: stopping", signal);
-  if (watch) watch->stop();
-  if (grpc_front) grpc_front->stop();
+  // The fronts first: a Bind waiting for a reservation pod's report still sees it come.
   if (http_front) http_front->stop();
+  if (grpc_front) grpc_front->stop();
+  if (watch) watch->stop();
   return 0;
 }
 

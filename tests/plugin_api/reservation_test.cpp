@@ -58,11 +58,37 @@ TEST_CASE("the book: one reservation per GPU, claims wait for its report, a fail
   REQUIRE_FALSE(late.is_ok());
   CHECK(late.status().message().find(c.pod) != std::string::npos);
   CHECK(late.status().message().find("run.ai/reserve_for_gpu_index") != std::string::npos);
-  book.failed(c, /*created=*/true);
+  // Its pod could not be created: the group goes, its waiters give up, the GPU starts afresh.
+  book.creation_failed(c);
+  CHECK_FALSE(book.find(c.group).has_value());
+  CHECK_FALSE(book.await_device(c.group, std::chrono::steady_clock::now() + 1s).is_ok());
+  CHECK(book.claim("n", 1).create);
+  // Retired before the watch showed it: deleted all the same (a 404 says it is gone); a failed
+  // deletion is asked again.
+  const ReservationClaim d = book.claim("n", 2);
+  book.retire(d.group);
   CHECK(book.deletions_due());
-  CHECK(book.take_deletions() == std::vector<std::string>{c.pod});
+  CHECK(book.take_deletions() == std::vector<std::string>{d.pod});
   CHECK_FALSE(book.deletions_due());
-  CHECK(book.claim("n", 1).create);  // the GPU gets a new reservation, not the one on its way out
+  book.deletion_failed(d.pod);
+  CHECK(book.take_deletions() == std::vector<std::string>{d.pod});
+  book.deleted(d.pod);
+  CHECK_FALSE(book.find(d.group).has_value());
+  CHECK(book.claim("n", 2).create);  // the GPU gets a new reservation, not the one on its way out
+}
+
+TEST_CASE("the book: a group seen on another node leaves its old GPU, and nothing dangles") {
+  ReservationBook book(options());
+  const ReservationClaim a = book.claim("n1", 0);
+  CHECK(book.learn(a.group, "n2", 3, true) == 3);  // a pod of the group on n2 (say, recreated from a copy)
+  CHECK_FALSE(book.at("n1", 0).has_value());
+  CHECK(book.at("n2", 3)->group == a.group);
+  book.seen(reservation(ReservationClaim{"n1", 0, a.group, a.pod, "", true}, "GPU-a"));  // its pod is on n1 after all
+  CHECK_FALSE(book.at("n2", 3).has_value());
+  book.gone(a.pod);
+  CHECK_FALSE(book.at("n1", 0).has_value());
+  CHECK(book.claim("n1", 0).create);
+  CHECK(book.claim("n2", 3).create);
 }
 
 TEST_CASE("the reservation pod is KAI's: namespace, labels, node, one nvidia.com/gpu, the program's env") {
@@ -79,6 +105,10 @@ TEST_CASE("the reservation pod is KAI's: namespace, labels, node, one nvidia.com
   CHECK(ctr["resources"]["requests"]["nvidia.com/gpu"] == "1");
   CHECK(ctr["env"][0]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name");
   CHECK(api::gpu_groups(pod) == std::vector<std::string>{"g-1"});
+  CHECK_FALSE(pod["spec"].contains("runtimeClassName"));
+  GpuReservationOptions nvidia = options();
+  nvidia.runtime_class = "nvidia";
+  CHECK(api::reservation_pod(nvidia, claim)["spec"]["runtimeClassName"] == "nvidia");
 }
 
 std::unique_ptr<Extender> following(std::chrono::seconds timeout = 40s) {
@@ -129,16 +159,23 @@ std::map<std::string, Held> held(const Extender& core) {
   return out;
 }
 
+/// A node of 2 × 80 GiB listed, the core synced, and `name` (30Gi) filtered and bound: its claim.
+ReservationClaim first_fraction_bound(Extender& core, const std::string& name) {
+  core.watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+  core.watch_listed("Pod", {}, nullptr);
+  core.set_synced(true);
+  REQUIRE(core.filter(fraction(name, "30Gi"), std::vector<std::string>{"n"}).is_ok());
+  auto bound = core.bind("default", name, "u-" + name, "n");
+  REQUIRE(bound.is_ok());
+  REQUIRE(bound->reservations.size() == 1);  // claimed with the ledger's bind
+  CHECK(bound->reservations.front().gpu == bound->choice.gpus.at(0));
+  return bound->reservations.front();
+}
+
 TEST_CASE("fractions share their GPU's reservation; an idle GPU's reservation pod holds it whole until it is deleted") {
   auto core = following();
   GpuReservations& book = *core->reservations();
-  core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
-  core->watch_listed("Pod", {}, nullptr);
-  core->set_synced(true);
-  REQUIRE(core->filter(fraction("f1", "30Gi"), std::vector<std::string>{"n"}).is_ok());
-  auto bound = core->bind("default", "f1", "u-f1", "n");
-  REQUIRE(bound.is_ok());
-  const ReservationClaim claim = book.claim("n", bound->choice.gpus.at(0));
+  const ReservationClaim claim = first_fraction_bound(*core, "f1");
   REQUIRE(claim.create);
   core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(claim)}}, nullptr);
   core->watch_changed("Pod", {{ApiEvent::Type::kModified, reservation(claim, "GPU-1")}}, nullptr);
@@ -224,11 +261,56 @@ TEST_CASE("a fraction that joins a GPU whose fractions run without a reservation
   REQUIRE(next.is_ok());
   CHECK(next->choice.gpus == std::vector<int>{0});  // pack: beside the legacy pod
   CHECK(next->joins_unreserved);
-  REQUIRE(core->filter(fraction("big", "60Gi"), std::vector<std::string>{"n"}).is_ok());
+  CHECK(next->reservations.empty());
+  REQUIRE(core->filter(fraction("big", "65Gi"), std::vector<std::string>{"n"}).is_ok());
   auto big = core->bind("default", "big", "u-big", "n");
   REQUIRE(big.is_ok());
   CHECK(big->choice.gpus == std::vector<int>{1});  // an idle GPU: it gets a reservation pod
   CHECK_FALSE(big->joins_unreserved);
+  REQUIRE(big->reservations.size() == 1);
+  CHECK(big->reservations[0].create);
+  // A second fraction Bound onto big's GPU before big's reservation pod exists shares its claim
+  // (claims are made with the ledger's bind, under its lock): no race to two reservation pods.
+  REQUIRE(core->filter(fraction("beside", "10Gi"), std::vector<std::string>{"n"}).is_ok());
+  auto beside = core->bind("default", "beside", "u-beside", "n");
+  REQUIRE(beside.is_ok());
+  CHECK(beside->choice.gpus == std::vector<int>{1});  // pack: the fuller GPU that fits
+  CHECK_FALSE(beside->joins_unreserved);
+  REQUIRE(beside->reservations.size() == 1);
+  CHECK_FALSE(beside->reservations[0].create);
+  CHECK(beside->reservations[0].group == big->reservations[0].group);
+}
+
+TEST_CASE("a reservation pod the kubelet refused is deleted; a KAI fraction listed before its node learns its group's GPU") {
+  SUBCASE("refused (Failed): deleted, and its GPU is the fraction's alone") {
+    auto core = following();
+    const ReservationClaim claim = first_fraction_bound(*core, "f1");
+    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(claim, "GPU-1")}}, nullptr);
+    core->watch_changed("Pod", {{ApiEvent::Type::kModified, bound_behind(fraction("f1", "30Gi"), claim, "GPU-1")}}, nullptr);
+    json failed = reservation(claim, "GPU-1");
+    failed["status"] = {{"phase", "Failed"}, {"reason", "UnexpectedAdmissionError"}};
+    core->watch_changed("Pod", {{ApiEvent::Type::kModified, failed}}, nullptr);
+    CHECK(core->reservations()->take_deletions() == std::vector<std::string>{claim.pod});
+    CHECK(held(*core) == std::map<std::string, Held>{{"default/f1", {"n", {claim.gpu}, true}}});
+    CHECK(core->verify().empty());
+  }
+  SUBCASE("listed before its node, naming no GPU: the group is learned from where the ledger holds it") {
+    auto core = following();
+    const ReservationClaim kai{"n", -1, "g-k", "gpu-reservation-n-kaiaa", "", false};
+    json f = fraction("f", "20Gi");
+    f["spec"]["nodeName"] = "n";
+    f["metadata"]["labels"]["runai-gpu-group"] = "g-k";
+    core->watch_listed("Pod", {reservation(kai, "GPU-k"), f}, nullptr);
+    core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+    core->sweep_reservations();  // the watch's timer
+    const auto h = held(*core);
+    REQUIRE(h.contains("default/f"));
+    CHECK(h.size() == 1);  // the reservation pod is not counted beside its fraction
+    const ReservationClaim again = core->reservations()->claim("n", h.at("default/f").gpus.at(0));
+    CHECK(again.group == "g-k");
+    CHECK_FALSE(again.create);
+    CHECK(core->verify().empty());
+  }
 }
 
 }  // namespace
