@@ -2,7 +2,9 @@
 // fracpack as its extender (following the API server, binding) and without any extender, side by
 // side in one run: the runs alternate, and the ratio is of the medians.
 //
-//   kube_scheduler_bench [--nodes 5000] [--pods 600] [--rounds 2] [--filter-best 1,0]
+//   kube_scheduler_bench [--nodes 5000] [--pods 600] [--rounds 2] [--filter-best 1,0] [--node-cache 0]
+//
+// --node-cache 0 runs fracpack with nodeCacheCapable: false (every Filter carries the NodeList).
 //
 // Every pod asks for one whole GPU (nvidia.com/gpu: 1), so kube-scheduler's own filters do the
 // same work in both runs; with fracpack, Filter and Prioritize carry every feasible node's name
@@ -39,12 +41,16 @@ struct Options {
   int pods = 600;
   int rounds = 2;
   std::vector<int> filter_best{1, 0};
+  bool node_cache = true;  ///< --node-cache 0: nodeCacheCapable false, every Filter carries the NodeList
 };
+
+bool g_node_cache = true;  // what run() configures (main sets it from --node-cache)
 
 /// kube-scheduler's configuration: the documented one, or the same without the extender.
 std::string config(int fracpack_port) {
   std::string text = test::rig_scheduler_config(fracpack_port);
-  if (fracpack_port == 0) text = text.substr(0, text.find("extenders:"));
+  if (fracpack_port == 0) return text.substr(0, text.find("extenders:"));
+  if (!g_node_cache) text.replace(text.find("nodeCacheCapable: true"), 22, "nodeCacheCapable: false");
   return text;
 }
 
@@ -67,7 +73,9 @@ double run(const fs::path& rig, const fs::path& nodes_file, const fs::path& dir,
   if (fracpack_port != 0) {
     fracpack = std::make_unique<test::ServerProcess>(
         FRACPACK_BINARY,
-        std::vector<std::string>{"--kube-api", api.url(), "--state", ":memory:", "--filter-best", std::to_string(filter_best)}, fracpack_port,
+        std::vector<std::string>{"--kube-api", api.url(), "--state", ":memory:", "--filter-best", std::to_string(filter_best),
+                                 "--max-body", std::to_string(std::size_t{256} << 20)},  // a NodeList of 5,000 is ~10 MB
+        fracpack_port,
         (dir / "fracpack.log").string());
     httplib::Client c("127.0.0.1", fracpack_port);
     test::KubeRig::wait_until([&] { auto r = c.Get("/readyz"); return r && r->status == 200; }, std::chrono::seconds(60));
@@ -166,6 +174,7 @@ int main(int argc, char** argv) {
     if (flag == "--nodes") o.nodes = std::stoi(value);
     if (flag == "--pods") o.pods = std::stoi(value);
     if (flag == "--rounds") o.rounds = std::stoi(value);
+    if (flag == "--node-cache") o.node_cache = value != "0";
     if (flag == "--filter-best") {
       o.filter_best.clear();
       for (std::size_t at = 0; at < value.size();) {
@@ -180,6 +189,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "kube-rig not found (../shared/tools/kube-rig/kube-rig, or set FRACPACK_KUBE_RIG)\n");
     return 2;
   }
+  g_node_cache = o.node_cache;
   const fs::path dir = fs::temp_directory_path() / fmt::format("fracpack-kube-bench-{}", getpid());
   fs::create_directories(dir);
   json items = json::array();
@@ -208,7 +218,8 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
-  fmt::print("\n{} nodes x 8 GPUs, {} pods of 1 GPU, {} rounds (medians):\n", o.nodes, o.pods, o.rounds);
+  fmt::print("\n{} nodes x 8 GPUs, {} pods of 1 GPU, {} rounds, nodeCacheCapable {} (medians):\n", o.nodes, o.pods, o.rounds,
+             o.node_cache);
   fmt::print("  no extender              {:7.1f} pods/s\n", median(alone));
   for (const auto& [best, v] : with) {
     fmt::print("  fracpack --filter-best {} {:7.1f} pods/s   ratio {:.2f}x\n", best, median(v), median(v) / median(alone));

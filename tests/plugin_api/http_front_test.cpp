@@ -303,6 +303,7 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   REQUIRE(huge);
   CHECK(huge->status == 413);
   CHECK(json::parse(huge->body)["Error"].get<std::string>().find("larger than --max-body") != std::string::npos);
+  CHECK(json::parse(huge->body)["Error"].get<std::string>().find("set nodeCacheCapable: true") != std::string::npos);
   auto form = c.Post("/filter", std::string(9000, 'x'), "application/x-www-form-urlencoded");
   REQUIRE(form);
   CHECK(json::parse(form->body)["Error"].get<std::string>().find("send Content-Type: application/json") != std::string::npos);
