@@ -141,6 +141,8 @@ struct LedgerSnapshot {
     MiB used{0};                       ///< held by fractions, or all of it when whole
     bool fenced = false;               ///< claimed by a running pod the ledger could not adopt
     std::vector<std::string> holders;  ///< pod keys ("namespace/name") in arrival order
+    std::string reservation;           ///< its reservation pod ("namespace/name"; gpu_reservations.hpp), "" when none
+    std::string device;                ///< the physical GPU that reservation pod reported, "" until reported
   };
   struct Node {
     std::string name;

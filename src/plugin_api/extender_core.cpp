@@ -408,7 +408,12 @@ LedgerSnapshot ExtenderImpl::snapshot() const {
     node.name = cluster.node(n).name;
     for (std::size_t g = 0; g < cluster.node(n).gpus.size(); ++g) {
       const GpuUsage& u = cluster.usage(n).gpus[g];
-      node.gpus.push_back({static_cast<int>(g), u.state, cluster.node(n).gpus[g].memory, u.used, u.fenced(), u.holders});
+      LedgerSnapshot::Gpu& gpu =
+          node.gpus.emplace_back(LedgerSnapshot::Gpu{static_cast<int>(g), u.state, cluster.node(n).gpus[g].memory, u.used, u.fenced(), u.holders});
+      if (auto e = book_ ? book_->at(node.name, static_cast<int>(g)) : std::nullopt; e && !e->pod.empty()) {
+        gpu.reservation = book_->options().ns + "/" + e->pod;
+        gpu.device = e->device;
+      }
     }
   }
   std::vector<const Allocation*> held;

@@ -15,6 +15,10 @@ nlohmann::json to_json(const LedgerSnapshot& snapshot) {
                       {"usedMiB", g.used.count()},
                       {"fenced", g.fenced},
                       {"holders", g.holders}});
+      if (!g.reservation.empty()) {
+        gpus.back()["reservation"] = g.reservation;
+        gpus.back()["device"] = g.device;
+      }
     }
     nodes.push_back({{"name", n.name}, {"gpus", std::move(gpus)}});
   }

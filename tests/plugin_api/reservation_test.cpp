@@ -181,6 +181,12 @@ TEST_CASE("fractions share their GPU's reservation; an idle GPU's reservation po
   core->watch_changed("Pod", {{ApiEvent::Type::kModified, reservation(claim, "GPU-1")}}, nullptr);
   CHECK(book.await_device(claim.group, std::chrono::steady_clock::now()).value() == "GPU-1");
   core->watch_changed("Pod", {{ApiEvent::Type::kModified, bound_behind(fraction("f1", "30Gi"), claim, "GPU-1")}}, nullptr);
+  // /snapshot names each GPU's reservation pod and the GPU it reported.
+  const LedgerSnapshot snapshot = core->snapshot();  // named: a reference into a temporary dangles
+  const auto& gpus = snapshot.nodes.at(0).gpus;
+  CHECK(gpus.at(static_cast<std::size_t>(claim.gpu)).reservation == "kai-resource-reservation/" + claim.pod);
+  CHECK(gpus.at(static_cast<std::size_t>(claim.gpu)).device == "GPU-1");
+  CHECK(gpus.at(static_cast<std::size_t>(1 - claim.gpu)).reservation.empty());
   // The reservation pod is not a pod of the ledger while a fraction holds its GPU.
   CHECK(held(*core) == std::map<std::string, Held>{{"default/f1", {"n", {claim.gpu}, true}}});
   CHECK(core->verify().empty());
