@@ -90,6 +90,7 @@ void ClusterWatch::delete_reservations() {
   for (const std::string& pod : r->take_deletions()) {
     auto res = api_->client()->Delete(fmt::format("/api/v1/namespaces/{}/pods/{}?gracePeriodSeconds=0", r->options().ns, pod));
     if (res && (res->status == 200 || res->status == 202)) {
+      spdlog::info("reservation pod {}/{} deleted", r->options().ns, pod);
       ++reservations_deleted_;
     } else if (res && res->status == 404) {
       r->deleted(pod);

@@ -1,5 +1,6 @@
 // The extender core's side of reservation pods (gpu_reservations.hpp): what the watch shows of
 // them, the fractions that follow them, and the GPUs that go idle.
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -111,6 +112,7 @@ void ExtenderImpl::check_idle(const std::string& node, int gpu) {
     PodRequest whole;  // the reservation pod holds its GPU whole until it is deleted
     whole.namespace_name = book_->options().ns;
     whole.name = e->pod;
+    whole.uid = e->uid;
     whole.gpu = WholeGpus{1};
     whole.scheduler_name = kReservationScheduler;
     whole.priority = INT32_MAX;
@@ -121,7 +123,11 @@ void ExtenderImpl::check_idle(const std::string& node, int gpu) {
   // Another binder's reservation pod (KAI's): its Bind may wait the whole timeout for the report,
   // then bind the fraction; twice that, and nobody will.
   const bool unclaimed_long = std::chrono::steady_clock::now() - e->since >= 2 * book_->options().timeout;
-  if (!e->deleting && (e->claimed || unclaimed_long)) book_->retire(e->group);
+  if (e->deleting || !(e->claimed || unclaimed_long)) return;
+  spdlog::info("reservation pod {}: {}; deleting it", hold,
+               e->claimed ? fmt::format("no fraction holds its GPU {} on node {} any more", gpu, node)
+                          : fmt::format("not created by fracpack, and no fraction claimed it in {} s", 2 * book_->options().timeout.count()));
+  book_->retire(e->group);
 }
 
 void ExtenderImpl::forget_pod(const std::string& key) {

@@ -110,7 +110,8 @@ Reflector::Outcome Reflector::list() {
     }
     if (stopping_) return Outcome::kFailed;
     if (!res) {
-      spdlog::warn("list {}: {}", options_.path, httplib::to_string(res.error()));
+      spdlog::warn("list {}: {} ({}); retrying with backoff", options_.path, httplib::to_string(res.error()),
+                   res.error() == httplib::Error::Connection ? "the API server is not reachable" : "no answer");
       return Outcome::kFailed;
     }
     if (res->status == 404 && options_.optional) {  // the resource is not served (no CRD): nothing of it
@@ -267,7 +268,10 @@ Reflector::Outcome Reflector::watch() {
     return Outcome::kFailed;
   }
   if (!res && res.error() != httplib::Error::Read && res.error() != httplib::Error::Canceled) {
-    spdlog::warn("watch {}: {}", options_.path, httplib::to_string(res.error()));
+    if (!stopping_) {  // a watch cut by stop() is no news
+      spdlog::warn("watch {}: {} ({}); watching again with backoff", options_.path, httplib::to_string(res.error()),
+                   res.error() == httplib::Error::Connection ? "the API server is not reachable" : "no answer");
+    }
     return Outcome::kFailed;
   }
   if (lines == 0 && std::chrono::steady_clock::now() - opened < std::chrono::seconds(1)) {

@@ -191,6 +191,7 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
   }
   e.node = node;
   e.pod = name;
+  e.uid = k8s::metadata_string(pod, "uid");
   e.visible = true;
   if (!device.empty() && device != "-1" && e.device != device) {
     e.device = device;

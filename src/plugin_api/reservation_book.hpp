@@ -26,6 +26,7 @@ class ReservationBook final : public GpuReservations {
     std::string node;
     int gpu = -1;               ///< ledger index; -1 until learned (a reservation pod fracpack did not create)
     std::string pod;            ///< name in options().ns
+    std::string uid;            ///< its metadata.uid, once seen
     std::string device;         ///< reported GPU; "" until reported
     bool visible = false;       ///< the watch shows the pod
     bool claimed = false;       ///< a Bind claimed it, or a fraction of its group was seen: idle means done
