@@ -51,6 +51,7 @@ void ExtenderImpl::reserve(BindAnswer& answer, const PodRequest& pod) {
 void ExtenderImpl::reservation_seen(const json& object) {
   const ReservationBook::Entry e = book_->seen(object);
   if (e.gpu < 0) {
+    if (!synced_) return;  // a stranger waits for every pod to be listed: it must not take a GPU a running pod holds
     auto n = state_.cluster().find_node(e.node);
     auto gpu = n ? free_gpu(*n) : std::nullopt;
     if (!gpu) return;  // its node is unknown, or has no idle GPU: the sweep tries again
@@ -86,6 +87,15 @@ void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
   const std::string& node = raw.bound->node;
   auto n = state_.cluster().find_node(node);  // pods may be listed before their node
   std::vector<int> gpus;
+  for (const auto& group : groups) {
+    if (auto e = book_->find(group); e && e->visible && e->node != node) {
+      // A label copied from a pod elsewhere (kubectl get -o yaml, say): its group's reservation
+      // pod is on another node, so this pod is no member; held as the state sees fit.
+      spdlog::warn("pod {} on node {}: its GPU group {} has its reservation pod on node {}; the group is ignored for this pod",
+                   raw.key(), node, group, e->node);
+      return;
+    }
+  }
   for (std::size_t i = 0; i < groups.size(); ++i) {
     std::optional<int> gpu = book_->gpu_of(groups[i], node);
     if (!gpu && i < raw.bound->devices.size()) gpu = raw.bound->devices[i];
@@ -172,7 +182,7 @@ void ExtenderImpl::sweep_locked() {
   for (const ReservationBook::Entry& e : book_->entries()) {
     if (e.deleting) continue;
     if (e.gpu < 0) {
-      if (!e.visible) continue;
+      if (!e.visible || !synced_) continue;
       auto n = state_.cluster().find_node(e.node);
       auto gpu = n ? free_gpu(*n) : std::nullopt;
       if (gpu) check_idle(e.node, book_->learn(e.group, e.node, *gpu, /*claimed=*/false));

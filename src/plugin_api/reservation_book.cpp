@@ -1,6 +1,7 @@
 #include "plugin_api/reservation_book.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
 
@@ -177,13 +178,25 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
   const std::vector<std::string> groups = gpu_groups(pod);
   const std::string name = k8s::metadata_string(pod, "name");
   const std::string node = string_at(pod, "/spec/nodeName");
-  const std::string device = string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index");
+  std::string device = string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index");
   std::lock_guard lock(mu_);
+  for (auto& [group, other] : groups_) {  // relabelled: the pod is no longer its old group's reservation
+    if (group != groups.front() && other.pod == name && other.visible) {
+      other.pod.clear();
+      other.visible = false;
+    }
+  }
   auto [it, added] = groups_.try_emplace(groups.front());
   Entry& e = it->second;
   if (added) {
     e.group = groups.front();
     e.since = std::chrono::steady_clock::now();
+  }
+  if (e.visible && !e.pod.empty() && e.pod != name) {
+    // A second reservation pod of one group: the group keeps its first; this one is deleted.
+    spdlog::warn("reservation pod {}/{}: group {} already has reservation pod {}; deleting the second", options_.ns, name, e.group, e.pod);
+    deletions_.push_back(name);
+    return e;
   }
   if (!e.node.empty() && e.node != node && e.gpu >= 0) {  // not where its group was: relearned
     if (auto at = at_.find({e.node, e.gpu}); at != at_.end() && at->second == e.group) at_.erase(at);
@@ -193,6 +206,18 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
   e.pod = name;
   e.uid = k8s::metadata_string(pod, "uid");
   e.visible = true;
+  if (device.find(',') != std::string::npos) {
+    spdlog::warn("reservation pod {}/{}: reported \"{}\", not one GPU; waiting for a GPU UUID", options_.ns, name, device);
+    device.clear();
+  }
+  for (const auto& [group, other] : groups_) {
+    if (!device.empty() && group != e.group && other.node == node && other.device == device) {
+      spdlog::warn("reservation pod {}/{}: reported GPU {}, which reservation pod {} on node {} reported already; not used", options_.ns,
+                   name, device, other.pod, node);
+      device.clear();
+      break;
+    }
+  }
   if (!device.empty() && device != "-1" && e.device != device) {
     e.device = device;
     reported_.notify_all();
@@ -202,11 +227,9 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
 
 void ReservationBook::gone(const std::string& pod) {
   std::lock_guard lock(mu_);
-  for (auto it = groups_.begin(); it != groups_.end(); ++it) {
-    if (it->second.pod == pod) {
-      erase(it);
-      break;
-    }
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    auto here = it++;
+    if (here->second.pod == pod) erase(here);  // every entry that names it (a relabelled pod names two)
   }
   reported_.notify_all();
 }
@@ -238,6 +261,7 @@ int ReservationBook::learn(const std::string& group, const std::string& node, in
     if (e.gpu < 0 && e.pod.empty()) groups_.erase(it);  // nothing else knows it
     return gpu;
   }
+  if (e.visible && e.node != node) return gpu;  // its reservation pod is on another node: this pod is no member
   if (e.gpu >= 0) {  // moved (a pod of this group on another node): its old GPU is not its any more
     if (auto at = at_.find({e.node, e.gpu}); at != at_.end() && at->second == group) at_.erase(at);
   }

@@ -77,6 +77,30 @@ TEST_CASE("the book: one reservation per GPU, claims wait for its report, a fail
   CHECK(book.claim("n", 2).create);  // the GPU gets a new reservation, not the one on its way out
 }
 
+TEST_CASE("the book: a second reservation pod of a group, a report that is no GPU, a relabelled pod") {
+  ReservationBook book(options());
+  const ReservationClaim a = book.claim("n", 0);
+  book.seen(reservation(a, "GPU-a"));
+  // A second pod with a's group: a keeps its own, the second is deleted.
+  ReservationClaim dup = a;
+  dup.pod = "gpu-reservation-n-dupli";
+  CHECK(book.seen(reservation(dup, "GPU-dup")).pod == a.pod);
+  CHECK(book.take_deletions() == std::vector<std::string>{dup.pod});
+  CHECK(book.find(a.group)->device == "GPU-a");
+  // Another GPU's reservation reporting a's GPU, or a list: not used, the Bind keeps waiting.
+  const ReservationClaim b = book.claim("n", 1);
+  CHECK(book.seen(reservation(b, "GPU-a")).device.empty());
+  CHECK(book.seen(reservation(b, "GPU-x,GPU-y")).device.empty());
+  CHECK(book.seen(reservation(b, "GPU-b")).device == "GPU-b");
+  // b's pod relabelled to another group: b's group no longer has it; its deletion clears both.
+  ReservationClaim relabelled = b;
+  relabelled.group = "junk";
+  book.seen(reservation(relabelled, "GPU-b"));
+  CHECK(book.find(b.group)->pod.empty());
+  book.gone(b.pod);
+  CHECK_FALSE(book.find("junk").has_value());
+}
+
 TEST_CASE("the book: a group seen on another node leaves its old GPU, and nothing dangles") {
   ReservationBook book(options());
   const ReservationClaim a = book.claim("n1", 0);
@@ -89,6 +113,12 @@ TEST_CASE("the book: a group seen on another node leaves its old GPU, and nothin
   CHECK_FALSE(book.at("n1", 0).has_value());
   CHECK(book.claim("n1", 0).create);
   CHECK(book.claim("n2", 3).create);
+  // A group whose reservation pod is visible does not move for a pod elsewhere with its label.
+  const ReservationClaim c = book.claim("n1", 1);
+  book.seen(reservation(c, "GPU-c"));
+  CHECK(book.learn(c.group, "n2", 0, true) == 0);
+  CHECK(book.at("n1", 1)->group == c.group);
+  CHECK_FALSE(book.at("n2", 0).has_value());
 }
 
 TEST_CASE("the reservation pod is KAI's: namespace, labels, node, one nvidia.com/gpu, the program's env") {
@@ -230,6 +260,9 @@ TEST_CASE("a reservation pod nobody claims holds a GPU whole and is retired afte
     core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
     const ReservationClaim orphan{"n", -1, "g-o", "gpu-reservation-n-orphn", "", false};
     core->watch_listed("Pod", {reservation(orphan, "GPU-o")}, nullptr);
+    CHECK(held(*core).empty());  // before every kind is listed, a stranger takes no GPU a running pod may hold
+    core->set_synced(true);
+    core->sweep_reservations();  // the watch's timer
     CHECK(held(*core) == std::map<std::string, Held>{{"kai-resource-reservation/gpu-reservation-n-orphn", {"n", {0}, false}}});
     CHECK(core->reservations()->take_deletions() == std::vector<std::string>{orphan.pod});
     CHECK(core->verify().empty());
@@ -238,6 +271,7 @@ TEST_CASE("a reservation pod nobody claims holds a GPU whole and is retired afte
     auto core = following();
     core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
     core->watch_listed("Pod", {bound_whole("w", "n")}, nullptr);  // GPU 0 is a whole-GPU pod's
+    core->set_synced(true);
     const ReservationClaim kai{"n", -1, "g-k", "gpu-reservation-n-kaiaa", "", false};
     core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(kai, "GPU-k")}}, nullptr);
     const std::string reservation_key = "kai-resource-reservation/" + kai.pod;
@@ -308,6 +342,7 @@ TEST_CASE("a reservation pod the kubelet refused is deleted; a KAI fraction list
     f["metadata"]["labels"]["runai-gpu-group"] = "g-k";
     core->watch_listed("Pod", {reservation(kai, "GPU-k"), f}, nullptr);
     core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+    core->set_synced(true);
     core->sweep_reservations();  // the watch's timer
     const auto h = held(*core);
     REQUIRE(h.contains("default/f"));
