@@ -411,7 +411,7 @@ LedgerSnapshot ExtenderImpl::snapshot() const {
       LedgerSnapshot::Gpu& gpu =
           node.gpus.emplace_back(LedgerSnapshot::Gpu{static_cast<int>(g), u.state, cluster.node(n).gpus[g].memory, u.used, u.fenced(), u.holders});
       if (auto e = book_ ? book_->at(node.name, static_cast<int>(g)) : std::nullopt; e && !e->pod.empty()) {
-        gpu.reservation = book_->options().ns + "/" + e->pod;
+        gpu.reservation = book_->key(e->pod);
         gpu.device = e->device;
       }
     }

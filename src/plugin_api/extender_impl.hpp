@@ -146,6 +146,8 @@ class ExtenderImpl final : public Extender {
   /// A bound fraction labelled with GPU groups: its ledger GPUs are its groups' GPUs, learned
   /// from it when new; a group's reservation stops holding its GPU whole.
   void follow_groups(PodRequest& raw, const json& object);
+  /// A fraction of `group` is seen: the group's reservation pod stops holding its GPU whole.
+  void drop_whole_hold(const std::string& group);
   /// When nothing but its reservation pod holds ledger GPU `gpu` of `node`: the reservation pod
   /// holds it whole, and is retired once it served (or when fracpack did not create it and
   /// nobody claimed it within the reservation timeout).

@@ -64,7 +64,7 @@ void ExtenderImpl::reservation_seen(const json& object) {
 
 void ExtenderImpl::reservation_gone(const json& object, bool finished) {
   const std::string name = k8s::metadata_string(object, "name");
-  (void)state_.forget(book_->options().ns + "/" + name);  // its whole-GPU hold, if any
+  (void)state_.forget(book_->key(name));  // its whole-GPU hold, if any
   for (const auto& group : gpu_groups(object)) {
     auto e = book_->find(group);
     auto n = e && e->gpu >= 0 ? state_.cluster().find_node(e->node) : std::nullopt;
@@ -79,6 +79,10 @@ void ExtenderImpl::reservation_gone(const json& object, bool finished) {
   book_->gone(name);
   // A reservation pod the kubelet refused or evicted (Failed) still exists: delete it.
   if (finished) book_->deletion_failed(name);
+}
+
+void ExtenderImpl::drop_whole_hold(const std::string& group) {
+  if (auto e = book_->find(group); e && !e->pod.empty()) (void)state_.forget(book_->key(e->pod));
 }
 
 void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
@@ -104,7 +108,7 @@ void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
       unplaced_members_[raw.key()] = groups;
       return;
     }
-    if (auto e = book_->find(groups[i]); e && !e->pod.empty()) (void)state_.forget(book_->options().ns + "/" + e->pod);
+    drop_whole_hold(groups[i]);
     gpus.push_back(book_->learn(groups[i], node, *gpu, /*claimed=*/true));
   }
   raw.bound->devices = std::move(gpus);
@@ -114,7 +118,7 @@ void ExtenderImpl::check_idle(const std::string& node, int gpu) {
   auto e = book_->at(node, gpu);
   auto n = state_.cluster().find_node(node);
   if (!e || !n || gpu >= static_cast<int>(state_.cluster().usage(*n).gpus.size())) return;
-  const std::string hold = book_->options().ns + "/" + e->pod;
+  const std::string hold = book_->key(e->pod);
   for (const std::string& holder : state_.cluster().usage(*n).gpus[static_cast<std::size_t>(gpu)].holders) {
     if (holder != hold) return;  // a fraction holds it
   }
@@ -174,7 +178,7 @@ void ExtenderImpl::sweep_locked() {
     }
     const std::string& node = state_.cluster().node(a->node).name;
     for (std::size_t i = 0; i < it->second.size(); ++i) {
-      if (auto e = book_->find(it->second[i]); e && !e->pod.empty()) (void)state_.forget(book_->options().ns + "/" + e->pod);
+      drop_whole_hold(it->second[i]);
       book_->learn(it->second[i], node, a->choice.gpus[i], /*claimed=*/true);
     }
     it = unplaced_members_.erase(it);

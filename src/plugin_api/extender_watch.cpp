@@ -222,7 +222,7 @@ void ExtenderImpl::list_pods(const std::vector<json>& objects, std::vector<std::
   }
   if (book_) {  // reservation pods first: the fractions that follow them learn their GPUs from them
     for (const auto& e : book_->entries()) {
-      if (e.visible && !listed.contains(book_->options().ns + "/" + e.pod)) book_->gone(e.pod);
+      if (e.visible && !listed.contains(book_->key(e.pod))) book_->gone(e.pod);
     }
     for (const auto& o : objects) {
       if (book_->is_reservation(o) && !finished(o)) book_->seen(o);

@@ -180,10 +180,12 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
   const std::string node = string_at(pod, "/spec/nodeName");
   std::string device = string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index");
   std::lock_guard lock(mu_);
-  for (auto& [group, other] : groups_) {  // relabelled: the pod is no longer its old group's reservation
-    if (group != groups.front() && other.pod == name && other.visible) {
-      other.pod.clear();
-      other.visible = false;
+  if (auto known = groups_.find(groups.front()); known == groups_.end() || known->second.pod != name) {
+    for (auto& [group, other] : groups_) {  // relabelled: the pod is no longer its old group's reservation
+      if (group != groups.front() && other.pod == name && other.visible) {
+        other.pod.clear();
+        other.visible = false;
+      }
     }
   }
   auto [it, added] = groups_.try_emplace(groups.front());
@@ -210,12 +212,14 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
     spdlog::warn("reservation pod {}/{}: reported \"{}\", not one GPU; waiting for a GPU UUID", options_.ns, name, device);
     device.clear();
   }
-  for (const auto& [group, other] : groups_) {
-    if (!device.empty() && group != e.group && other.node == node && other.device == device) {
-      spdlog::warn("reservation pod {}/{}: reported GPU {}, which reservation pod {} on node {} reported already; not used", options_.ns,
-                   name, device, other.pod, node);
-      device.clear();
-      break;
+  if (!device.empty() && device != e.device) {  // a new report: no other reservation pod of the node has it
+    for (const auto& [group, other] : groups_) {
+      if (group != e.group && other.node == node && other.device == device) {
+        spdlog::warn("reservation pod {}/{}: reported GPU {}, which reservation pod {} on node {} reported already; not used",
+                     options_.ns, name, device, other.pod, node);
+        device.clear();
+        break;
+      }
     }
   }
   if (!device.empty() && device != "-1" && e.device != device) {

@@ -38,6 +38,8 @@ class ReservationBook final : public GpuReservations {
 
   // GpuReservations: the binder's side.
   [[nodiscard]] const GpuReservationOptions& options() const override { return options_; }
+  /// "namespace/name" of reservation pod `pod`: its key in the scheduling state and the snapshot.
+  [[nodiscard]] std::string key(const std::string& pod) const { return options_.ns + "/" + pod; }
   ReservationClaim claim(const std::string& node, int gpu) override;
   Result<std::string> await_device(const std::string& group, std::chrono::steady_clock::time_point deadline) override;
   void creation_failed(const ReservationClaim& claim) override;

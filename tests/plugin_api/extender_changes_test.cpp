@@ -7,16 +7,10 @@
 
 #include "fracpack/extender.hpp"
 #include "support/builders.hpp"
+#include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
-
-struct StateFile {
-  std::string path = (std::filesystem::temp_directory_path() / fmt::format("fracpack-changes-{}-{}.db", getpid(), std::rand())).string();
-  ~StateFile() {
-    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
-  }
-};
 
 std::unique_ptr<Extender> open_at(const std::string& path) {
   ExtenderOptions options;
@@ -53,7 +47,7 @@ std::unique_ptr<Extender> populated(const std::string& path) {
 /// Applies `refused` and checks it is refused with `code`, that memory did not move, that no
 /// pod can now be bound onto a held GPU, and that the state file reopens to the same ledger.
 void check_refused(const std::function<Status(Extender&)>& refused, Code code, const std::string& message_part) {
-  StateFile file;
+  StateFile file("changes");
   json before;
   {
     auto core = populated(file.path);
@@ -105,7 +99,7 @@ TEST_CASE("an empty Sync is refused unless it says the cluster is empty") {
         return core.sync({}, false, &conflicts);
       },
       Code::kInvalidArgument, "cluster_empty");
-  StateFile file;
+  StateFile file("changes");
   auto core = populated(file.path);
   std::vector<std::string> conflicts;
   REQUIRE(core->sync({}, true, &conflicts).is_ok());
@@ -130,7 +124,7 @@ TEST_CASE("a Sync with one pod that is not bound, or listed twice, changes nothi
 }
 
 TEST_CASE("accepted changes are on disk: a restart reads the same ledger") {
-  StateFile file;
+  StateFile file("changes");
   json after;
   {
     auto core = populated(file.path);

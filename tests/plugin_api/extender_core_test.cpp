@@ -7,6 +7,7 @@
 
 #include "fracpack/extender.hpp"
 #include "support/builders.hpp"
+#include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
@@ -18,16 +19,6 @@ std::unique_ptr<Extender> open_core(const std::string& path = ":memory:") {
   REQUIRE_MESSAGE(core.is_ok(), core.status().message());
   return std::move(*core);
 }
-
-struct TempState {
-  std::string path;
-  TempState() {
-    path = (std::filesystem::temp_directory_path() / fmt::format("fracpack-test-{}.db", std::rand())).string();
-  }
-  ~TempState() {
-    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
-  }
-};
 
 TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotations to write") {
   auto core = open_core();
@@ -183,7 +174,7 @@ TEST_CASE("a lost Filter → Bind race is a clean refusal, never an overcommit")
 }
 
 TEST_CASE("acknowledged binds survive a restart exactly; releases too") {
-  TempState tmp;
+  StateFile tmp;
   std::vector<std::pair<std::string, std::vector<int>>> acknowledged;
   {
     auto core = open_core(tmp.path);
@@ -270,7 +261,7 @@ TEST_CASE("queues: Filter fails every node with the queue's reason; Bind answers
 }
 
 TEST_CASE("one server per state file: a second open is refused while the first holds it") {
-  TempState temp;
+  StateFile temp;
   ExtenderOptions options;
   options.state_path = temp.path;
   auto first = Extender::open(options);

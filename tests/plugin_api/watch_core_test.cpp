@@ -7,16 +7,10 @@
 
 #include "fracpack/extender.hpp"
 #include "support/builders.hpp"
+#include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
-
-struct StateFile {
-  std::string path = (std::filesystem::temp_directory_path() / fmt::format("fracpack-watch-{}-{}.db", getpid(), std::rand())).string();
-  ~StateFile() {
-    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
-  }
-};
 
 std::unique_ptr<Extender> following(const std::string& state = ":memory:", std::chrono::seconds ttl = std::chrono::seconds(30)) {
   ExtenderOptions options;
@@ -100,7 +94,7 @@ TEST_CASE("an assumed bind whose time is up is settled by the pod the API server
 }
 
 TEST_CASE("a whole-GPU bind keeps its GPUs across a restart: the ledger's indices go with the Binding") {
-  StateFile file;
+  StateFile file("watch");
   json trainer = pending("trainer", 2);
   trainer["spec"]["nodeName"] = "n";  // running before, no annotations: GPUs 0,1 by the guess
   std::string where;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -16,5 +17,18 @@ inline std::filesystem::path temp_file(const std::string& name, const std::strin
   std::ofstream(path) << text;
   return path;
 }
+
+/// A SQLite state file's path under the temp directory, removed with its WAL, shared memory and
+/// lock files when it goes out of scope.
+struct StateFile {
+  std::string path;
+  explicit StateFile(const std::string& label = "state")
+      : path((std::filesystem::temp_directory_path() / fmt::format("fracpack-{}-{}-{}.db", label, getpid(), std::rand())).string()) {}
+  StateFile(const StateFile&) = delete;
+  StateFile& operator=(const StateFile&) = delete;
+  ~StateFile() {
+    for (const char* suffix : {"", "-wal", "-shm", ".lock"}) std::filesystem::remove(path + suffix);
+  }
+};
 
 }  // namespace fracpack::test
