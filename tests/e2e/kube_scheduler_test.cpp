@@ -518,7 +518,9 @@ TEST_CASE("shared GPUs are held on the node by reservation pods in KAI's format,
   }, std::chrono::seconds(15)), c.api().failed_scheduling("default/f5"));
   CHECK(c.api().node_of("default/f5").empty());
   c.agent().pause(false);
-  REQUIRE_MESSAGE(bound("default/f5"), c.api().failed_scheduling("default/f5"));
+  // kube-scheduler retries f5 after its backoff, which doubles per failure up to 10 s.
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return !c.api().node_of("default/f5").empty(); }, std::chrono::seconds(60)),
+                  c.api().failed_scheduling("default/f5"));
   REQUIRE(KubeRig::wait_until([&] { return reservation_pods(c.api()).size() == 2; }, std::chrono::seconds(5)));
   for (const auto& [group, r] : reservation_pods(c.api())) CHECK(!r.value(reported, "").empty());
   c.converged();
