@@ -56,6 +56,12 @@ struct ExtenderOptions {
   /// kube-scheduler binds one pod at a time, so the gang is placed whole at its first member's
   /// Filter and each member then gets its planned node. Unbound members go back to pending after it.
   std::chrono::seconds gang_hold{30};
+  /// With `watching`: when the watch frees room (a pod released, a node added or changed, the
+  /// first full list), pods whose Filter found no node within this time before are asked for
+  /// again (on_retry_wanted). kube-scheduler may have retried them on the same change before
+  /// fracpack's watch applied it; without this they would wait up to 60 s. After a Queue edit
+  /// (kube-scheduler does not watch Queues), pods refused within the last 60 s. 0: off.
+  std::chrono::milliseconds retry_refused_within{5000};
   /// Pods seen by Filter and not yet bound that are kept for Bind (oldest dropped first; also
   /// bounded to ~512 MiB of their JSON). A pod dropped must go through Filter again.
   std::size_t pods_remembered = 100'000;

@@ -82,11 +82,15 @@ class SchedulingState {
   struct Options {
     PlacementConfig placement;
     DecodeConfig decode;
+    /// Off: queue refusals carry their reason and queue but not the arithmetic behind them
+    /// (QueueBook::set_refusal_messages), for a replay that counts refusals and never shows them.
+    bool refusal_messages = true;
   };
   explicit SchedulingState(Options options);
 
   // ---- Cluster objects -------------------------------------------------------------------------
-  /// What apply(change) would refuse, with the object and field named; OK otherwise. A Queue whose
+  /// What apply(change) would refuse, with the object and field named; OK otherwise. A node named
+  /// twice in the change, a Queue whose
   /// parentQueue does not exist (after the change), a parentQueue cycle, a removed Queue that is
   /// still a parent, a node validate_node() refuses, removing what is not there (kNotFound).
   /// `warnings`: what KAI allows but is suspicious (a child quota above its parent's).
@@ -152,6 +156,9 @@ class SchedulingState {
   /// One scheduling session over `jobs` (queues::run_session, or input order without queues):
   /// placed pods are recorded as bound.
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
+                                              std::size_t detailed, ExplainCache* cache);
+  /// The same over jobs kept elsewhere (a replay keeps one Job per waiting pod across sessions).
+  std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<const queues::Job*>& jobs,
                                               std::size_t detailed, ExplainCache* cache);
 
   // ---- Reads -----------------------------------------------------------------------------------

@@ -73,6 +73,7 @@ void ClusterWatch::changed(const std::string& kind, std::vector<ApiEvent> events
   Timer timer;
   std::vector<std::string> notes;
   core_.watch_changed(kind, events, &notes);
+  lag_.observe(kind, events, std::chrono::system_clock::now());
   apply_micros_ += static_cast<std::uint64_t>(timer.seconds() * 1e6);
   ++batches_;
   log_notes(kind, notes);
@@ -199,6 +200,9 @@ std::string ClusterWatch::metrics() const {
          "# TYPE fracpack_watch_apply_seconds summary\n";
   out += fmt::format("fracpack_watch_apply_seconds_sum {:.6f}\nfracpack_watch_apply_seconds_count {}\n",
                      static_cast<double>(apply_micros_.load()) / 1e6, batches_.load());
+  std::vector<std::string> kinds;
+  for (const auto& r : reflectors_) kinds.push_back(r->kind());
+  out += lag_.metrics(kinds);
   out += fmt::format("# HELP fracpack_pods_nudged_total Pods touched so that kube-scheduler retries them (gang members, lost races).\n"
                      "# TYPE fracpack_pods_nudged_total counter\nfracpack_pods_nudged_total {}\n",
                      nudged_.load());

@@ -16,6 +16,7 @@
 #include "fracpack/extender.hpp"
 #include "plugin_api/kube_api.hpp"
 #include "plugin_api/reflector.hpp"
+#include "plugin_api/watch_lag.hpp"
 
 namespace fracpack::api {
 
@@ -39,7 +40,8 @@ class ClusterWatch final : public ReflectorSink {
   /// kube-scheduler has put the pod there), not from the caller's.
   void nudge(const std::vector<std::string>& pods);
   /// Prometheus text: per kind, lists, relists, watch restarts, events applied, bookmarks,
-  /// errors, and how long ago the last change was applied; the lag of applying a batch.
+  /// errors, how long ago the last change was applied, the lag from the API server's change to
+  /// the ledger (watch_lag.hpp), and the time spent applying batches.
   [[nodiscard]] std::string metrics() const;
 
   void listed(const std::string& kind, std::vector<nlohmann::json> objects) override;
@@ -61,6 +63,7 @@ class ClusterWatch final : public ReflectorSink {
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};
+  WatchLag lag_;
   std::atomic<std::uint64_t> apply_micros_{0};   ///< time spent applying batches, in µs
   std::atomic<std::uint64_t> batches_{0};
   std::atomic<std::uint64_t> binds_settled_{0};

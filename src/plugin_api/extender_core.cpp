@@ -41,7 +41,8 @@ ExtenderImpl::ExtenderImpl(ExtenderOptions options, std::shared_ptr<const Policy
       store_(std::move(store)),
       state_({options_.placement, options_.decode}),
       seen_(options_.pods_remembered, kBytesRemembered),
-      synced_(!options_.watching) {
+      synced_(!options_.watching),
+      refusals_(std::max<std::chrono::milliseconds>(options_.retry_refused_within, kQueueRetryWindow)) {
   if (options_.watching && options_.reservation.enabled) book_ = std::make_unique<ReservationBook>(options_.reservation);
 }
 
@@ -157,6 +158,18 @@ Status ExtenderImpl::remove(const std::string& kind, const std::string& name) {
 }
 
 Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
+  auto answer = filter_listed(object, nodes);
+  if (answer) note_refusal(object, *answer);
+  return answer;
+}
+
+Result<FilterAnswer> ExtenderImpl::filter_all(const json& object, std::size_t max_nodes) {
+  auto answer = filter_cluster(object, max_nodes);
+  if (answer) note_refusal(object, *answer);
+  return answer;
+}
+
+Result<FilterAnswer> ExtenderImpl::filter_listed(const json& object, NodeNames nodes) {
   auto pod = decode_seen(object);
   if (!pod) return pod.status();
   const auto gang = plan_gang(*pod);
@@ -192,7 +205,7 @@ Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
   return answer;
 }
 
-Result<FilterAnswer> ExtenderImpl::filter_all(const json& object, std::size_t max_nodes) {
+Result<FilterAnswer> ExtenderImpl::filter_cluster(const json& object, std::size_t max_nodes) {
   auto pod = decode_seen(object);
   if (!pod) return pod.status();
   const auto gang = plan_gang(*pod);

@@ -18,6 +18,7 @@
 #include "plugin_api/binding_log.hpp"
 #include "plugin_api/name_resolver.hpp"
 #include "plugin_api/object_change.hpp"
+#include "plugin_api/recent_refusals.hpp"
 #include "plugin_api/reservation_book.hpp"
 #include "plugin_api/seen_pods.hpp"
 #include "plugin_api/store.hpp"
@@ -68,7 +69,7 @@ class ExtenderImpl final : public Extender {
   // The API server's view (extender_watch.cpp).
   void watch_listed(const std::string& kind, const std::vector<json>& objects, std::vector<std::string>* notes) override;
   void watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) override;
-  void set_synced(bool synced) override { synced_ = synced; }
+  void set_synced(bool synced) override;
   void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) override { retry_wanted_ = std::move(hook); }
   [[nodiscard]] bool synced() const override { return synced_; }
   [[nodiscard]] bool follows_api_server() const override { return options_.watching; }
@@ -80,6 +81,9 @@ class ExtenderImpl final : public Extender {
 
  private:
   Result<PodRequest> decode(const json& object) const;
+  /// filter() and filter_all() before note_refusal.
+  Result<FilterAnswer> filter_listed(const json& object, NodeNames nodes);
+  Result<FilterAnswer> filter_cluster(const json& object, std::size_t max_nodes);
 
   /// decode(), and the pod is kept for Bind. A pending pod of ours the state does not know yet
   /// counts in its queue's demand from now on (fair shares see what waits, as `place` does);
@@ -164,6 +168,14 @@ class ExtenderImpl final : public Extender {
   [[nodiscard]] std::optional<int> free_gpu(std::size_t n) const;
   /// A Filter before the first full list: every node fails, saying why.
   bool syncing(const std::vector<std::size_t>& nodes, FilterAnswer& answer) const;
+  /// A Filter answer that passes no node: the pod is remembered (RecentRefusals), when following
+  /// the API server.
+  void note_refusal(const json& object, const FilterAnswer& answer);
+  /// After a watch batch that freed room: the pods refused shortly before that still wait are
+  /// handed to on_retry_wanted. Takes `lock` (held exclusively) and releases it.
+  void retry_refused(std::unique_lock<std::shared_mutex>& lock);
+  /// The watch batch being applied freed room: refusals within retry_refused_within are retried.
+  void freed_room();
 
   ExtenderOptions options_;
   std::shared_ptr<const Policy> policy_;
@@ -177,6 +189,10 @@ class ExtenderImpl final : public Extender {
   api::SeenPods seen_;
   std::atomic<bool> synced_{true};
   std::function<void(const std::vector<std::string>&)> retry_wanted_;
+  api::RecentRefusals refusals_;
+  /// Under mu_: how far back refusals are retried after the watch batch being applied (0: it
+  /// freed no room; retry_refused_within; 60 s after a Queue edit).
+  std::chrono::milliseconds room_freed_{0};
   struct Assumed {
     std::string uid;
     std::string node;

@@ -154,6 +154,7 @@ void ExtenderImpl::forget_pod(const std::string& key) {
       gpus = a->choice.gpus;
     }
   }
+  if (state_.cluster().allocation(key) != nullptr) freed_room();
   (void)state_.forget(key);
   for (int g : gpus) check_idle(node, g);
 }

@@ -4,6 +4,8 @@
 // Succeeded or Failed pod holds nothing; a bind fracpack acknowledged and the API server does not
 // show yet is kept ("assumed") until the pod is seen bound, or its time is up and the pod is asked
 // for (settle).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -70,6 +72,7 @@ void ExtenderImpl::watch_listed(const std::string& kind, const std::vector<json>
   } else if (kind == "PriorityClass") {
     for (const auto& o : objects) watch_listed_class(o);
   }
+  retry_refused(lock);
 }
 
 void ExtenderImpl::watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) {
@@ -100,6 +103,36 @@ void ExtenderImpl::watch_changed(const std::string& kind, const std::vector<ApiE
       watch_listed_class(e.object);
     }
   }
+  retry_refused(lock);
+}
+
+void ExtenderImpl::set_synced(bool synced) {
+  std::unique_lock lock(mu_);
+  if (synced && !synced_) freed_room();  // pods refused while syncing
+  synced_ = synced;
+  retry_refused(lock);
+}
+
+void ExtenderImpl::note_refusal(const json& object, const FilterAnswer& answer) {
+  if (!options_.watching || options_.retry_refused_within.count() <= 0 || !answer.passed.empty()) return;
+  const std::string ns = k8s::metadata_string(object, "namespace");
+  refusals_.refused((ns.empty() ? "default" : ns) + "/" + k8s::metadata_string(object, "name"), std::chrono::steady_clock::now());
+}
+
+void ExtenderImpl::freed_room() { room_freed_ = std::max(room_freed_, options_.retry_refused_within); }
+
+void ExtenderImpl::retry_refused(std::unique_lock<std::shared_mutex>& lock) {
+  const auto within = room_freed_;
+  room_freed_ = std::chrono::milliseconds(0);
+  if (within.count() <= 0 || !retry_wanted_ || options_.retry_refused_within.count() <= 0) return;
+  constexpr std::size_t kMostPerBatch = 64;  // API writes per freeing batch; the rest wait as before
+  std::vector<std::string> pods;
+  for (auto& key : refusals_.take(std::chrono::steady_clock::now(), within, kMostPerBatch)) {
+    const PodRecord* r = state_.pod(key);
+    if (r != nullptr && (r->standing == PodStanding::kPending || r->standing == PodStanding::kIgnored)) pods.push_back(std::move(key));
+  }
+  lock.unlock();
+  if (!pods.empty()) retry_wanted_(pods);
 }
 
 void ExtenderImpl::watch_listed_class(const json& object) {
@@ -123,6 +156,7 @@ void ExtenderImpl::list_nodes(const std::vector<json>& objects, std::vector<std:
     auto known = state_.cluster().find_node(spec->name);
     if (!known || !(state_.cluster().node(*known) == *spec)) change.nodes.push_back(std::move(*spec));
   }
+  if (!change.nodes.empty()) freed_room();
   for (std::size_t n = 0; n < state_.cluster().node_count(); ++n) {
     if (!listed.contains(state_.cluster().node(n).name)) change.removed_nodes.push_back(state_.cluster().node(n).name);
   }
@@ -139,6 +173,7 @@ void ExtenderImpl::node_event(const ApiEvent& event, std::vector<std::string>* n
     auto n = state_.cluster().find_node(name);
     if (n && state_.cluster().node(*n) == *spec) return;  // a status heartbeat: nothing the scheduler sees changed
     change.nodes.push_back(std::move(*spec));
+    freed_room();
   } else {
     note(notes, fmt::format("{}; not placed on until it reads again", spec.status().message()));
     if (known) change.removed_nodes.push_back(name);  // never placed on by its old object
@@ -171,6 +206,12 @@ void ExtenderImpl::sync_queues(std::vector<std::string>* notes) {
     waiting_queues_ = waiting;
     state_.set_waiting_queues(waiting);
   }
+  const queues::QueueTree* now = state_.tree();
+  const bool unchanged = now == nullptr ? valid.empty() : now->size() == valid.size() && std::all_of(valid.begin(), valid.end(), [&](const auto& v) {
+    const auto q = now->find(v.first);
+    return q && now->queue(*q) == v.second;
+  });
+  if (unchanged) return;  // a Queue's status, written by KAI's controller: nothing the scheduler reads changed
   ObjectChange change;
   for (const auto& [name, q] : valid) change.queues.push_back(q);
   if (const queues::QueueTree* tree = state_.tree()) {
@@ -183,6 +224,7 @@ void ExtenderImpl::sync_queues(std::vector<std::string>* notes) {
     return;
   }
   (void)state_.apply(change);
+  room_freed_ = std::max<std::chrono::milliseconds>(room_freed_, kQueueRetryWindow);  // a quota or limit may have grown
 }
 
 void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::vector<std::string>& removals, bool replace,

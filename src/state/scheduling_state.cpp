@@ -32,7 +32,7 @@ Status SchedulingState::validate(const ObjectChange& change, std::vector<std::st
   std::set<std::string> nodes_after;
   for (const auto& node : change.nodes) {
     if (Status st = ClusterState::validate_node(node); !st.is_ok()) return st;
-    nodes_after.insert(node.name);
+    if (!nodes_after.insert(node.name).second) return invalid_argument("node {}: the name appears twice in the cluster", node.name);
   }
   for (const auto& name : change.removed_nodes) {
     if (!cluster_.find_node(name) && !nodes_after.contains(name)) return {Code::kNotFound, fmt::format("node {} is not known", name)};
@@ -127,6 +127,7 @@ void SchedulingState::rebuild_book() {
     for (const auto& [_, q] : queue_specs_) list.push_back(q);
     tree_ = std::make_unique<queues::QueueTree>(std::move(*queues::QueueTree::build(std::move(list))));
     book_ = std::make_unique<queues::QueueBook>(*tree_);
+    book_->set_refusal_messages(options_.refusal_messages);
     for (std::size_t q = 0; q < tree_->size(); ++q) {
       if (!tree_->is_leaf(q)) continue;
       auto it = totals_.find(tree_->queue(q).name);

@@ -357,13 +357,22 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
 
 std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
                                                              std::size_t detailed, ExplainCache* cache) {
+  std::vector<const queues::Job*> pointers;
+  pointers.reserve(jobs.size());
+  for (const queues::Job& job : jobs) pointers.push_back(&job);
+  return run_session(policy, pointers, detailed, cache);
+}
+
+std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& policy, const std::vector<const queues::Job*>& jobs,
+                                                             std::size_t detailed, ExplainCache* cache) {
   const DebugCheck check(*this);
   std::vector<queues::JobOutcome> out;
   if (book_) {
     ensure_fair_shares();
     out = queues::run_session(cluster_, *book_, policy, jobs, total(), detailed, cache);  // charges the book
   } else {  // no queues: jobs in input order
-    for (const queues::Job& job : jobs) {
+    for (const queues::Job* each : jobs) {
+      const queues::Job& job = *each;
       queues::JobOutcome o;
       o.job = &job;
       if (job.members.size() == 1 && job.min_member <= 1) {

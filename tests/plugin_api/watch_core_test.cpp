@@ -2,6 +2,7 @@
 // settled by what the API server says; whole-GPU binds keep their GPUs across a restart; a pod
 // asking for absurd memory cannot corrupt its node's count; gangs bind whole.
 #include <filesystem>
+#include <thread>
 
 #include <doctest/doctest.h>
 
@@ -197,6 +198,97 @@ TEST_CASE("a gang's plan lapses when its members are not bound in time") {
   (void)core->filter(pending("other"), std::vector<std::string>{"n"});
   CHECK(held(*core).size() <= 1);
   CHECK(core->verify().empty());
+}
+
+/// A following core that records what it asks kube-scheduler to retry.
+struct Retries {
+  std::unique_ptr<Extender> core;
+  std::vector<std::string> asked;  ///< every pod handed to on_retry_wanted, in order
+
+  explicit Retries(std::chrono::milliseconds window) {
+    ExtenderOptions options;
+    options.watching = true;
+    options.retry_refused_within = window;
+    auto opened = Extender::open(options);
+    REQUIRE(opened.is_ok());
+    core = std::move(*opened);
+    core->on_retry_wanted([this](const std::vector<std::string>& pods) { asked.insert(asked.end(), pods.begin(), pods.end()); });
+  }
+  bool refused(const json& pod) {
+    auto f = core->filter(pod, std::vector<std::string>{"n"});
+    REQUIRE(f.is_ok());
+    return f->passed.empty();
+  }
+};
+
+json running(const std::string& name) {
+  json p = pending(name);
+  p["spec"]["nodeName"] = "n";
+  return p;
+}
+
+TEST_CASE("a pod refused just before the watch frees room is asked for again; heartbeats, bound pods and old refusals are not") {
+  Retries r(std::chrono::seconds(60));
+  listed(*r.core, {running("a"), pending("b"), pending("c")}, 1);
+  // kube-scheduler saw a's deletion first and retried b and c: refused, the ledger still holds a.
+  REQUIRE(r.refused(pending("b")));
+  REQUIRE(r.refused(pending("c")));
+  // A node heartbeat (nothing the scheduler reads changed) frees nothing.
+  r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", 1, 80000).obj}}, nullptr);
+  CHECK(r.asked.empty());
+  // c is bound by another scheduler meanwhile: only b still waits.
+  json c = running("c");
+  c["spec"]["nodeName"] = "n2";
+  r.core->watch_changed("Pod", {{ApiEvent::Type::kModified, c}}, nullptr);
+  CHECK(r.asked.empty());  // bound to a node fracpack does not know: nothing freed
+  r.core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, running("a")}}, nullptr);
+  CHECK(r.asked == std::vector<std::string>{"default/b"});
+  // Asked once per refusal: room freed again, b not refused since, nothing asked.
+  r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", 2, 80000).obj}}, nullptr);
+  CHECK(r.asked.size() == 1);
+  CHECK(r.core->verify().empty());
+}
+
+TEST_CASE("refusals older than the window, or with the window 0, are not asked for again") {
+  for (const auto window : {std::chrono::milliseconds(0), std::chrono::milliseconds(1)}) {
+    CAPTURE(window.count());
+    Retries r(window);
+    listed(*r.core, {running("a"), pending("b")}, 1);
+    REQUIRE(r.refused(pending("b")));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // beyond the 1 ms window
+    r.core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, running("a")}}, nullptr);
+    CHECK(r.asked.empty());
+  }
+}
+
+TEST_CASE("pods refused while fracpack was syncing are asked for again once it is synced; so are pods a Queue edit may admit") {
+  Retries r(std::chrono::seconds(60));
+  r.core->set_synced(false);
+  r.core->watch_listed("Node", {nvf("n", 1, 80000).obj}, nullptr);
+  r.core->watch_listed("Pod", {pending("b")}, nullptr);
+  REQUIRE(r.refused(pending("b")));  // "fracpack is syncing with the API server"
+  r.core->set_synced(true);
+  CHECK(r.asked == std::vector<std::string>{"default/b"});
+  // A Queue's status written again changes nothing; a quota edit is room.
+  json q = {{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", "default-queue"}}},
+            {"spec",
+             {{"resources",
+               {{"gpu", {{"quota", 0}, {"limit", 0}, {"overQuotaWeight", 1}}},
+                {"cpu", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}},
+                {"memory", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}}}}}}};
+  r.core->watch_changed("Queue", {{ApiEvent::Type::kAdded, q}}, nullptr);
+  REQUIRE(r.refused(pending("b")));  // the queue's limit is 0
+  r.asked.clear();
+  json status = q;
+  status["status"] = {{"allocated", {{"gpu", 0}}}};
+  r.core->watch_changed("Queue", {{ApiEvent::Type::kModified, status}}, nullptr);
+  CHECK(r.asked.empty());
+  q["spec"]["resources"]["gpu"]["limit"] = 1;
+  r.core->watch_changed("Queue", {{ApiEvent::Type::kModified, q}}, nullptr);
+  CHECK(r.asked == std::vector<std::string>{"default/b"});
+  auto f = r.core->filter(pending("b"), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
 }
 
 }  // namespace

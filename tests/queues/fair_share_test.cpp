@@ -11,10 +11,10 @@ namespace {
 
 constexpr std::int64_t kGpu = 1000;  // milli-GPU per GPU
 
-ShareTerms terms(std::string name, std::int64_t quota, std::int64_t weight, std::int64_t request,
+ShareTerms terms(std::string_view name, std::int64_t quota, std::int64_t weight, std::int64_t request,
                  std::int64_t limit = kUnlimited, std::int32_t priority = 100) {
   ShareTerms t;
-  t.name = std::move(name);
+  t.name = name;  // the tests' names are literals
   t.deserved = quota;
   t.weight = weight;
   t.request = request;

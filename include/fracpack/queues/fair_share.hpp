@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fracpack::queues {
@@ -38,7 +39,7 @@ struct ShareTerms {
   std::int64_t request = 0;        ///< what the queue (and its subtree) asks for
   std::int32_t priority = 100;
   std::int64_t created = 0;        ///< creation time, seconds since the epoch (tie-break)
-  std::string name;                ///< last tie-break
+  std::string_view name;           ///< last tie-break (the caller keeps the text alive)
 };
 
 /// Fair shares of `total` (same unit) among `queues`, in input order. `unit` is the granularity

@@ -59,6 +59,7 @@ struct QueueResource {
   std::int64_t limit = 0;           ///< kUnlimited for -1; 0 (also when unset) blocks
   std::int64_t over_quota_weight = 0;  ///< thousandths (1 = 1000)
   bool limit_set = false;           ///< for messages: "unset" reads better than "0"
+  friend bool operator==(const QueueResource&, const QueueResource&) = default;
 };
 
 struct QueueSpec {
@@ -69,6 +70,7 @@ struct QueueSpec {
   std::array<QueueResource, kResourceCount> resources{};
   [[nodiscard]] const QueueResource& resource(Resource r) const { return resources[static_cast<std::size_t>(r)]; }
   QueueResource& resource(Resource r) { return resources[static_cast<std::size_t>(r)]; }
+  friend bool operator==(const QueueSpec&, const QueueSpec&) = default;
 };
 
 }  // namespace fracpack::queues
