@@ -166,6 +166,12 @@ int run(int argc, char** argv) {
                         "Seconds a Bind waits for a new reservation pod to report its GPU")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  double retry_refused_within = static_cast<double>(serve.core.retry_refused_within.count()) / 1000.0;
+  serve_cmd->add_option("--retry-refused-within", retry_refused_within,
+                        "--kube-api: when the watch frees room, pods refused in the seconds before that now fit are touched "
+                        "(fracpack.io/retry) so kube-scheduler retries them at once (0: off)")
+      ->check(CLI::Range(0.0, 300.0))
+      ->capture_default_str();
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
   serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")
       ->check(CLI::Range(std::size_t{1} << 10, std::size_t{1} << 30))
@@ -280,6 +286,7 @@ int run(int argc, char** argv) {
     if (!scheduler_names.empty()) serve.core.decode.scheduler_names = scheduler_names;
     serve.core.reservation.enabled = gpu_reservation == "kai";
     serve.core.reservation.timeout = std::chrono::seconds(reservation_timeout);
+    serve.core.retry_refused_within = std::chrono::milliseconds(static_cast<std::int64_t>(retry_refused_within * 1000.0 + 0.5));
     if (!serve_workload.empty()) {
       auto workload = fracpack::read_workload(serve_workload);
       if (!workload) {

@@ -250,6 +250,7 @@ class SchedulingState {
   std::set<std::string> planned_;                                         ///< pods held by a gang plan
   std::map<std::string, std::string> waiting_queues_;                     ///< set_waiting_queues()
   queues::Amounts foreign_;  ///< what other schedulers' pods hold
+  queues::Amounts capacity_;  ///< what ready, schedulable nodes have (queues::cluster_total), as of the last node change
   std::uint64_t nodes_version_ = 0;
 
   mutable std::mutex fair_mu_;  // held while fair shares are recomputed

@@ -117,7 +117,10 @@ void ClusterWatch::nudge(const std::vector<std::string>& pods) {
   {
     std::lock_guard lock(settle_mu_);
     const auto when = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);
-    for (const auto& p : pods) nudges_.emplace_back(p, when);
+    for (const auto& p : pods) {
+      const bool queued = std::any_of(nudges_.begin(), nudges_.end(), [&](const auto& n) { return n.first == p; });
+      if (!queued) nudges_.emplace_back(p, when);  // one touch retries it; two would be a write for nothing
+    }
   }
   wake();
 }

@@ -158,22 +158,27 @@ Status ExtenderImpl::remove(const std::string& kind, const std::string& name) {
 }
 
 Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
-  auto answer = filter_listed(object, nodes);
-  if (answer) note_refusal(object, *answer);
-  return answer;
-}
-
-Result<FilterAnswer> ExtenderImpl::filter_all(const json& object, std::size_t max_nodes) {
-  auto answer = filter_cluster(object, max_nodes);
-  if (answer) note_refusal(object, *answer);
-  return answer;
-}
-
-Result<FilterAnswer> ExtenderImpl::filter_listed(const json& object, NodeNames nodes) {
   auto pod = decode_seen(object);
   if (!pod) return pod.status();
   const auto gang = plan_gang(*pod);
   std::shared_lock lock(mu_);
+  FilterAnswer answer = answer_listed(*pod, gang, nodes);
+  note_refusal(*pod, answer);  // under the lock: a watch batch that frees room after this answer sees it
+  return answer;
+}
+
+Result<FilterAnswer> ExtenderImpl::filter_all(const json& object, std::size_t max_nodes) {
+  auto pod = decode_seen(object);
+  if (!pod) return pod.status();
+  const auto gang = plan_gang(*pod);
+  std::shared_lock lock(mu_);
+  FilterAnswer answer = answer_cluster(*pod, gang, max_nodes);
+  note_refusal(*pod, answer);
+  return answer;
+}
+
+FilterAnswer ExtenderImpl::answer_listed(const PodRequest& pod, const std::optional<SchedulingState::GangDecision>& gang,
+                                         NodeNames nodes) {
   const ClusterState& cluster = state_.cluster();
   FilterAnswer answer;
   std::vector<std::size_t> known;
@@ -192,44 +197,41 @@ Result<FilterAnswer> ExtenderImpl::filter_listed(const json& object, NodeNames n
     }
   }
   if (syncing(known, answer)) return answer;
-  if (pinned_to_binding(*pod, known, /*list_failing=*/true, answer)) return answer;
+  if (pinned_to_binding(pod, known, /*list_failing=*/true, answer)) return answer;
   if (refused_by_gang(gang, known, answer)) return answer;
-  if (refused_by_queue(*pod, known, answer)) return answer;
-  add_verdicts(*pod, known, /*list_passing=*/true, answer);
-  if (options_.filter_best > 0 && answer.passed.size() > options_.filter_best && state_.is_ours(*pod)) {
+  if (refused_by_queue(pod, known, answer)) return answer;
+  add_verdicts(pod, known, /*list_passing=*/true, answer);
+  if (options_.filter_best > 0 && answer.passed.size() > options_.filter_best && state_.is_ours(pod)) {
     // The policy's best nodes only: kube-scheduler picks among those, and scores only those.
-    const auto ranked = verdicts_.rank(cluster, *pod, *policy_, known);
+    const auto ranked = verdicts_.rank(cluster, pod, *policy_, known);
     answer.passed.clear();
     for (std::size_t i = 0; i < options_.filter_best && i < ranked.size(); ++i) answer.passed.push_back(cluster.node(ranked[i].node).name);
   }
   return answer;
 }
 
-Result<FilterAnswer> ExtenderImpl::filter_cluster(const json& object, std::size_t max_nodes) {
-  auto pod = decode_seen(object);
-  if (!pod) return pod.status();
-  const auto gang = plan_gang(*pod);
-  std::shared_lock lock(mu_);
+FilterAnswer ExtenderImpl::answer_cluster(const PodRequest& pod, const std::optional<SchedulingState::GangDecision>& gang,
+                                          std::size_t max_nodes) {
   const ClusterState& cluster = state_.cluster();
   FilterAnswer answer;
   std::vector<std::size_t> all(cluster.node_count());
   for (std::size_t n = 0; n < all.size(); ++n) all[n] = n;
   if (syncing(all, answer)) return answer;
-  if (pinned_to_binding(*pod, all, /*list_failing=*/false, answer)) return answer;
+  if (pinned_to_binding(pod, all, /*list_failing=*/false, answer)) return answer;
   if (refused_by_gang(gang, all, answer)) return answer;
-  if (refused_by_queue(*pod, all, answer)) return answer;
+  if (refused_by_queue(pod, all, answer)) return answer;
   if (max_nodes == 1) {
-    if (auto best = select(cluster, *pod, *policy_)) {
+    if (auto best = select(cluster, pod, *policy_)) {
       answer.passed.push_back(cluster.node(best->node).name);
       return answer;
     }
   } else {
-    const auto ranked = verdicts_.rank(cluster, *pod, *policy_, all);
+    const auto ranked = verdicts_.rank(cluster, pod, *policy_, all);
     const std::size_t keep = max_nodes == 0 ? ranked.size() : std::min(max_nodes, ranked.size());
     for (std::size_t i = 0; i < keep; ++i) answer.passed.push_back(cluster.node(ranked[i].node).name);
     if (!answer.passed.empty()) return answer;
   }
-  add_verdicts(*pod, all, /*list_passing=*/false, answer);  // none passes: every node with its reason
+  add_verdicts(pod, all, /*list_passing=*/false, answer);  // none passes: every node with its reason
   return answer;
 }
 
@@ -546,12 +548,14 @@ std::optional<SchedulingState::GangDecision> ExtenderImpl::plan_gang(const PodRe
     if (!state_.gang_needs_planning(pod) && !(lapse && *lapse <= now)) return std::nullopt;
   }
   std::unique_lock lock(mu_);
-  (void)state_.expire_plans(now);
+  if (state_.expire_plans(now) > 0) freed_room();  // what lapsed plans held is free: no cluster event says so
   if (!synced_) return std::nullopt;
   auto decision = state_.plan_gang(pod, *policy_, now, options_.gang_hold);
-  if (decision.kind == SchedulingState::GangDecision::Kind::kNotAGang) return std::nullopt;
+  std::vector<std::string> retry = take_retries();
   lock.unlock();
-  if (!decision.others.empty() && retry_wanted_) retry_wanted_(decision.others);
+  if (decision.kind != SchedulingState::GangDecision::Kind::kNotAGang) retry.insert(retry.end(), decision.others.begin(), decision.others.end());
+  if (!retry.empty() && retry_wanted_) retry_wanted_(retry);
+  if (decision.kind == SchedulingState::GangDecision::Kind::kNotAGang) return std::nullopt;
   return decision;
 }
 

@@ -81,9 +81,9 @@ class ExtenderImpl final : public Extender {
 
  private:
   Result<PodRequest> decode(const json& object) const;
-  /// filter() and filter_all() before note_refusal.
-  Result<FilterAnswer> filter_listed(const json& object, NodeNames nodes);
-  Result<FilterAnswer> filter_cluster(const json& object, std::size_t max_nodes);
+  /// filter()'s and filter_all()'s answers. Caller holds mu_.
+  FilterAnswer answer_listed(const PodRequest& pod, const std::optional<SchedulingState::GangDecision>& gang, NodeNames nodes);
+  FilterAnswer answer_cluster(const PodRequest& pod, const std::optional<SchedulingState::GangDecision>& gang, std::size_t max_nodes);
 
   /// decode(), and the pod is kept for Bind. A pending pod of ours the state does not know yet
   /// counts in its queue's demand from now on (fair shares see what waits, as `place` does);
@@ -152,6 +152,8 @@ class ExtenderImpl final : public Extender {
   void follow_groups(PodRequest& raw, const json& object);
   /// A fraction of `group` is seen: the group's reservation pod stops holding its GPU whole.
   void drop_whole_hold(const std::string& group);
+  /// The reservation pod `key` (namespace/name) no longer holds its GPU whole.
+  void release_whole_hold(const std::string& key);
   /// When nothing but its reservation pod holds ledger GPU `gpu` of `node`: the reservation pod
   /// holds it whole, and is retired once it served (or when fracpack did not create it and
   /// nobody claimed it within the reservation timeout).
@@ -168,14 +170,18 @@ class ExtenderImpl final : public Extender {
   [[nodiscard]] std::optional<int> free_gpu(std::size_t n) const;
   /// A Filter before the first full list: every node fails, saying why.
   bool syncing(const std::vector<std::size_t>& nodes, FilterAnswer& answer) const;
+  // Refused pods asked for again (extender_retries.cpp).
   /// A Filter answer that passes no node: the pod is remembered (RecentRefusals), when following
-  /// the API server.
-  void note_refusal(const json& object, const FilterAnswer& answer);
-  /// After a watch batch that freed room: the pods refused shortly before that still wait are
-  /// handed to on_retry_wanted. Takes `lock` (held exclusively) and releases it.
+  /// the API server. Caller holds mu_ (shared is enough).
+  void note_refusal(const PodRequest& pod, const FilterAnswer& answer);
+  /// What is being applied freed room: refusals within `within` (0: retry_refused_within) are
+  /// retried when it is done. Caller holds mu_ exclusively.
+  void freed_room(std::chrono::milliseconds within = std::chrono::milliseconds(0));
+  /// The pods refused within the freed window that still wait and would now be admitted and fit
+  /// somewhere (at most 64); the window is reset. Caller holds mu_ exclusively.
+  std::vector<std::string> take_retries();
+  /// take_retries(), then `lock` (held exclusively) is released and on_retry_wanted called.
   void retry_refused(std::unique_lock<std::shared_mutex>& lock);
-  /// The watch batch being applied freed room: refusals within retry_refused_within are retried.
-  void freed_room();
 
   ExtenderOptions options_;
   std::shared_ptr<const Policy> policy_;
@@ -190,8 +196,8 @@ class ExtenderImpl final : public Extender {
   std::atomic<bool> synced_{true};
   std::function<void(const std::vector<std::string>&)> retry_wanted_;
   api::RecentRefusals refusals_;
-  /// Under mu_: how far back refusals are retried after the watch batch being applied (0: it
-  /// freed no room; retry_refused_within; 60 s after a Queue edit).
+  /// Under mu_: how far back refusals are retried after the change being applied (0: it freed no
+  /// room; retry_refused_within; kQueueRetryWindow after a Queue edit or the first full list).
   std::chrono::milliseconds room_freed_{0};
   struct Assumed {
     std::string uid;

@@ -64,7 +64,7 @@ void ExtenderImpl::reservation_seen(const json& object) {
 
 void ExtenderImpl::reservation_gone(const json& object, bool finished) {
   const std::string name = k8s::metadata_string(object, "name");
-  (void)state_.forget(book_->key(name));  // its whole-GPU hold, if any
+  release_whole_hold(book_->key(name));
   for (const auto& group : gpu_groups(object)) {
     auto e = book_->find(group);
     auto n = e && e->gpu >= 0 ? state_.cluster().find_node(e->node) : std::nullopt;
@@ -82,7 +82,12 @@ void ExtenderImpl::reservation_gone(const json& object, bool finished) {
 }
 
 void ExtenderImpl::drop_whole_hold(const std::string& group) {
-  if (auto e = book_->find(group); e && !e->pod.empty()) (void)state_.forget(book_->key(e->pod));
+  if (auto e = book_->find(group); e && !e->pod.empty()) release_whole_hold(book_->key(e->pod));
+}
+
+void ExtenderImpl::release_whole_hold(const std::string& key) {
+  if (state_.cluster().allocation(key) != nullptr) freed_room();  // the GPU's other fractions fit again
+  (void)state_.forget(key);
 }
 
 void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {

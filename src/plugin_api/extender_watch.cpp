@@ -52,6 +52,7 @@ bool ExtenderImpl::syncing(const std::vector<std::size_t>& nodes, FilterAnswer& 
 
 void ExtenderImpl::watch_listed(const std::string& kind, const std::vector<json>& objects, std::vector<std::string>* notes) {
   std::unique_lock lock(mu_);
+  room_freed_ = std::chrono::milliseconds(0);  // what this list frees
   if (kind == "Node") {
     list_nodes(objects, notes);
   } else if (kind == "Pod") {
@@ -77,6 +78,7 @@ void ExtenderImpl::watch_listed(const std::string& kind, const std::vector<json>
 
 void ExtenderImpl::watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) {
   std::unique_lock lock(mu_);
+  room_freed_ = std::chrono::milliseconds(0);  // what this batch frees
   for (const ApiEvent& e : events) {
     if (kind == "Pod") {
       pod_event(e, notes);
@@ -104,35 +106,6 @@ void ExtenderImpl::watch_changed(const std::string& kind, const std::vector<ApiE
     }
   }
   retry_refused(lock);
-}
-
-void ExtenderImpl::set_synced(bool synced) {
-  std::unique_lock lock(mu_);
-  if (synced && !synced_) freed_room();  // pods refused while syncing
-  synced_ = synced;
-  retry_refused(lock);
-}
-
-void ExtenderImpl::note_refusal(const json& object, const FilterAnswer& answer) {
-  if (!options_.watching || options_.retry_refused_within.count() <= 0 || !answer.passed.empty()) return;
-  const std::string ns = k8s::metadata_string(object, "namespace");
-  refusals_.refused((ns.empty() ? "default" : ns) + "/" + k8s::metadata_string(object, "name"), std::chrono::steady_clock::now());
-}
-
-void ExtenderImpl::freed_room() { room_freed_ = std::max(room_freed_, options_.retry_refused_within); }
-
-void ExtenderImpl::retry_refused(std::unique_lock<std::shared_mutex>& lock) {
-  const auto within = room_freed_;
-  room_freed_ = std::chrono::milliseconds(0);
-  if (within.count() <= 0 || !retry_wanted_ || options_.retry_refused_within.count() <= 0) return;
-  constexpr std::size_t kMostPerBatch = 64;  // API writes per freeing batch; the rest wait as before
-  std::vector<std::string> pods;
-  for (auto& key : refusals_.take(std::chrono::steady_clock::now(), within, kMostPerBatch)) {
-    const PodRecord* r = state_.pod(key);
-    if (r != nullptr && (r->standing == PodStanding::kPending || r->standing == PodStanding::kIgnored)) pods.push_back(std::move(key));
-  }
-  lock.unlock();
-  if (!pods.empty()) retry_wanted_(pods);
 }
 
 void ExtenderImpl::watch_listed_class(const json& object) {
@@ -224,7 +197,7 @@ void ExtenderImpl::sync_queues(std::vector<std::string>* notes) {
     return;
   }
   (void)state_.apply(change);
-  room_freed_ = std::max<std::chrono::milliseconds>(room_freed_, kQueueRetryWindow);  // a quota or limit may have grown
+  freed_room(kQueueRetryWindow);  // a quota or limit may have grown; kube-scheduler does not watch Queues
 }
 
 void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::vector<std::string>& removals, bool replace,
@@ -390,6 +363,7 @@ void ExtenderImpl::settle(const AssumedBind& bind, const json& pod) {
   confirmed(bind.pod);
   forget_pod(bind.pod);
   if (pod.is_object() && !finished(pod)) pod_seen(pod, nullptr);  // as it is now: pending again, or bound by another
+  retry_refused(lock);  // what it held is free: pods refused for it come back now
 }
 
 std::string ExtenderImpl::verify() const {

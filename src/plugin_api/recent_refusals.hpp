@@ -5,7 +5,7 @@
 // cluster event or for 60 s, while room is free. So when the watch frees room (a pod released,
 // a node added or changed), the pods refused within a short window before are asked for again
 // (ExtenderImpl::retry_refused); after a Queue edit, which kube-scheduler does not watch, those
-// refused within the last 60 s (kube-scheduler retries what it set aside after 60 s anyway).
+// refused within kQueueRetryWindow. Only pods that would now be admitted and fit are asked for.
 // Internal to src/plugin_api/.
 #pragma once
 
@@ -19,15 +19,16 @@
 
 namespace fracpack::api {
 
-/// How far back refusals are retried after a Queue edit: kube-scheduler retries every pod it set
-/// aside after 60 s (v1.20's unschedulableQTimeInterval), so older ones come back without us.
-inline constexpr std::chrono::milliseconds kQueueRetryWindow{60'000};
+/// How far back refusals are retried after a Queue edit or the first full list: kube-scheduler
+/// retries every pod it set aside after at most 5 minutes (podMaxInUnschedulablePodsDuration;
+/// 60 s in v1.20), so older ones come back without us.
+inline constexpr std::chrono::milliseconds kQueueRetryWindow{300'000};
 
 class RecentRefusals {
  public:
   using Clock = std::chrono::steady_clock;
   /// `keep`: how long a refusal is remembered (the longest window take() is asked for). `capacity`:
-  /// most pods remembered (a refusal beyond it is not recorded: it waits as without this).
+  /// most pods remembered (beyond it the oldest refusal is forgotten).
   explicit RecentRefusals(std::chrono::milliseconds keep, std::size_t capacity = 4096) : keep_(keep), capacity_(capacity) {}
 
   /// Filter found no node for `pod` at `now`. Thread-safe (Filters run concurrently).
@@ -35,7 +36,9 @@ class RecentRefusals {
     std::lock_guard lock(mu_);
     if (last_.size() >= capacity_ && !last_.contains(pod)) {
       std::erase_if(last_, [&](const auto& e) { return e.second < now - keep_; });
-      if (last_.size() >= capacity_) return;
+      if (last_.size() >= capacity_) {
+        last_.erase(std::min_element(last_.begin(), last_.end(), [](const auto& a, const auto& b) { return a.second < b.second; }));
+      }
     }
     last_[pod] = now;
   }

@@ -7,30 +7,13 @@
 #include "fracpack/k8s/time.hpp"
 
 namespace fracpack::api {
-namespace {
-
-std::optional<std::int64_t> seconds_at(const nlohmann::json& value) {
-  return value.is_string() ? k8s::parse_rfc3339(value.get_ref<const std::string&>()) : std::nullopt;
-}
-
-}  // namespace
-
 std::optional<std::int64_t> change_time_ms(const ApiEvent& event) {
+  if (event.type != ApiEvent::Type::kAdded) return std::nullopt;
   const auto metadata = event.object.find("metadata");
   if (metadata == event.object.end() || !metadata->is_object()) return std::nullopt;
-  std::optional<std::int64_t> seconds;
-  if (event.type == ApiEvent::Type::kAdded) {
-    if (auto created = metadata->find("creationTimestamp"); created != metadata->end()) seconds = seconds_at(*created);
-  } else if (event.type == ApiEvent::Type::kModified) {
-    auto managed = metadata->find("managedFields");
-    if (managed == metadata->end() || !managed->is_array()) return std::nullopt;
-    for (const auto& entry : *managed) {
-      if (!entry.is_object()) continue;
-      auto time = entry.find("time");
-      if (time == entry.end()) continue;
-      if (auto s = seconds_at(*time); s && (!seconds || *s > *seconds)) seconds = s;
-    }
-  }
+  const auto created = metadata->find("creationTimestamp");
+  if (created == metadata->end() || !created->is_string()) return std::nullopt;
+  const auto seconds = k8s::parse_rfc3339(created->get_ref<const std::string&>());
   if (!seconds) return std::nullopt;
   return *seconds * 1000;
 }
@@ -55,9 +38,8 @@ void WatchLag::observe(const std::string& kind, const std::vector<ApiEvent>& eve
 
 std::string WatchLag::metrics(const std::vector<std::string>& kinds) const {
   std::string out =
-      "# HELP fracpack_watch_lag_seconds From the API server's change to the ledger applying it, for watch events that carry "
-      "their change's time (creations; updates where the API server keeps managedFields). Whole-second timestamps: up to 1 s "
-      "more than the true lag.\n# TYPE fracpack_watch_lag_seconds histogram\n";
+      "# HELP fracpack_watch_lag_seconds From an object's creation at the API server to the ledger applying it (watch ADDED "
+      "events). Whole-second timestamps: up to 1 s more than the true lag.\n# TYPE fracpack_watch_lag_seconds histogram\n";
   std::lock_guard lock(mu_);
   for (const std::string& kind : kinds) {
     auto it = by_kind_.find(kind);

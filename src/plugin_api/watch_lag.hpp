@@ -1,12 +1,11 @@
 // The lag between a change at the API server and the ledger applying it (issue 14 §2 metrics),
-// for the watch events that carry the time of their own change:
-//   - ADDED from a watch (never from a list): metadata.creationTimestamp;
-//   - MODIFIED, on API servers that keep metadata.managedFields: the newest entry's time (the API
-//     server stamps the entry of the manager whose write this is).
-// Other events (DELETED, and MODIFIED without managedFields, as kube-rig serves them) carry no time
-// of their change and are not measured. Kubernetes timestamps have whole seconds, so a sample is
-// the true lag plus up to one second; a negative one (the two clocks disagree) counts as 0.
-// Internal to src/plugin_api/.
+// for the watch events that carry the time of their own change: objects created, ADDED by a watch
+// (never by a list; the reflector watches without selectors, so ADDED is a creation), timed by
+// metadata.creationTimestamp. Updates and deletions carry no time of their own change: the newest
+// managedFields entry is not it for a Binding (pods/binding writes none), a graceful deletion or a
+// kubelet's status write, and would read minutes or hours. Kubernetes timestamps have whole
+// seconds, so a sample is the true lag plus up to one second; a negative one (the two clocks
+// disagree) counts as 0. Internal to src/plugin_api/.
 #pragma once
 
 #include <array>
@@ -22,8 +21,8 @@
 
 namespace fracpack::api {
 
-/// When the API server made the change `event` reports, in ms since the epoch; nullopt when the
-/// event does not say (see above).
+/// When the API server made the change `event` reports, in ms since the epoch: an ADDED object's
+/// creationTimestamp; nullopt for other events, or a missing or malformed timestamp.
 std::optional<std::int64_t> change_time_ms(const ApiEvent& event);
 
 /// Per kind, a Prometheus histogram of the lag, in seconds. Thread-safe.

@@ -36,6 +36,14 @@ using Reason = std::shared_ptr<const std::string>;
 /// to a run cut short by eviction and is skipped.
 using Departure = std::tuple<std::int64_t, std::size_t, std::uint32_t>;
 
+/// The workload's pods as arrivals: a spec.nodeName in the input (Pod objects as kubectl prints
+/// running pods) is where the pod ran then, not a binding the replay starts from.
+std::vector<TimedPod> arrivals(const TimedWorkload& workload) {
+  std::vector<TimedPod> pods = workload.pods;
+  for (auto& p : pods) p.pod.bound.reset();
+  return pods;
+}
+
 /// Every pod of the workload is the replayed scheduler's, whatever its spec.schedulerName says.
 SchedulingState::Options state_options(const TimedWorkload& workload, const ReplayOptions& options) {
   SchedulingState::Options o{options.placement, DecodeConfig{}};
@@ -50,7 +58,7 @@ SchedulingState::Options state_options(const TimedWorkload& workload, const Repl
 class Replay {
  public:
   Replay(const TimedWorkload& workload, const ReplayOptions& options)
-      : pods_(workload.pods), options_(options), state_(state_options(workload, options)), empty_(state_options(workload, options)) {}
+      : pods_(arrivals(workload)), options_(options), state_(state_options(workload, options)), empty_(state_options(workload, options)) {}
 
   Status load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> queue_specs);
   ReplayReport run();
@@ -69,7 +77,7 @@ class Replay {
   Reason intern(std::string text);
   [[nodiscard]] QueueReport& row(std::size_t i) { return report_.queues[slot_of_.at(leaf_of_[i])]; }
 
-  const std::vector<TimedPod>& pods_;
+  const std::vector<TimedPod> pods_;
   const ReplayOptions& options_;
   SchedulingState state_;
   SchedulingState empty_;  // the nodes alone: "could this pod ever start?"

@@ -114,6 +114,7 @@ std::vector<std::string> SchedulingState::apply(const ObjectChange& change) {
 
 void SchedulingState::nodes_changed() {
   ++nodes_version_;
+  capacity_ = queues::cluster_total(cluster_, Amounts{});  // O(nodes), once per change, not per fair-share read
   std::lock_guard lock(lazy_mu_);
   pending_stale_ = true;
   fair_dirty_ = true;
@@ -188,7 +189,11 @@ Amounts SchedulingState::pending_charge(const PodRequest& pod) const {
   return amount;
 }
 
-Amounts SchedulingState::total() const { return queues::cluster_total(cluster_, foreign_); }
+Amounts SchedulingState::total() const {
+  Amounts out = capacity_;
+  for (queues::Resource r : queues::kResources) out[r] = std::max<std::int64_t>(0, out[r] - foreign_[r]);
+  return out;
+}
 
 const queues::QueueBook* SchedulingState::book() const {
   ensure_fair_shares();

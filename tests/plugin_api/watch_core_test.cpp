@@ -205,10 +205,11 @@ struct Retries {
   std::unique_ptr<Extender> core;
   std::vector<std::string> asked;  ///< every pod handed to on_retry_wanted, in order
 
-  explicit Retries(std::chrono::milliseconds window) {
+  explicit Retries(std::chrono::milliseconds window, std::chrono::seconds assume_ttl = std::chrono::seconds(30)) {
     ExtenderOptions options;
     options.watching = true;
     options.retry_refused_within = window;
+    options.assume_ttl = assume_ttl;
     auto opened = Extender::open(options);
     REQUIRE(opened.is_ok());
     core = std::move(*opened);
@@ -227,16 +228,17 @@ json running(const std::string& name) {
   return p;
 }
 
-TEST_CASE("a pod refused just before the watch frees room is asked for again; heartbeats, bound pods and old refusals are not") {
+TEST_CASE("a pod refused just before the watch frees room is asked for again; heartbeats, bound pods and pods that still fit nowhere are not") {
   Retries r(std::chrono::seconds(60));
-  listed(*r.core, {running("a"), pending("b"), pending("c")}, 1);
-  // kube-scheduler saw a's deletion first and retried b and c: refused, the ledger still holds a.
+  listed(*r.core, {running("a"), pending("b"), pending("c"), pending("d", 2)}, 1);
+  // kube-scheduler saw a's deletion first and retried b, c and d: refused, the ledger still holds a.
   REQUIRE(r.refused(pending("b")));
   REQUIRE(r.refused(pending("c")));
+  REQUIRE(r.refused(pending("d", 2)));  // two GPUs on a one-GPU node: a's GPU does not help it
   // A node heartbeat (nothing the scheduler reads changed) frees nothing.
   r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", 1, 80000).obj}}, nullptr);
   CHECK(r.asked.empty());
-  // c is bound by another scheduler meanwhile: only b still waits.
+  // c is bound meanwhile, to a node fracpack does not know: only b and d still wait.
   json c = running("c");
   c["spec"]["nodeName"] = "n2";
   r.core->watch_changed("Pod", {{ApiEvent::Type::kModified, c}}, nullptr);
@@ -247,6 +249,17 @@ TEST_CASE("a pod refused just before the watch frees room is asked for again; he
   r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", 2, 80000).obj}}, nullptr);
   CHECK(r.asked.size() == 1);
   CHECK(r.core->verify().empty());
+}
+
+TEST_CASE("a bind released because the API server never showed it frees room for the pods refused meanwhile") {
+  Retries r(std::chrono::seconds(60), std::chrono::seconds(0));
+  listed(*r.core, {pending("a"), pending("b")}, 1);
+  REQUIRE(schedule(*r.core, pending("a")).is_ok());
+  REQUIRE(r.refused(pending("b")));
+  const auto due = r.core->assumed_binds();
+  REQUIRE(due.size() == 1);
+  r.core->settle(due.front(), json());  // a is gone: its GPU is free
+  CHECK(r.asked == std::vector<std::string>{"default/b"});
 }
 
 TEST_CASE("refusals older than the window, or with the window 0, are not asked for again") {
@@ -261,12 +274,14 @@ TEST_CASE("refusals older than the window, or with the window 0, are not asked f
   }
 }
 
-TEST_CASE("pods refused while fracpack was syncing are asked for again once it is synced; so are pods a Queue edit may admit") {
-  Retries r(std::chrono::seconds(60));
+TEST_CASE("pods refused while fracpack was syncing, or before a Queue edit, are asked for again minutes later; a Queue status write is no edit") {
+  // The window for other changes is 1 ms; syncing and Queue edits look back 5 minutes.
+  Retries r(std::chrono::milliseconds(1));
   r.core->set_synced(false);
   r.core->watch_listed("Node", {nvf("n", 1, 80000).obj}, nullptr);
   r.core->watch_listed("Pod", {pending("b")}, nullptr);
   REQUIRE(r.refused(pending("b")));  // "fracpack is syncing with the API server"
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   r.core->set_synced(true);
   CHECK(r.asked == std::vector<std::string>{"default/b"});
   // A Queue's status written again changes nothing; a quota edit is room.
@@ -283,6 +298,7 @@ TEST_CASE("pods refused while fracpack was syncing are asked for again once it i
   status["status"] = {{"allocated", {{"gpu", 0}}}};
   r.core->watch_changed("Queue", {{ApiEvent::Type::kModified, status}}, nullptr);
   CHECK(r.asked.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
   q["spec"]["resources"]["gpu"]["limit"] = 1;
   r.core->watch_changed("Queue", {{ApiEvent::Type::kModified, q}}, nullptr);
   CHECK(r.asked == std::vector<std::string>{"default/b"});

@@ -55,6 +55,21 @@ TEST_CASE("replay: two queues share two GPUs; waits, GPU-hours and departures co
   CHECK(r->events == 8);  // 4 arrivals, 4 departures
 }
 
+TEST_CASE("replay: a pod that names a node (Pod objects of running pods) arrives, waits and leaves like any other") {
+  // a1 and a2 both name node n and GPU 0, as running pods printed by kubectl would: the replay
+  // places each when it arrives, not where the input says it ran.
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 10, 100)};
+  for (auto& p : w.pods) p.pod.bound = Binding{"n", {0}};
+  auto r = quota::replay(one_node(1), {gpu_queue("a", 1)}, w, quota::ReplayOptions{});
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  const auto& a = r->queues[0];
+  CHECK(a.started == 2);
+  CHECK(a.pending_seconds == std::vector<std::int64_t>{0, 90});  // a2 waits for a1's GPU
+  CHECK(a.gpu_hours == doctest::Approx(200 / 3600.0));
+  CHECK(r->end == 200);
+}
+
 TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fair share; the victim starts over") {
   // a (quota 1) takes both GPUs with preemptible a1, a2 (100 s). b1 (quota 1, 30 s) arrives at 10:
   // b is under its fair share (1), a over it (2 > 1): one of a's pods is evicted, b1 starts at 10.

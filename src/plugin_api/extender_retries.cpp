@@ -1,0 +1,50 @@
+// Pods refused while the ledger was behind the cluster are asked for again (recent_refusals.hpp):
+// Filter remembers the pods it passed no node for; a watch batch (or a settled bind, a lapsed
+// gang plan, the first full list) that frees room hands on_retry_wanted those refused shortly
+// before that still wait and would now be admitted and fit somewhere.
+#include "fracpack/scheduler.hpp"
+#include "plugin_api/extender_impl.hpp"
+
+namespace fracpack::api {
+
+void ExtenderImpl::set_synced(bool synced) {
+  std::unique_lock lock(mu_);
+  const bool now_synced = synced && !synced_;
+  synced_ = synced;
+  if (now_synced) freed_room(kQueueRetryWindow);  // every pod refused while syncing, however long it took
+  retry_refused(lock);
+}
+
+void ExtenderImpl::note_refusal(const PodRequest& pod, const FilterAnswer& answer) {
+  if (!options_.watching || options_.retry_refused_within.count() <= 0 || !answer.passed.empty()) return;
+  refusals_.refused(pod.key(), std::chrono::steady_clock::now());
+}
+
+void ExtenderImpl::freed_room(std::chrono::milliseconds within) {
+  room_freed_ = std::max(room_freed_, within.count() > 0 ? within : options_.retry_refused_within);
+}
+
+std::vector<std::string> ExtenderImpl::take_retries() {
+  const auto within = room_freed_;
+  room_freed_ = std::chrono::milliseconds(0);
+  if (within.count() <= 0 || !synced_ || !retry_wanted_ || options_.retry_refused_within.count() <= 0) return {};
+  constexpr std::size_t kMostPerBatch = 64;  // fit checks and API writes per freeing batch; the rest wait as before
+  std::vector<std::string> pods;
+  for (auto& key : refusals_.take(std::chrono::steady_clock::now(), within, kMostPerBatch)) {
+    const PodRecord* r = state_.pod(key);
+    if (r == nullptr || (r->standing != PodStanding::kPending && r->standing != PodStanding::kIgnored)) continue;
+    // Only a pod that would now pass: a retry of one that still fits nowhere is an API write and
+    // a scheduling cycle for nothing (and, on every deletion, a storm of them).
+    if (admission(r->pod) || !select(state_.cluster(), r->pod, *policy_)) continue;
+    pods.push_back(std::move(key));
+  }
+  return pods;
+}
+
+void ExtenderImpl::retry_refused(std::unique_lock<std::shared_mutex>& lock) {
+  std::vector<std::string> pods = take_retries();
+  lock.unlock();
+  if (!pods.empty()) retry_wanted_(pods);
+}
+
+}  // namespace fracpack::api
