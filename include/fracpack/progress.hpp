@@ -1,4 +1,5 @@
-// A one-line progress bar on stderr for long commands (replay, bench density).
+// A one-line progress bar on stderr for long commands (replay, bench density); nothing when
+// stderr is not a terminal.
 #pragma once
 
 #include <cstddef>

@@ -206,7 +206,7 @@ std::string ClusterWatch::metrics() const {
   std::vector<std::string> kinds;
   for (const auto& r : reflectors_) kinds.push_back(r->kind());
   out += lag_.metrics(kinds);
-  out += fmt::format("# HELP fracpack_pods_nudged_total Pods touched so that kube-scheduler retries them (gang members, lost races).\n"
+  out += fmt::format("# HELP fracpack_pods_nudged_total Pods touched (fracpack.io/retry) so that kube-scheduler retries them now: gang members, lost Bind races, pods refused before room was freed.\n"
                      "# TYPE fracpack_pods_nudged_total counter\nfracpack_pods_nudged_total {}\n",
                      nudged_.load());
   out += fmt::format("# HELP fracpack_binds_settled_total Binds not seen in time, settled by asking for the pod.\n"

@@ -303,7 +303,7 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     assumed_[key] = {seen->pod.uid, node, std::chrono::steady_clock::now() + options_.assume_ttl + waits};
   }
   seen_.forget(key);
-  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice)};
+  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice), false, {}};
   reserve(answer, seen->pod);
   return answer;
 }
@@ -424,7 +424,7 @@ LedgerSnapshot ExtenderImpl::snapshot() const {
     for (std::size_t g = 0; g < cluster.node(n).gpus.size(); ++g) {
       const GpuUsage& u = cluster.usage(n).gpus[g];
       LedgerSnapshot::Gpu& gpu =
-          node.gpus.emplace_back(LedgerSnapshot::Gpu{static_cast<int>(g), u.state, cluster.node(n).gpus[g].memory, u.used, u.fenced(), u.holders});
+          node.gpus.emplace_back(LedgerSnapshot::Gpu{static_cast<int>(g), u.state, cluster.node(n).gpus[g].memory, u.used, u.fenced(), u.holders, {}, {}});
       if (auto e = book_ ? book_->at(node.name, static_cast<int>(g)) : std::nullopt; e && !e->pod.empty()) {
         gpu.reservation = book_->key(e->pod);
         gpu.device = e->device;
@@ -610,7 +610,7 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   }
   const std::string& where = state_.cluster().node(held->node).name;
   if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));
-  BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice)};
+  BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice), false, {}};
   reserve(answer, record.pod);
   return answer;
 }
