@@ -170,7 +170,19 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--retry-refused-within", retry_refused_within,
                         "--kube-api: when the watch frees room, pods refused in the seconds before that now fit are touched "
                         "(fracpack.io/retry) so kube-scheduler retries them at once (0: off)")
-      ->check(CLI::Range(0.0, 300.0))
+      ->check([](const std::string& text) -> std::string {
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return "not a number of seconds: " + text;
+        } catch (const std::exception&) {
+          return "not a number of seconds: " + text;
+        }
+        if (!(v >= 0 && v <= 300)) return "must be 0 (off) to 300 seconds: " + text;
+        if (v > 0 && v < 0.001) return "below 1 ms, which would turn retries off: give 0 for that";
+        return "";
+      })
       ->capture_default_str();
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
   serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")

@@ -178,7 +178,8 @@ class ExtenderImpl final : public Extender {
   /// retried when it is done. Caller holds mu_ exclusively.
   void freed_room(std::chrono::milliseconds within = std::chrono::milliseconds(0));
   /// The pods refused within the freed window that still wait and would now be admitted and fit
-  /// somewhere (at most 64); the window is reset. Caller holds mu_ exclusively.
+  /// somewhere, newest refusal first (at most 64; one check per pod shape and queue, at most 256);
+  /// the window is reset. Caller holds mu_ exclusively.
   std::vector<std::string> take_retries();
   /// take_retries(), then `lock` (held exclusively) is released and on_retry_wanted called.
   void retry_refused(std::unique_lock<std::shared_mutex>& lock);

@@ -2,6 +2,10 @@
 // Filter remembers the pods it passed no node for; a watch batch (or a settled bind, a lapsed
 // gang plan, the first full list) that frees room hands on_retry_wanted those refused shortly
 // before that still wait and would now be admitted and fit somewhere.
+#include <unordered_map>
+
+#include <fmt/format.h>
+
 #include "fracpack/scheduler.hpp"
 #include "plugin_api/extender_impl.hpp"
 
@@ -28,14 +32,31 @@ std::vector<std::string> ExtenderImpl::take_retries() {
   const auto within = room_freed_;
   room_freed_ = std::chrono::milliseconds(0);
   if (within.count() <= 0 || !synced_ || !retry_wanted_ || options_.retry_refused_within.count() <= 0) return {};
-  constexpr std::size_t kMostPerBatch = 64;  // fit checks and API writes per freeing batch; the rest wait as before
+  constexpr std::size_t kMostPerBatch = 64;   // API writes per freeing change; the rest wait as before
+  constexpr std::size_t kMostChecks = 256;    // distinct fit checks per change (~15 µs each)
   std::vector<std::string> pods;
-  for (auto& key : refusals_.take(std::chrono::steady_clock::now(), within, kMostPerBatch)) {
+  // Pods alike (shape, queue, preemptibility) get one verdict: a thousand refused pods of one
+  // shape that fits nowhere cost one check, and do not hide the one pod behind them that fits.
+  std::unordered_map<std::string, bool> passes;
+  for (auto& key : refusals_.recent(std::chrono::steady_clock::now(), within)) {
+    if (pods.size() == kMostPerBatch) break;
     const PodRecord* r = state_.pod(key);
-    if (r == nullptr || (r->standing != PodStanding::kPending && r->standing != PodStanding::kIgnored)) continue;
-    // Only a pod that would now pass: a retry of one that still fits nowhere is an API write and
-    // a scheduling cycle for nothing (and, on every deletion, a storm of them).
-    if (admission(r->pod) || !select(state_.cluster(), r->pod, *policy_)) continue;
+    if (r == nullptr || (r->standing != PodStanding::kPending && r->standing != PodStanding::kIgnored)) {
+      refusals_.forget(key);  // bound, or gone
+      continue;
+    }
+    // A gang member's own fit says nothing of its gang's (too few members, or not all at once):
+    // its gang's planning touches the members when the gang is placed.
+    if (state_.gang_needs_planning(r->pod)) continue;
+    auto [it, fresh] = passes.try_emplace(fmt::format("{}#{}#{}", pod_shape(r->pod), r->pod.queue, r->pod.preemptible), false);
+    if (fresh) {
+      if (passes.size() > kMostChecks) break;
+      // Only a pod that would now pass: a retry of one that still fits nowhere is an API write
+      // and a scheduling cycle for nothing (and, on every deletion, a storm of them).
+      it->second = !admission(r->pod) && select(state_.cluster(), r->pod, *policy_).has_value();
+    }
+    if (!it->second) continue;
+    refusals_.forget(key);
     pods.push_back(std::move(key));
   }
   return pods;

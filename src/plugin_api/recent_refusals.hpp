@@ -27,7 +27,7 @@ inline constexpr std::chrono::milliseconds kQueueRetryWindow{300'000};
 class RecentRefusals {
  public:
   using Clock = std::chrono::steady_clock;
-  /// `keep`: how long a refusal is remembered (the longest window take() is asked for). `capacity`:
+  /// `keep`: how long a refusal is remembered (the longest window recent() is asked for). `capacity`:
   /// most pods remembered (beyond it the oldest refusal is forgotten).
   explicit RecentRefusals(std::chrono::milliseconds keep, std::size_t capacity = 4096) : keep_(keep), capacity_(capacity) {}
 
@@ -42,28 +42,30 @@ class RecentRefusals {
     }
     last_[pod] = now;
   }
-  /// The pods refused within `within` before `now`, oldest first, at most `most`; they are
-  /// forgotten (a pod refused again is recorded again). Refusals older than `keep` are dropped.
-  std::vector<std::string> take(Clock::time_point now, std::chrono::milliseconds within, std::size_t most) {
+  /// The pods refused within `within` before `now`, newest first (the likeliest to have raced
+  /// the change that freed room). They stay remembered until forget(): a pod that does not fit
+  /// now may after the next change. Refusals older than `keep` are dropped.
+  std::vector<std::string> recent(Clock::time_point now, std::chrono::milliseconds within) {
     std::lock_guard lock(mu_);
-    std::vector<std::pair<Clock::time_point, std::string>> recent;
+    std::vector<std::pair<Clock::time_point, std::string>> found;
     for (auto it = last_.begin(); it != last_.end();) {
       if (it->second < now - keep_) {
         it = last_.erase(it);
       } else {
-        if (it->second >= now - within) recent.emplace_back(it->second, it->first);
+        if (it->second >= now - within) found.emplace_back(it->second, it->first);
         ++it;
       }
     }
-    std::sort(recent.begin(), recent.end());
-    if (recent.size() > most) recent.resize(most);
+    std::sort(found.begin(), found.end(), [](const auto& x, const auto& y) { return x.first != y.first ? x.first > y.first : x.second < y.second; });
     std::vector<std::string> out;
-    out.reserve(recent.size());
-    for (auto& [_, pod] : recent) {
-      last_.erase(pod);
-      out.push_back(std::move(pod));
-    }
+    out.reserve(found.size());
+    for (auto& [_, pod] : found) out.push_back(std::move(pod));
     return out;
+  }
+  /// The pod was asked for again, or no longer waits: a new refusal records it again.
+  void forget(const std::string& pod) {
+    std::lock_guard lock(mu_);
+    last_.erase(pod);
   }
 
  private:

@@ -245,10 +245,43 @@ TEST_CASE("a pod refused just before the watch frees room is asked for again; he
   CHECK(r.asked.empty());  // bound to a node fracpack does not know: nothing freed
   r.core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, running("a")}}, nullptr);
   CHECK(r.asked == std::vector<std::string>{"default/b"});
-  // Asked once per refusal: room freed again, b not refused since, nothing asked.
+  // Asked once per refusal: b, not refused since, is not asked again. d, which fit nowhere, is
+  // still remembered, and fits now that n has two GPUs.
   r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", 2, 80000).obj}}, nullptr);
-  CHECK(r.asked.size() == 1);
+  CHECK(r.asked == std::vector<std::string>{"default/b", "default/d"});
   CHECK(r.core->verify().empty());
+}
+
+TEST_CASE("the one refused pod that now fits is found behind hundreds that fit nowhere") {
+  Retries r(std::chrono::seconds(60));
+  std::vector<json> pods{running("a"), pending("b")};
+  for (int i = 0; i < 160; ++i) pods.push_back(pending(fmt::format("z{:03}", i), 2));
+  listed(*r.core, pods, 1);
+  // 80 pods that can never fit a one-GPU node are refused before b, and 80 after it.
+  for (int i = 0; i < 80; ++i) REQUIRE(r.refused(pending(fmt::format("z{:03}", i), 2)));
+  REQUIRE(r.refused(pending("b")));
+  for (int i = 80; i < 160; ++i) REQUIRE(r.refused(pending(fmt::format("z{:03}", i), 2)));
+  r.core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, running("a")}}, nullptr);
+  CHECK(r.asked == std::vector<std::string>{"default/b"});
+  // The others are still remembered: when room for two GPUs appears, they are asked for, 64 at most.
+  r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", 3, 80000).obj}}, nullptr);
+  CHECK(r.asked.size() == 1 + 64);
+}
+
+TEST_CASE("members of a gang that cannot be placed are not asked for when room frees, though each alone would fit") {
+  Retries r(std::chrono::seconds(60));
+  const json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+                      {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 3}}}};
+  auto member = [](int i) {
+    json p = pending(fmt::format("m{}", i));
+    p["metadata"]["annotations"]["pod-group-name"] = "g";
+    return p;
+  };
+  r.core->watch_listed("PodGroup", {group}, nullptr);
+  listed(*r.core, {running("a"), member(0), member(1)}, 4);
+  REQUIRE(r.refused(member(0)));  // 2 of the 3 members it needs are pending
+  r.core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, running("a")}}, nullptr);
+  CHECK(r.asked.empty());
 }
 
 TEST_CASE("a bind released because the API server never showed it frees room for the pods refused meanwhile") {
