@@ -152,8 +152,8 @@ class ExtenderImpl final : public Extender {
   void follow_groups(PodRequest& raw, const json& object);
   /// A fraction of `group` is seen: the group's reservation pod stops holding its GPU whole.
   void drop_whole_hold(const std::string& group);
-  /// The reservation pod `key` (namespace/name) no longer holds its GPU whole.
-  void release_whole_hold(const std::string& key);
+  /// state_.forget(key), noting the room it frees (freed_room) when it held resources.
+  void forget_held(const std::string& key);
   /// When nothing but its reservation pod holds ledger GPU `gpu` of `node`: the reservation pod
   /// holds it whole, and is retired once it served (or when fracpack did not create it and
   /// nobody claimed it within the reservation timeout).

@@ -64,7 +64,7 @@ void ExtenderImpl::reservation_seen(const json& object) {
 
 void ExtenderImpl::reservation_gone(const json& object, bool finished) {
   const std::string name = k8s::metadata_string(object, "name");
-  release_whole_hold(book_->key(name));
+  forget_held(book_->key(name));  // its whole-GPU hold, if any
   for (const auto& group : gpu_groups(object)) {
     auto e = book_->find(group);
     auto n = e && e->gpu >= 0 ? state_.cluster().find_node(e->node) : std::nullopt;
@@ -82,11 +82,11 @@ void ExtenderImpl::reservation_gone(const json& object, bool finished) {
 }
 
 void ExtenderImpl::drop_whole_hold(const std::string& group) {
-  if (auto e = book_->find(group); e && !e->pod.empty()) release_whole_hold(book_->key(e->pod));
+  if (auto e = book_->find(group); e && !e->pod.empty()) forget_held(book_->key(e->pod));
 }
 
-void ExtenderImpl::release_whole_hold(const std::string& key) {
-  if (state_.cluster().allocation(key) != nullptr) freed_room();  // the GPU's other fractions fit again
+void ExtenderImpl::forget_held(const std::string& key) {
+  if (state_.cluster().allocation(key) != nullptr) freed_room();  // what it held fits others again
   (void)state_.forget(key);
 }
 
@@ -159,8 +159,7 @@ void ExtenderImpl::forget_pod(const std::string& key) {
       gpus = a->choice.gpus;
     }
   }
-  if (state_.cluster().allocation(key) != nullptr) freed_room();
-  (void)state_.forget(key);
+  forget_held(key);
   for (int g : gpus) check_idle(node, g);
 }
 
