@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,7 +24,20 @@
 namespace fracpack::test {
 
 /// A loopback port the kernel just handed out and that nothing listens on any more.
+inline int any_free_port();
+
+/// A loopback port free now and never handed out before in this process: two calls in a row
+/// (a server's gRPC and HTTP ports) must not get the same port back from the kernel.
 inline int free_port() {
+  static std::set<int> given;
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = any_free_port();
+    if (given.insert(port).second) return port;
+  }
+  throw std::runtime_error("free_port: no loopback port not handed out already");
+}
+
+inline int any_free_port() {
   const int sock = ::socket(AF_INET, SOCK_STREAM, 0);
   if (sock < 0) throw std::runtime_error("free_port: socket() failed");
   sockaddr_in address{};
