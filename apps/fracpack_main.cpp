@@ -110,10 +110,20 @@ int run(int argc, char** argv) {
   std::string serve_policy = "pack";
   serve_cmd->add_option("--http", serve_http, "host:port for kube-scheduler's HTTP extender calls");
   serve_cmd->add_option("--grpc", serve_grpc, "host:port for the gRPC API (fracpack.v1.Extender, .Cluster)");
-  serve_cmd->add_option("--tls-cert", serve.tls_cert, "gRPC: PEM certificate chain (TLS)")->check(CLI::ExistingFile);
-  serve_cmd->add_option("--tls-key", serve.tls_key, "gRPC: PEM private key (TLS)")->check(CLI::ExistingFile);
-  serve_cmd->add_option("--tls-client-ca", serve.tls_client_ca, "gRPC: PEM CA of client certificates (mutual TLS)")
+  serve_cmd->add_option("--tls-cert", serve.tls_cert, "Both fronts: PEM certificate chain (gRPC over TLS, HTTPS)")->check(CLI::ExistingFile);
+  serve_cmd->add_option("--tls-key", serve.tls_key, "Both fronts: PEM private key of --tls-cert")->check(CLI::ExistingFile);
+  serve_cmd->add_option("--tls-client-ca", serve.tls_client_ca,
+                        "Both fronts: PEM CA of client certificates (mutual TLS: callers must present one it signed)")
       ->check(CLI::ExistingFile);
+  std::string serve_health;
+  serve_cmd->add_option("--health", serve_health,
+                        "host:port of a plaintext listener for GET /healthz, /readyz and /metrics only (kubelet probes, "
+                        "Prometheus), open to every caller");
+  serve_cmd->add_option("--http-max-connections", serve.http_max_connections,
+                        "JSON front: open connections at most (more are closed at accept); slow clients hold a connection, "
+                        "never a thread")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->capture_default_str();
   serve_cmd->add_option("--state", serve.core.state_path, "SQLite state file (:memory: for none)")->capture_default_str();
   serve_cmd->add_option("--cluster", serve_cluster, "Nodes, Queues, PodGroups (and running pods) to load")
       ->check(CLI::ExistingFile);
@@ -292,6 +302,7 @@ int run(int argc, char** argv) {
 
   if (serve_cmd->parsed()) {
     if (!serve_http.empty()) serve.http = serve_http;
+    if (!serve_health.empty()) serve.health = serve_health;
     if (!serve_grpc.empty()) serve.grpc = serve_grpc;
     if (!serve_cluster.empty()) serve.cluster_file = serve_cluster;
     serve.core.policy = serve_policy;

@@ -11,6 +11,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libsqlite3-dev libcpp-httplib-dev libbenchmark-dev
   openssl libcsv-dev libre2-dev libsimdjson-dev
+  libboost-dev libssl-dev zlib1g-dev
 )
 
 missing=()

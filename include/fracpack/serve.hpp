@@ -12,19 +12,23 @@ struct ServeOptions {
   ExtenderOptions core;
   std::optional<std::string> http;          ///< "host:port" of the kube-scheduler JSON front
   std::optional<std::string> grpc;          ///< "host:port" of the gRPC front
+  /// "host:port" of a plaintext listener for /healthz, /readyz and /metrics only, open to every
+  /// caller (probes and Prometheus reach it when the fronts need TLS client certificates).
+  std::optional<std::string> health;
+  std::size_t http_max_connections = 1024;  ///< JSON front: open connections at most
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
   std::size_t max_body = 8u << 20;          ///< bytes per request, both fronts
-  bool http_gzip = false;
-  bool unresolvable_as_failed = false;      ///< HttpOptions::unresolvable_as_failed (kube-scheduler < v1.21)                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)
+  bool http_gzip = false;                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)
+  bool unresolvable_as_failed = false;      ///< HttpOptions::unresolvable_as_failed (kube-scheduler < v1.21)
   /// The API server ("" = none: the state file and Apply are the truth; "in-cluster" = the pod's
   /// own service account). With it, the server lists and watches nodes, pods, Queues, PodGroups
   /// and PriorityClasses, and the JSON Bind creates the pod's Binding there (bindVerb).
   std::string kube_api;
   std::string kube_token_file;              ///< bearer token for kube_api
   std::string kube_ca_file;                 ///< PEM CA of kube_api's certificate
-  std::string tls_cert;                     ///< gRPC: PEM certificate chain ("" = plaintext)
-  std::string tls_key;                      ///< gRPC: PEM private key
-  std::string tls_client_ca;                ///< gRPC: PEM CA; set = mutual TLS
+  std::string tls_cert;                     ///< both fronts: PEM certificate chain ("" = plaintext)
+  std::string tls_key;                      ///< both fronts: PEM private key
+  std::string tls_client_ca;                ///< both fronts: PEM CA; set = mutual TLS
 };
 
 /// Opens the state, applies the cluster file (its running pods only when the state holds no

@@ -1,14 +1,10 @@
 #include "plugin_api/http_front.hpp"
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <iterator>
-#include <thread>
 #include <unordered_set>
 
-#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
@@ -100,14 +96,12 @@ struct HttpFront::Impl {
   Metrics& metrics;
   HttpOptions options;
   KubeBinder* binder;
-  httplib::Server server;
-  std::thread thread;
+  HttpServer server;
 
-  /// cpp-httplib compresses "application/json" (exactly that type) for callers that accept gzip;
-  /// the same type with its charset parameter is left as it is.
-  [[nodiscard]] const char* json_type() const { return options.gzip ? "application/json" : "application/json; charset=utf-8"; }
+  static constexpr const char* kJson = "application/json; charset=utf-8";
 
-  Impl(Extender& c, Metrics& m, HttpOptions o, KubeBinder* b) : core(c), metrics(m), options(std::move(o)), binder(b) {}
+  Impl(Extender& c, Metrics& m, HttpOptions o, KubeBinder* b)
+      : core(c), metrics(m), options(std::move(o)), binder(b), server(options.listen) {}
 
   std::atomic<std::int64_t> node_list_warned{0};  ///< steady-clock seconds of the last warning
 
@@ -278,19 +272,57 @@ struct HttpFront::Impl {
   /// Answers `handler(req.body)` as JSON, a BadRequest (or a wrong type deep inside) as 400.
   template <class Handler>
   void serve(const char* path, const char* verb, Handler handler) {
-    server.Post(path, [this, verb, handler](const httplib::Request& req, httplib::Response& res) {
+    server.route("POST", path, [this, verb, handler](const HttpRequest& req, HttpResponse& res) {
       Timer timer;
+      res.content_type = kJson;
       try {
-        res.set_content(to_text(handler(req.body)), json_type());
+        res.body = to_text(handler(req.body));
         res.status = 200;
       } catch (const BadRequest& e) {
         res.status = 400;
-        res.set_content(error_text(e.message), json_type());
+        res.body = error_text(e.message);
       } catch (const std::exception& e) {  // a value of the wrong type deep inside: still the caller's input
         res.status = 400;
-        res.set_content(error_text(fmt::format("malformed {} arguments: {}", verb, e.what())), json_type());
+        res.body = error_text(fmt::format("malformed {} arguments: {}", verb, e.what()));
       }
       metrics.observe("http", verb, res.status, timer.seconds());
+    });
+  }
+
+  void get(const char* path, std::function<void(HttpResponse&)> answer) {
+    server.route("GET", path, [answer = std::move(answer)](const HttpRequest&, HttpResponse& res) { answer(res); });
+  }
+
+  /// GET /healthz, /readyz (503 until the first list of everything is applied) and /metrics.
+  void probes() {
+    get("/healthz", [](HttpResponse& res) { res.body = "ok\n"; });
+    get("/readyz", [this](HttpResponse& res) {
+      const bool ready = core.synced();
+      res.status = ready ? 200 : 503;
+      res.body = ready ? "ok\n" : "syncing with the API server\n";
+    });
+    get("/metrics", [this](HttpResponse& res) {
+      res.content_type = "text/plain; version=0.0.4";
+      res.body = metrics.render(core.gauges());
+    });
+  }
+
+  /// The server's own refusals (413, 431, 415, unsafe framing) and unknown paths, with Error:
+  /// kube-scheduler shows an extender's Error in the pod's events.
+  void refusals() {
+    server.refusals([](int status, const std::string& path, const std::string& why) {
+      HttpResponse res;
+      res.status = status;
+      res.content_type = kJson;
+      const bool node_list = status == 413 && (path == "/filter" || path == "/prioritize");
+      res.body = error_text(node_list ? why + " (a Filter carrying every Node: set nodeCacheCapable: true in kube-scheduler's extender config)" : why);
+      return res;
+    });
+    server.fallback([](const HttpRequest& req, HttpResponse& res) {
+      res.status = 404;
+      res.content_type = kJson;
+      res.body = error_text(fmt::format("no such path: {:.16} {:.64} (POST /filter, /prioritize, /bind, /preempt, /explain; GET /healthz, "
+                                        "/readyz, /metrics, /snapshot, /debug/verify)", req.method, req.path));
     });
   }
 
@@ -318,100 +350,31 @@ struct HttpFront::Impl {
 HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, KubeBinder* binder)
     : impl_(std::make_unique<Impl>(core, metrics, std::move(options), binder)) {
   Impl& i = *impl_;
-  i.server.set_payload_max_length(i.options.max_body);
-  // SO_REUSEADDR alone: a restart may rebind while old connections sit in TIME_WAIT, but a second
-  // server on a port already served fails to start. (cpp-httplib's default, SO_REUSEPORT, lets two
-  // live processes share the port and split kube-scheduler's requests between them.)
-  i.server.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  // Keep-alive clients (kube-scheduler, replay) send and receive small messages in two writes;
-  // with Nagle's algorithm each would wait out the peer's delayed ACK (~40 ms).
-  i.server.set_tcp_nodelay(true);
-  // cpp-httplib closes a keep-alive connection after 5 requests by default: kube-scheduler would
-  // reconnect every second pod (a TCP handshake and a new stream each time). Its few connections
-  // stay open; an idle one still closes after the keep-alive timeout (5 s) and frees its thread.
-  i.server.set_keep_alive_max_count(i.options.keep_alive_requests);
-  i.server.new_task_queue = [threads = i.options.threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-  // A chunked body has no Content-Length for the size limit to check, and cpp-httplib reads it
-  // whole: refused before it is read. kube-scheduler always sends Content-Length.
-  i.server.set_pre_routing_handler([&i](const httplib::Request& req, httplib::Response& res) {
-    if (!req.has_header("Transfer-Encoding")) return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 411;
-    res.set_content(error_text(fmt::format("send the body with Content-Length (at most {} bytes), not Transfer-Encoding: {}",
-                                           i.options.max_body, req.get_header_value("Transfer-Encoding"))),
-                    i.json_type());
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // cpp-httplib's own refusals (413, 404, a malformed request) come with an empty body; kube-
-  // scheduler shows an extender's Error, so every one gets one.
-  i.server.set_error_handler(httplib::Server::HandlerWithResponse([&i](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    std::string why;
-    if (res.status == 413 && req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0) {
-      why = "form-encoded bodies are limited to 8 KiB: send Content-Type: application/json";
-    } else if (res.status == 413) {
-      why = fmt::format("the body is larger than --max-body ({} bytes){}", i.options.max_body,
-                        req.path == "/filter" || req.path == "/prioritize"
-                            ? " (a Filter carrying every Node: set nodeCacheCapable: true in kube-scheduler's extender config)"
-                            : "");
-    } else if (res.status == 404) {
-      why = fmt::format("no such path: {} {} (POST /filter, /prioritize, /bind, /preempt, /explain; GET /healthz, /readyz, /metrics, /snapshot, /debug/verify)",
-                        req.method, req.path);
-    } else {
-      why = fmt::format("HTTP {}: the request could not be read (its headers, or a body shorter than its Content-Length)", res.status);
-    }
-    res.set_content(error_text(why), i.json_type());
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  i.refusals();
+  i.probes();
+  if (i.options.probes_only) return;
   i.route_args("/filter", "filter", &Impl::filter);
   i.route_args("/prioritize", "prioritize", &Impl::prioritize);
   i.route("/bind", "bind", &Impl::bind);
   i.route("/preempt", "preempt", &Impl::preempt);
   i.route("/explain", "explain", &Impl::explain);
-  i.server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  i.server.Get("/readyz", [&i](const httplib::Request&, httplib::Response& res) {
-    const bool ready = i.core.synced();
-    res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ok\n" : "syncing with the API server\n", "text/plain");
-  });
-  i.server.Get("/debug/verify", [&i](const httplib::Request&, httplib::Response& res) {
+  i.get("/debug/verify", [&i](HttpResponse& res) {
     const std::string differs = i.core.verify();
     res.status = differs.empty() ? 200 : 500;
-    res.set_content(differs.empty() ? "ok: the ledger equals one rebuilt from scratch\n" : differs + "\n", "text/plain");
+    res.body = differs.empty() ? "ok: the ledger equals one rebuilt from scratch\n" : differs + "\n";
   });
-  i.server.Get("/snapshot", [&i](const httplib::Request&, httplib::Response& res) {
-    res.set_content(to_text(to_json(i.core.snapshot())), i.json_type());
-  });
-  i.server.Get("/metrics", [&i](const httplib::Request&, httplib::Response& res) {
-    res.set_content(i.metrics.render(i.core.gauges()), "text/plain; version=0.0.4");
+  i.get("/snapshot", [&i](HttpResponse& res) {
+    res.content_type = Impl::kJson;
+    res.body = to_text(to_json(i.core.snapshot()));
   });
 }
 
 HttpFront::~HttpFront() { stop(); }
 
-Result<int> HttpFront::start() {
-  Impl& i = *impl_;
-  errno = 0;
-  const int port = i.options.port == 0 ? i.server.bind_to_any_port(i.options.host)
-                                       : (i.server.bind_to_port(i.options.host, i.options.port) ? i.options.port : -1);
-  if (port < 0) {
-    const int why = errno;
-    return Status(Code::kInternal, fmt::format("cannot listen on {}:{}: {}", i.options.host, i.options.port,
-                                                  why != 0 ? std::strerror(why) : "bind failed"));
-  }
-  i.thread = std::thread([&i] { i.server.listen_after_bind(); });
-  // cpp-httplib's stop() does nothing until the accept loop runs: wait for it, or a stop() right
-  // after start() (serve failing on its next flag) would leave the loop running and join() hung.
-  while (!i.server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  return port;
-}
+Result<int> HttpFront::start() { return impl_->server.start(); }
 
 void HttpFront::stop() {
-  if (!impl_ || !impl_->thread.joinable()) return;
-  impl_->server.stop();
-  impl_->thread.join();
+  if (impl_) impl_->server.stop();
 }
 
 }  // namespace fracpack::api

@@ -7,14 +7,17 @@
 //
 // Status codes: 200 for every answer, infeasible pods included (their nodes go to FailedNodes or
 // FailedAndUnresolvableNodes, never Error); 400 for a body that is not the verb's ExtenderArgs
-// (bad JSON, wrong types, a missing Pod); 413 for a body above the size limit; 404 for an unknown
-// path. A Bind or Preempt the core refuses is 200 with Error set, as kube-scheduler expects.
+// (bad JSON, wrong types, a missing Pod) or a request whose framing is unsafe; 413 for a body
+// above the size limit (after decompression); 415 for a Content-Encoding other than gzip or
+// deflate; 431 for an oversized header; 404 for an unknown path. Every refusal carries Error.
+// A Bind or Preempt the core refuses is 200 with Error set, as kube-scheduler expects.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "fracpack/extender.hpp"
+#include "plugin_api/http_server.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/metrics.hpp"
 
@@ -24,15 +27,13 @@ struct HttpOptions {
   /// kube-scheduler before v1.21 ignores FailedAndUnresolvableNodes (the pod's event then reads
   /// "0/N nodes are available: ."): list those nodes in FailedNodes instead.
   bool unresolvable_as_failed = false;
-  std::string host = "127.0.0.1";
-  int port = 0;                        ///< 0: any free port (tests)
-  std::size_t max_body = 8u << 20;     ///< bytes; larger bodies get 413
-  int threads = 64;  ///< connections served at once; a few slow clients must not starve kube-scheduler
-  std::size_t keep_alive_requests = 100'000;  ///< requests served on one connection before it is closed
-  /// gzip JSON answers when the request accepts it. kube-scheduler (Go's HTTP client) always
-  /// does; an extender beside the scheduler gains nothing from it, and compressing a Filter
-  /// answer for 5,000 nodes (~200 KB) costs about as much CPU as computing it.
-  bool gzip = false;
+  /// The listener: address, limits, deadlines, TLS (http_server.hpp). Its `gzip` compresses JSON
+  /// answers for callers that accept it. kube-scheduler (Go's HTTP client) always does; an
+  /// extender beside the scheduler gains nothing from it, and compressing a Filter answer for
+  /// 5,000 nodes (~200 KB) costs about as much CPU as computing it.
+  HttpServerOptions listen;
+  /// Serve only GET /healthz, /readyz and /metrics (serve --health: a probe listener).
+  bool probes_only = false;
 };
 
 class HttpFront {

@@ -1,6 +1,7 @@
 // `fracpack replay`: drives a running server like kube-scheduler does, one pod at a time.
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <map>
 
@@ -74,6 +75,7 @@ std::pair<std::string, bool> schedule(api::ExtenderClient& client, const json& p
 }  // namespace
 
 int replay(const ReplayOptions& options) {
+  std::signal(SIGPIPE, SIG_IGN);  // a server that closed its end is an error to report, not a kill
   auto objects = k8s::read_objects_file(options.pods_file);
   if (!objects) {
     fmt::print(stderr, "fracpack replay: {}\n", objects.status().message());

@@ -69,6 +69,41 @@ bool load_cluster(Extender& core, const std::string& path) {
   return true;
 }
 
+/// Starts the JSON front on --http (`probes_only`: the probe listener on --health).
+bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Metrics& metrics, const ServeOptions& options,
+                api::KubeBinder* binder, bool probes_only) {
+  const std::string& flag_value = probes_only ? *options.health : *options.http;
+  const char* flag = probes_only ? "--health" : "--http";
+  auto address = split_address(flag_value);
+  if (!address) {
+    spdlog::error("{} {}: expected host:port", flag, flag_value);
+    return false;
+  }
+  api::HttpOptions http;
+  http.listen.host = address->first;
+  http.listen.port = address->second;
+  http.listen.max_body = options.max_body;
+  http.listen.max_connections = options.http_max_connections;
+  http.listen.gzip = options.http_gzip;
+  if (!probes_only) http.listen.tls = {options.tls_cert, options.tls_key, options.tls_client_ca};
+  http.unresolvable_as_failed = options.unresolvable_as_failed;
+  http.probes_only = probes_only;
+  front = std::make_unique<api::HttpFront>(core, metrics, http, binder);
+  auto port = front->start();
+  if (!port) {
+    spdlog::error("{} {}: {}", flag, flag_value, port.status().message());
+    return false;
+  }
+  const bool tls = !http.listen.tls.cert.empty();
+  if (probes_only) {
+    spdlog::info("serving /healthz, /readyz and /metrics on http://{}:{}", http.listen.host, *port);
+  } else {
+    spdlog::info("serving kube-scheduler extender on {}://{}:{} ({}; state {})", tls ? "https" : "http", http.listen.host, *port,
+                 !tls ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS", options.core.state_path);
+  }
+  return true;
+}
+
 }  // namespace
 
 int serve(const ServeOptions& options) {
@@ -79,6 +114,9 @@ int serve(const ServeOptions& options) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A peer that closed its end (kube-scheduler, the API server) must not kill the process that
+  // writes to it: OpenSSL and the API server's client write without MSG_NOSIGNAL.
+  std::signal(SIGPIPE, SIG_IGN);
 
   // Flags first: a mistake must not leave a state file behind.
   if (!options.http && !options.grpc) {
@@ -124,27 +162,10 @@ int serve(const ServeOptions& options) {
   if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
   api::Metrics metrics;
   std::unique_ptr<api::HttpFront> http_front;
+  std::unique_ptr<api::HttpFront> health_front;
   std::unique_ptr<api::GrpcFront> grpc_front;
-  if (options.http) {
-    auto address = split_address(*options.http);
-    if (!address) {
-      spdlog::error("--http {}: expected host:port", *options.http);
-      return 2;
-    }
-    api::HttpOptions http;
-    http.host = address->first;
-    http.port = address->second;
-    http.max_body = options.max_body;
-    http.gzip = options.http_gzip;
-    http.unresolvable_as_failed = options.unresolvable_as_failed;
-    http_front = std::make_unique<api::HttpFront>(**core, metrics, http, binder.get());
-    auto port = http_front->start();
-    if (!port) {
-      spdlog::error("{}", port.status().message());
-      return 2;
-    }
-    spdlog::info("serving kube-scheduler extender on http://{}:{} (state {})", http.host, *port, options.core.state_path);
-  }
+  if (options.http && !start_http(http_front, **core, metrics, options, binder.get(), false)) return 2;
+  if (options.health && !start_http(health_front, **core, metrics, options, nullptr, true)) return 2;
   if (options.grpc) {
     const auto grpc_address = split_address(*options.grpc);
     if (!grpc_address) {
@@ -181,6 +202,7 @@ int serve(const ServeOptions& options) {
   spdlog::info("signal {}: stopping", signal);
   // The fronts first: a Bind waiting for a reservation pod's report still sees it come.
   if (http_front) http_front->stop();
+  if (health_front) health_front->stop();
   if (grpc_front) grpc_front->stop();
   if (watch) watch->stop();
   return 0;

@@ -1,0 +1,415 @@
+#include "plugin_api/http_server.hpp"
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <optional>
+#include <thread>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "plugin_api/http_encoding.hpp"
+
+namespace fracpack::api {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+/// Beast 1.74 speaks boost::string_view.
+std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+/// The subject common name of the peer's verified certificate, "" without one.
+std::string peer_common_name(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return "";
+  std::string name;
+  X509_NAME* subject = X509_get_subject_name(cert);
+  const int at = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+  if (at >= 0) {
+    unsigned char* utf8 = nullptr;
+    const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, at)));
+    if (n > 0) name.assign(reinterpret_cast<char*>(utf8), static_cast<std::size_t>(n));
+    OPENSSL_free(utf8);
+  }
+  X509_free(cert);
+  return name;
+}
+
+/// Whether the framing of `header` is one a request smuggler relies on: Content-Length given
+/// twice or as a list (Beast accepts equal repeats, RFC 9112 §6.3 lets a server refuse them).
+std::optional<std::string> bad_framing(const http::request_parser<http::string_body>& parser) {
+  const auto& h = parser.get();
+  if (h.count(http::field::content_length) > 1) return "two Content-Length fields";
+  const auto length = h[http::field::content_length];
+  if (sv(length).find(',') != std::string_view::npos) return "a Content-Length list";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view HttpRequest::header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (iequals(k, name)) return v;
+  }
+  return {};
+}
+
+struct HttpServer::Impl {
+  HttpServerOptions options;
+  std::vector<std::tuple<std::string, std::string, HttpHandler>> routes;
+  HttpHandler not_found = [](const HttpRequest& req, HttpResponse& res) {
+    res.status = 404;
+    res.body = "no such path: " + req.method + " " + req.path + "\n";
+  };
+  HttpRefusal refusal = [](int status, const std::string&, const std::string& why) {
+    HttpResponse r;
+    r.status = status;
+    r.body = why + "\n";
+    return r;
+  };
+  // Destroyed in reverse: the io context (and the connections its pending handlers own) before
+  // the counters those connections decrement and the TLS context they were made from.
+  std::atomic<std::size_t> open{0};      ///< connections
+  std::atomic<std::size_t> handling{0};  ///< requests read whole, not yet answered
+  std::atomic<bool> stopping{false};
+  std::optional<asio::ssl::context> tls;
+  asio::io_context io{1};
+  tcp::acceptor acceptor{io};
+  std::optional<asio::thread_pool> workers;
+  std::thread io_thread;
+
+  explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
+
+  void handle(const HttpRequest& req, HttpResponse& res) const {
+    for (const auto& [method, path, handler] : routes) {
+      if (method == req.method && path == req.path) return handler(req, res);
+    }
+    not_found(req, res);
+  }
+
+  Status make_tls();
+  void accept();
+};
+
+namespace {
+
+/// One connection: reads requests one at a time under their deadlines, hands each whole one to
+/// the workers, writes the answer, then waits for the next. `Stream` is beast::tcp_stream or an
+/// ssl_stream over one; `Derived` supplies stream() and how to close.
+template <class Derived>
+class Session {
+ public:
+  Session(HttpServer::Impl* server, std::string remote) : server_(server), remote_(std::move(remote)) {}
+  ~Session() { --server_->open; }
+
+ public:
+  Derived& self() { return static_cast<Derived&>(*this); }
+  beast::tcp_stream& socket() { return beast::get_lowest_layer(self().stream()); }
+  const HttpServerOptions& options() const { return server_->options; }
+
+  /// The first byte of the next request, within the idle timeout.
+  void wait_request() {
+    if (server_->stopping) return self().close();
+    if (buffer_.size() > 0) return read_header();
+    socket().expires_after(options().idle_timeout);
+    self().stream().async_read_some(buffer_.prepare(4096), [s = self().shared_from_this()](beast::error_code ec, std::size_t n) {
+      if (ec) return s->close();
+      s->buffer_.commit(n);
+      s->read_header();
+    });
+  }
+
+  void read_header() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(options().max_header_bytes, UINT32_MAX)));
+    parser_->body_limit(options().max_body);
+    socket().expires_after(options().header_timeout);
+    http::async_read_header(self().stream(), buffer_, *parser_,
+                            [s = self().shared_from_this()](beast::error_code ec, std::size_t) { s->on_header(ec); });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec == http::error::body_limit) return refuse_body();
+    if (ec == http::error::header_limit) {
+      return refuse(431, fmt::format("the request header is larger than {} bytes", options().max_header_bytes));
+    }
+    if (ec == beast::error::timeout || ec == http::error::end_of_stream || ec == asio::error::eof) return self().close();
+    if (ec) return refuse(400, fmt::format("the request could not be read: {}", ec.message()));
+    if (auto bad = bad_framing(*parser_)) return refuse(400, fmt::format("the request has {}: give its length once", *bad));
+    if (iequals(sv(parser_->get()[http::field::expect]), "100-continue")) return send_continue();
+    read_body();
+  }
+
+  /// curl and some Go clients wait (a second, by default) for "100 Continue" before a large body.
+  void send_continue() {
+    auto reply = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+    socket().expires_after(options().write_timeout);
+    http::async_write(self().stream(), *reply, [s = self().shared_from_this(), reply](beast::error_code ec, std::size_t) {
+      if (ec) return s->close();
+      s->read_body();
+    });
+  }
+
+  void read_body() {
+    socket().expires_after(options().body_timeout);
+    http::async_read(self().stream(), buffer_, *parser_, [s = self().shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec == http::error::body_limit) return s->refuse_body();
+      if (ec) return s->close();
+      s->dispatch();
+    });
+  }
+
+  HttpRequest request() {
+    auto message = parser_->release();
+    HttpRequest req;
+    req.method = std::string(sv(message.method_string()));
+    const std::string_view target = sv(message.target());
+    req.path = std::string(target.substr(0, target.find('?')));
+    for (const auto& field : message) req.headers.emplace_back(std::string(sv(field.name_string())), std::string(sv(field.value())));
+    req.body = std::move(message.body());
+    req.peer_name = peer_name_;
+    req.remote = remote_;
+    keep_alive_ = message.keep_alive();
+    return req;
+  }
+
+  /// The whole request to a worker; its answer back on this connection's strand.
+  void dispatch() {
+    socket().expires_never();  // the handler may take seconds (a Bind waiting for its reservation)
+    auto req = std::make_shared<HttpRequest>(request());
+    ++server_->handling;
+    asio::post(*server_->workers, [s = self().shared_from_this(), req] {
+      HttpResponse res;
+      if (auto decoded = decode_body(req->header("Content-Encoding"), std::move(req->body), s->options().max_body)) {
+        req->body = std::move(*decoded);
+        s->server_->handle(*req, res);
+      } else {
+        const Code code = decoded.status().code();
+        res = s->server_->refusal(code == Code::kResourceExhausted ? 413 : code == Code::kFailedPrecondition ? 415 : 400, req->path,
+                                  decoded.status().message());
+      }
+      const bool gzip_it = s->options().gzip && accepts_gzip(req->header("Accept-Encoding"));
+      asio::post(s->socket().get_executor(), [s, res = std::move(res), gzip_it]() mutable {
+        s->write(std::move(res), gzip_it);
+        --s->server_->handling;
+      });
+    });
+  }
+
+  void refuse_body() { refuse(413, fmt::format("the body is larger than --max-body ({} bytes)", options().max_body)); }
+
+  /// Refuses what the server itself cannot read, and closes: the rest of the stream is unknown.
+  /// The caller may still be sending: what it sends is read and dropped for a while after the
+  /// answer (a lingering close, as nginx does), so that it gets to read the answer.
+  void refuse(int status, const std::string& why) {
+    keep_alive_ = false;
+    lingering_ = true;
+    const std::string path = parser_ ? std::string(sv(parser_->get().target())) : "";  // set once the start line is read
+    write(server_->refusal(status, path.substr(0, path.find('?')), why), false);
+  }
+
+  void write(HttpResponse res, bool gzip_it) {
+    auto reply = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(res.status), 11);
+    reply->set(http::field::content_type, res.content_type);
+    for (const auto& [k, v] : res.headers) reply->set(k, v);
+    if (gzip_it && res.content_type.rfind("application/json", 0) == 0) {
+      reply->set(http::field::content_encoding, "gzip");
+      reply->body() = gzip(res.body);
+    } else {
+      reply->body() = std::move(res.body);
+    }
+    const bool again = keep_alive_ && ++served_ < options().keep_alive_requests && !server_->stopping;
+    reply->keep_alive(again);
+    reply->prepare_payload();
+    socket().expires_after(options().write_timeout);
+    http::async_write(self().stream(), *reply, [s = self().shared_from_this(), reply, again](beast::error_code ec, std::size_t) {
+      if (!ec && s->lingering_) return s->linger(std::chrono::steady_clock::now() + kLinger);
+      if (ec || !again) return s->close();
+      s->wait_request();
+    });
+  }
+
+  static constexpr auto kLinger = std::chrono::seconds(5);
+  static constexpr std::size_t kLingerBytes = 32u << 20;
+
+  /// Reads and drops until the caller closes, `until` passes or kLingerBytes are dropped; closes.
+  void linger(std::chrono::steady_clock::time_point until) {
+    beast::error_code ignored;
+    socket().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    socket().expires_at(until);
+    socket().async_read_some(asio::buffer(drain_), [s = self().shared_from_this(), until](beast::error_code ec, std::size_t n) {
+      s->dropped_ += n;
+      if (ec || s->dropped_ > kLingerBytes) return s->socket().close();
+      s->linger(until);
+    });
+  }
+
+  HttpServer::Impl* server_;  ///< outlives every connection (its io context owns them)
+  std::string remote_;
+  std::string peer_name_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool keep_alive_ = true;
+  bool lingering_ = false;
+  std::size_t dropped_ = 0;  ///< bytes read and dropped after a refusal
+  std::size_t served_ = 0;
+  std::array<char, 16384> drain_{};
+};
+
+class PlainSession : public Session<PlainSession>, public std::enable_shared_from_this<PlainSession> {
+ public:
+  PlainSession(HttpServer::Impl* server, tcp::socket socket, std::string remote)
+      : Session(server, std::move(remote)), stream_(std::move(socket)) {}
+  beast::tcp_stream& stream() { return stream_; }
+  void start() { wait_request(); }
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.close();
+  }
+
+ private:
+  friend class Session<PlainSession>;
+  beast::tcp_stream stream_;
+};
+
+class TlsSession : public Session<TlsSession>, public std::enable_shared_from_this<TlsSession> {
+ public:
+  TlsSession(HttpServer::Impl* server, tcp::socket socket, asio::ssl::context& tls, std::string remote)
+      : Session(server, std::move(remote)), stream_(std::move(socket), tls) {}
+  beast::ssl_stream<beast::tcp_stream>& stream() { return stream_; }
+  void start() {
+    socket().expires_after(options().header_timeout);
+    stream_.async_handshake(asio::ssl::stream_base::server, [s = shared_from_this()](beast::error_code ec) {
+      if (ec) return s->socket().close();
+      s->peer_name_ = peer_common_name(s->stream_.native_handle());
+      s->wait_request();
+    });
+  }
+  void close() {
+    socket().expires_after(std::chrono::seconds(1));
+    stream_.async_shutdown([s = shared_from_this()](beast::error_code) { s->socket().close(); });
+  }
+
+ private:
+  friend class Session<TlsSession>;
+  beast::ssl_stream<beast::tcp_stream> stream_;
+};
+
+}  // namespace
+
+Status HttpServer::Impl::make_tls() {
+  if (options.tls.cert.empty() && options.tls.key.empty()) return Status::ok();
+  if (options.tls.cert.empty() || options.tls.key.empty()) {
+    return Status(Code::kInvalidArgument, "HTTPS needs both a certificate (--tls-cert) and its key (--tls-key)");
+  }
+  tls.emplace(asio::ssl::context::tls_server);
+  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
+                   asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use);
+  beast::error_code ec;
+  auto fail = [&](const std::string& what, const std::string& file) {
+    return Status(Code::kInvalidArgument, fmt::format("{} {}: {}", what, file, ec.message()));
+  };
+  if (tls->use_certificate_chain_file(options.tls.cert, ec); ec) return fail("cannot use the certificate", options.tls.cert);
+  tls->use_private_key_file(options.tls.key, asio::ssl::context::pem, ec);
+  if (ec && ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == X509_R_KEY_VALUES_MISMATCH) {
+    return Status(Code::kInvalidArgument, fmt::format("the key {} does not match the certificate {}", options.tls.key, options.tls.cert));
+  }
+  if (ec) return fail("cannot use the key", options.tls.key);
+  if (!options.tls.client_ca.empty()) {
+    if (tls->load_verify_file(options.tls.client_ca, ec); ec) return fail("cannot use the client CA", options.tls.client_ca);
+    tls->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  }
+  return Status::ok();
+}
+
+void HttpServer::Impl::accept() {
+  acceptor.async_accept(asio::make_strand(io), [self = this](beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
+    if (!ec && self->open.load() >= self->options.max_connections) {
+      socket.close(ec);  // at the cap: the client retries; the connections already open keep working
+    } else if (!ec) {
+      beast::error_code ignored;
+      const auto peer = socket.remote_endpoint(ignored);
+      const std::string remote = fmt::format("{}:{}", peer.address().to_string(), peer.port());
+      socket.set_option(tcp::no_delay(true), ignored);  // small request, small answer: no Nagle wait
+      ++self->open;
+      if (self->tls) {
+        std::make_shared<TlsSession>(self, std::move(socket), *self->tls, remote)->start();
+      } else {
+        std::make_shared<PlainSession>(self, std::move(socket), remote)->start();
+      }
+    }
+    self->accept();
+  });
+}
+
+HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::route(std::string method, std::string path, HttpHandler handler) {
+  impl_->routes.emplace_back(std::move(method), std::move(path), std::move(handler));
+}
+void HttpServer::fallback(HttpHandler handler) { impl_->not_found = std::move(handler); }
+void HttpServer::refusals(HttpRefusal refusal) { impl_->refusal = std::move(refusal); }
+std::size_t HttpServer::connections() const { return impl_->open.load(); }
+
+Result<int> HttpServer::start() {
+  Impl& i = *impl_;
+  if (Status st = i.make_tls(); !st.is_ok()) return st;
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(i.options.host, ec);
+  if (ec) return Status(Code::kInvalidArgument, fmt::format("cannot listen on {}: not an IP address", i.options.host));
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(i.options.port));
+  auto failed = [&](const char* step) {
+    return Status(Code::kInternal, fmt::format("cannot listen on {}:{}: {} ({})", i.options.host, i.options.port, ec.message(), step));
+  };
+  if (i.acceptor.open(endpoint.protocol(), ec); ec) return failed("socket");
+  // SO_REUSEADDR alone: a restart may rebind while old connections sit in TIME_WAIT, but a second
+  // server on a port already served fails to start (no SO_REUSEPORT sharing kube-scheduler's requests).
+  i.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (i.acceptor.bind(endpoint, ec); ec) return failed("bind");
+  if (i.acceptor.listen(asio::socket_base::max_listen_connections, ec); ec) return failed("listen");
+  i.workers.emplace(static_cast<std::size_t>(std::max(1, i.options.workers)));
+  i.accept();
+  i.io_thread = std::thread([&i] { i.io.run(); });
+  return static_cast<int>(i.acceptor.local_endpoint().port());
+}
+
+void HttpServer::stop() {
+  Impl& i = *impl_;
+  if (!i.io_thread.joinable()) return;
+  i.stopping = true;
+  asio::post(i.io, [&i] {
+    beast::error_code ignored;
+    i.acceptor.close(ignored);
+  });
+  i.workers->join();  // the requests being handled finish; their answers are posted to io
+  for (int waited = 0; i.handling.load() > 0 && waited < 1000; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  i.io.stop();
+  i.io_thread.join();
+}
+
+}  // namespace fracpack::api

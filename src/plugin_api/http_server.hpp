@@ -1,0 +1,104 @@
+// A hardened HTTP/1.1 server (Boost.Beast over Asio) for the extender's JSON front and its probe
+// listener. The front decides what a request means; this layer decides what a connection may cost:
+//
+// - Connections are read asynchronously: a slow or idle client holds a socket, never a thread. The
+//   handlers run on their own pool (`workers`), only for requests that arrived whole.
+// - Deadlines per connection, not per byte: the first byte of the next request within
+//   `idle_timeout`, the rest of its header within `header_timeout`, its body within
+//   `body_timeout`, the answer written within `write_timeout`. A client that trickles one byte
+//   every half second is cut off when its deadline passes.
+// - `max_connections` open connections at most (more are closed at accept): not the thread count.
+// - Bodies are limited after decompression: a `Content-Encoding: gzip` or `deflate` body is
+//   inflated with zlib up to `max_body` bytes and refused (413) beyond. Other encodings get 415.
+// - Framing that smuggling relies on is refused (400): two Content-Length fields, a Content-Length
+//   list, Content-Length with chunked. Headers are limited to `max_header_bytes` (431).
+// - TLS (`tls`): the port speaks only TLS 1.2+; with a client CA, the client must present a
+//   certificate it signed, and the request carries that certificate's subject common name.
+// - The listen backlog is the system's (SOMAXCONN), not 5.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "fracpack/status.hpp"
+#include "plugin_api/grpc_front.hpp"  // TlsFiles
+
+namespace fracpack::api {
+
+/// One request, read whole. Header names are matched case-insensitively.
+struct HttpRequest {
+  std::string method;  ///< "GET", "POST", ...
+  std::string path;    ///< the target without its query
+  std::string body;    ///< decompressed
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// The verified client certificate's subject CN (mutual TLS), "" when there is none.
+  std::string peer_name;
+  std::string remote;  ///< "ip:port" of the peer
+
+  /// The first header of that name, "" when absent.
+  [[nodiscard]] std::string_view header(std::string_view name) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string body;
+  std::string content_type = "text/plain";
+  std::vector<std::pair<std::string, std::string>> headers;  ///< extra fields
+};
+
+using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
+/// The body of a refusal the server makes itself (413, 431, 400 for bad framing, 415): status,
+/// the request's path ("" when the header could not be read) and why.
+using HttpRefusal = std::function<HttpResponse(int status, const std::string& path, const std::string& why)>;
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;                          ///< 0: any free port (tests)
+  std::size_t max_body = 8u << 20;       ///< bytes after decompression
+  std::size_t max_header_bytes = 64u << 10;
+  std::size_t max_connections = 1024;
+  int workers = 64;                      ///< handler threads (a Bind may wait seconds for a reservation pod)
+  std::size_t keep_alive_requests = 100'000;  ///< requests on one connection before it is closed
+  std::chrono::milliseconds idle_timeout{60'000};
+  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds body_timeout{30'000};
+  std::chrono::milliseconds write_timeout{30'000};
+  /// gzip answers of type application/json when the request accepts gzip.
+  bool gzip = false;
+  TlsFiles tls;  ///< cert and key set: HTTPS; client_ca set too: client certificates required
+};
+
+class HttpServer {
+ public:
+  explicit HttpServer(HttpServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// Serves `method path` exactly. Register before start().
+  void route(std::string method, std::string path, HttpHandler handler);
+  /// What every other request gets (404 by default).
+  void fallback(HttpHandler handler);
+  void refusals(HttpRefusal refusal);
+
+  /// Binds and starts serving in the background. Returns the bound port; kInvalidArgument for
+  /// TLS files that cannot be used, kInternal when the address cannot be bound.
+  Result<int> start();
+  /// Stops accepting, lets the requests being handled finish and be answered (up to a second
+  /// after the last handler returns), then closes every connection.
+  void stop();
+  /// Connections open now (tests, metrics).
+  [[nodiscard]] std::size_t connections() const;
+
+  struct Impl;  ///< defined in http_server.cpp (named there by the connections it owns)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace fracpack::api

@@ -1,0 +1,261 @@
+// The HTTP server under the JSON front, attacked the way a hostile or broken caller would: slow
+// clients, too many connections, compressed bombs, smuggling framings, plaintext on a TLS port.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include <doctest/doctest.h>
+
+#include "plugin_api/http_encoding.hpp"
+#include "plugin_api/http_server.hpp"
+#include "support/tls_files.hpp"
+
+namespace fracpack::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// A server answering GET /who with the caller's certificate name, POST /echo with the body's size.
+struct Echo {
+  api::HttpServer server;
+  int port = 0;
+  explicit Echo(api::HttpServerOptions options) : server(std::move(options)) {
+    server.route("GET", "/who", [](const api::HttpRequest& req, api::HttpResponse& res) { res.body = "peer=" + req.peer_name; });
+    server.route("POST", "/echo", [](const api::HttpRequest& req, api::HttpResponse& res) {
+      res.body = std::to_string(req.body.size());
+      res.content_type = "application/json";
+    });
+    auto started = server.start();
+    REQUIRE_MESSAGE(started.is_ok(), started.status().message());
+    port = *started;
+  }
+  [[nodiscard]] httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(10, 0);
+    return c;
+  }
+};
+
+api::HttpServerOptions small_limits() {
+  api::HttpServerOptions o;
+  o.max_body = 1u << 20;
+  return o;
+}
+
+/// A raw TCP connection, to send what no well-behaved client would.
+struct Raw {
+  int fd = -1;
+  explicit Raw(int port) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    timeval tv{20, 0};  // a test that waits longer than this fails instead of hanging
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~Raw() { ::close(fd); }
+  Raw(const Raw&) = delete;
+  Raw& operator=(const Raw&) = delete;
+  bool send(std::string_view bytes) const { return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()); }
+  /// Everything the server sends until it closes ("" when it closed without a word). Throws
+  /// nothing: a receive timeout reads as "timeout".
+  [[nodiscard]] std::string read_all() const {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n == 0) return out;
+      if (n < 0) return out + (errno == EAGAIN || errno == EWOULDBLOCK ? "timeout" : "error");
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+};
+
+TEST_CASE("a gzip bomb is refused once it inflates past the body limit, and the server keeps serving") {
+  Echo s(small_limits());
+  const std::string bomb = api::gzip(std::string(128u << 20, ' '));  // 128 MiB of spaces, ~0.6 MB on the wire
+  CHECK(bomb.size() < (1u << 20));  // under the limit on the wire
+  auto c = s.client();
+  auto res = c.Post("/echo", {{"Content-Encoding", "gzip"}}, bomb, "application/json");
+  REQUIRE(res);
+  CHECK(res->status == 413);
+  CHECK(res->body.find("inflates past --max-body (1048576 bytes)") != std::string::npos);
+  // A body that inflates within the limit is handled, inflated.
+  auto ok = c.Post("/echo", {{"Content-Encoding", "gzip"}}, api::gzip(std::string(1000, 'x')), "application/json");
+  REQUIRE(ok);
+  CHECK(ok->status == 200);
+  CHECK(ok->body == "1000");
+  auto corrupt = c.Post("/echo", {{"Content-Encoding", "gzip"}}, "not gzip at all", "application/json");
+  REQUIRE(corrupt);
+  CHECK(corrupt->status == 400);
+  auto brotli = c.Post("/echo", {{"Content-Encoding", "br"}}, "x", "application/json");
+  REQUIRE(brotli);
+  CHECK(brotli->status == 415);
+  CHECK(c.Get("/who")->status == 200);
+}
+
+TEST_CASE("slow clients hold sockets, not threads: with 100 trickling headers, every request still answers") {
+  api::HttpServerOptions o = small_limits();
+  o.workers = 4;  // fewer threads than slow clients
+  Echo s(o);
+  std::vector<std::unique_ptr<Raw>> slow;
+  for (int i = 0; i < 100; ++i) {
+    slow.push_back(std::make_unique<Raw>(s.port));
+    REQUIRE(slow.back()->send("G"));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (auto& r : slow) CHECK(r->send("E"));  // a byte each, never a whole header
+    auto c = s.client();
+    auto res = c.Get("/who");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    auto echo = c.Post("/echo", std::string(5000, 'x'), "application/json");
+    REQUIRE(echo);
+    CHECK(echo->body == "5000");
+  }
+}
+
+TEST_CASE("a header that does not arrive whole within its deadline closes the connection") {
+  api::HttpServerOptions o = small_limits();
+  o.header_timeout = 300ms;
+  Echo s(o);
+  Raw r(s.port);
+  REQUIRE(r.send("GET /who HTTP/1.1\r\nHost: x\r\n"));  // never the blank line
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(100ms);
+    r.send("X");  // still trickling: each byte would reset a per-read timeout, not this deadline
+  }
+  CHECK(r.read_all().empty());  // closed without an answer, well before the test's 20 s receive timeout
+}
+
+TEST_CASE("connections beyond the cap are closed at accept; those open keep working, and room frees") {
+  api::HttpServerOptions o = small_limits();
+  o.max_connections = 4;
+  Echo s(o);
+  std::vector<std::unique_ptr<Raw>> held;
+  for (int i = 0; i < 4; ++i) held.push_back(std::make_unique<Raw>(s.port));
+  for (int i = 0; i < 200 && s.server.connections() < 4; ++i) std::this_thread::sleep_for(5ms);
+  REQUIRE(s.server.connections() == 4);
+  Raw extra(s.port);
+  CHECK(extra.read_all().empty());  // closed at once
+  REQUIRE(held[0]->send("GET /who HTTP/1.1\r\nHost: x\r\n\r\n"));
+  char buf[512];
+  const ssize_t n = ::recv(held[0]->fd, buf, sizeof buf, 0);
+  REQUIRE(n > 0);
+  CHECK(std::string(buf, static_cast<std::size_t>(n)).find("200 OK") != std::string::npos);
+  held.pop_back();  // one closes: a new connection is served
+  for (int i = 0; i < 200 && s.server.connections() > 3; ++i) std::this_thread::sleep_for(5ms);
+  auto res = s.client().Get("/who");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+}
+
+TEST_CASE("framings request smuggling relies on are refused with 400; an oversized header with 431") {
+  Echo s(small_limits());
+  for (const std::string framing : {"Content-Length: 3\r\nContent-Length: 3\r\n", "Content-Length: 3, 3\r\n",
+                                    "Content-Length: 3\r\nContent-Length: 4\r\n", "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n"}) {
+    CAPTURE(framing);
+    Raw r(s.port);
+    REQUIRE(r.send("POST /echo HTTP/1.1\r\nHost: x\r\n" + framing + "\r\nabc"));
+    CHECK(r.read_all().rfind("HTTP/1.1 400", 0) == 0);
+  }
+  Raw big(s.port);
+  REQUIRE(big.send("GET /who HTTP/1.1\r\nHost: x\r\nX-Filler: " + std::string(70u << 10, 'a') + "\r\n\r\n"));
+  CHECK(big.read_all().rfind("HTTP/1.1 431", 0) == 0);
+  CHECK(s.client().Get("/who")->status == 200);
+}
+
+TEST_CASE("a chunked body is limited as it is read: within the limit it is served, past it 413") {
+  Echo s(small_limits());
+  Raw ok(s.port);
+  REQUIRE(ok.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n"));
+  const std::string answer = ok.read_all();
+  CHECK(answer.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(answer.substr(answer.size() - 1) == "5");
+  std::size_t sent = 0;
+  auto c = s.client();
+  auto res = c.Post(
+      "/echo",
+      [&sent](std::size_t, httplib::DataSink& sink) {
+        const std::string piece(64 << 10, ' ');
+        if (sent >= (256u << 20)) {
+          sink.done();
+          return true;
+        }
+        sent += piece.size();
+        return sink.write(piece.data(), piece.size());
+      },
+      "application/json");
+  if (res) CHECK(res->status == 413);  // the server may close before the client is done sending
+  CHECK(sent < (256u << 20));           // not read to the end
+}
+
+TEST_CASE("answers are gzipped only when enabled and accepted") {
+  api::HttpServerOptions o = small_limits();
+  o.gzip = true;
+  Echo s(o);
+  auto c = s.client();
+  c.set_decompress(false);
+  auto zipped = c.Post("/echo", {{"Accept-Encoding", "gzip, deflate"}}, "abc", "application/json");
+  REQUIRE(zipped);
+  CHECK(zipped->get_header_value("Content-Encoding") == "gzip");
+  auto refused = c.Post("/echo", {{"Accept-Encoding", "gzip;q=0"}}, "abc", "application/json");
+  REQUIRE(refused);
+  CHECK(refused->get_header_value("Content-Encoding").empty());
+  CHECK(refused->body == "3");
+  CHECK(api::accepts_gzip("deflate, GZIP;q=0.5"));
+  CHECK_FALSE(api::accepts_gzip("x-gzip2, identity"));
+}
+
+TEST_CASE("HTTPS: plaintext on the port gets nothing; mutual TLS names the caller and refuses strangers") {
+  TlsFiles pki;
+  api::HttpServerOptions o = small_limits();
+  o.tls = {pki.server_cert, pki.server_key, pki.ca};
+  Echo s(o);
+  {
+    httplib::Client plain("127.0.0.1", s.port);
+    plain.set_read_timeout(5, 0);
+    auto res = plain.Get("/who");
+    CHECK_FALSE((res && res->status == 200));
+  }
+  {
+    httplib::SSLClient client("127.0.0.1", s.port, pki.client_cert, pki.client_key);
+    client.set_ca_cert_path(pki.ca.c_str());
+    client.enable_server_certificate_verification(true);
+    auto res = client.Get("/who");
+    REQUIRE_MESSAGE(res, httplib::to_string(res.error()));
+    CHECK(res->body == "peer=client");
+  }
+  for (const auto& [cert, key] : {std::pair{std::string(), std::string()}, std::pair{pki.stranger_cert, pki.stranger_key}}) {
+    httplib::SSLClient client("127.0.0.1", s.port, cert, key);
+    client.set_ca_cert_path(pki.ca.c_str());
+    auto res = client.Get("/who");
+    CHECK_FALSE((res && res->status == 200));
+  }
+}
+
+TEST_CASE("TLS files that cannot be used stop the start with the file and the reason") {
+  TlsFiles pki;
+  api::HttpServerOptions o;
+  o.tls = {pki.server_cert, pki.client_key, ""};
+  api::HttpServer mismatched(o);
+  auto started = mismatched.start();
+  REQUIRE_FALSE(started.is_ok());
+  CHECK(started.status().message() == fmt::format("the key {} does not match the certificate {}", pki.client_key, pki.server_cert));
+  o.tls = {pki.server_cert, "/nonexistent/key.pem", ""};
+  api::HttpServer missing(o);
+  started = missing.start();
+  REQUIRE_FALSE(started.is_ok());
+  CHECK(started.status().message().find("cannot use the key /nonexistent/key.pem") == 0);
+}
+
+}  // namespace
+}  // namespace fracpack::test
