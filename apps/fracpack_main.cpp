@@ -115,6 +115,17 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--tls-client-ca", serve.tls_client_ca,
                         "Both fronts: PEM CA of client certificates (mutual TLS: callers must present one it signed)")
       ->check(CLI::ExistingFile);
+  serve_cmd->add_option("--token-file", serve.token_file,
+                        "Both fronts: bearer tokens callers may authenticate with (kube-apiserver's static token file "
+                        "format: token,user[,uid[,groups]] per line)")
+      ->check(CLI::ExistingFile);
+  serve_cmd->add_option("--allow-scheduler", serve.allow_scheduler,
+                        "Caller (client certificate CN or token user) allowed Filter, Prioritize, Bind, Preempt; repeat for "
+                        "several (none named: every authenticated caller)");
+  serve_cmd->add_option("--allow-admin", serve.allow_admin,
+                        "Caller allowed Apply, Remove, Release, Sync (off for everyone with --kube-api); repeat for several");
+  serve_cmd->add_flag("--allow-unauthenticated", serve.allow_unauthenticated,
+                      "Listen beyond loopback with neither --tls-client-ca nor --token-file: every caller may do everything");
   std::string serve_health;
   serve_cmd->add_option("--health", serve_health,
                         "host:port of a plaintext listener for GET /healthz, /readyz and /metrics only (kubelet probes, "
@@ -203,9 +214,12 @@ int run(int argc, char** argv) {
   fracpack::ReplayOptions replay;
   replay_cmd->add_option("--server", replay.server, "grpc://host:port (or host:port) of --grpc, http://host:port of --http")
       ->required();
-  replay_cmd->add_option("--tls-ca", replay.tls_ca, "gRPC: PEM CA that signed the server certificate")->check(CLI::ExistingFile);
-  replay_cmd->add_option("--tls-cert", replay.tls_cert, "gRPC: client certificate (mutual TLS)")->check(CLI::ExistingFile);
-  replay_cmd->add_option("--tls-key", replay.tls_key, "gRPC: client key (mutual TLS)")->check(CLI::ExistingFile);
+  replay_cmd->add_option("--tls-ca", replay.tls_ca, "PEM CA that signed the server certificate (grpc:// with TLS, https://)")
+      ->check(CLI::ExistingFile);
+  replay_cmd->add_option("--token-file", replay.token_file, "File holding the bearer token to send (serve --token-file)")
+      ->check(CLI::ExistingFile);
+  replay_cmd->add_option("--tls-cert", replay.tls_cert, "Client certificate (mutual TLS)")->check(CLI::ExistingFile);
+  replay_cmd->add_option("--tls-key", replay.tls_key, "Client key (mutual TLS)")->check(CLI::ExistingFile);
   replay_cmd->add_option("--pods", replay.pods_file, "Pods to replay, YAML or JSON")->required()->check(CLI::ExistingFile);
   replay_cmd->add_flag("!--no-progress", replay.progress, "No progress bar");
 

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "fracpack/extender.hpp"
 
@@ -29,6 +30,12 @@ struct ServeOptions {
   std::string tls_cert;                     ///< both fronts: PEM certificate chain ("" = plaintext)
   std::string tls_key;                      ///< both fronts: PEM private key
   std::string tls_client_ca;                ///< both fronts: PEM CA; set = mutual TLS
+  /// Bearer tokens (kube-apiserver's static token file format: token,user[,uid[,groups]]).
+  std::string token_file;
+  std::vector<std::string> allow_scheduler;  ///< callers allowed the extender verbs (none named: every authenticated caller)
+  std::vector<std::string> allow_admin;      ///< callers allowed Apply, Remove, Release, Sync (none named: nobody)
+  /// Listen beyond loopback with authentication off (no client CA, no token file).
+  bool allow_unauthenticated = false;
 };
 
 /// Opens the state, applies the cluster file (its running pods only when the state holds no
@@ -37,10 +44,11 @@ struct ServeOptions {
 int serve(const ServeOptions& options);
 
 struct ReplayOptions {
-  std::string server;      ///< "http://host:port" (JSON front), "grpc://host:port" or "host:port" (gRPC)
-  std::string tls_ca;      ///< gRPC: PEM CA that signed the server's certificate (TLS on when set)
-  std::string tls_cert;    ///< gRPC: client certificate for mutual TLS
-  std::string tls_key;     ///< gRPC: client key for mutual TLS
+  std::string server;      ///< "http://" or "https://host:port" (JSON front), "grpc://host:port" or "host:port" (gRPC)
+  std::string tls_ca;      ///< PEM CA that signed the server's certificate (gRPC: TLS on when set; needed for https://)
+  std::string tls_cert;    ///< client certificate for mutual TLS
+  std::string tls_key;     ///< client key for mutual TLS
+  std::string token_file;  ///< a file holding the bearer token to send ("" = none)
   std::string pods_file;   ///< Pods to drive through Filter → Prioritize → Bind, in file order
   bool progress = true;    ///< a progress bar on stderr
 };

@@ -47,18 +47,22 @@ class ExtenderClient {
                       const std::string& node) = 0;
 };
 
-/// TLS for a gRPC client: a CA to trust (server TLS), plus a certificate and key for mutual TLS.
+/// A client's TLS and credentials: a CA to trust (server TLS), a certificate and key for mutual
+/// TLS, a bearer token sent with every call (serve --token-file).
 struct ClientTls {
   std::string ca;
   std::string cert;
   std::string key;
+  std::string token;  ///< "" = none
 };
 
-/// "http://host:port" → the JSON front; "grpc://host:port" or "host:port" → the gRPC front
-/// (TLS when `tls.ca` is set). kInvalidArgument for any other scheme or unreadable TLS files.
+/// "http://host:port" or "https://host:port" → the JSON front; "grpc://host:port" or "host:port"
+/// → the gRPC front (TLS when `tls.ca` is set). kInvalidArgument for any other scheme, TLS files
+/// for a plaintext http:// server, or unreadable TLS files.
 Result<std::unique_ptr<ExtenderClient>> connect(const std::string& server, const ClientTls& tls = {});
 
-Result<std::unique_ptr<ExtenderClient>> connect_http(const std::string& base_url);
+/// `tls` applies to an https:// `base_url` (its CA required); the token to either.
+Result<std::unique_ptr<ExtenderClient>> connect_http(const std::string& base_url, const ClientTls& tls = {});
 Result<std::unique_ptr<ExtenderClient>> connect_grpc(const std::string& address, const ClientTls& tls);
 
 }  // namespace fracpack::api

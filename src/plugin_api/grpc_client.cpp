@@ -29,11 +29,12 @@ void fill(v1::ExtenderArgs& args, const std::string& pod_json, const std::vector
 
 class GrpcClient final : public ExtenderClient {
  public:
-  explicit GrpcClient(const std::shared_ptr<grpc::Channel>& channel)
-      : extender_(v1::Extender::NewStub(channel)), cluster_(v1::Cluster::NewStub(channel)) {}
+  GrpcClient(const std::shared_ptr<grpc::Channel>& channel, std::string token)
+      : extender_(v1::Extender::NewStub(channel)), cluster_(v1::Cluster::NewStub(channel)), token_(std::move(token)) {}
 
   Result<std::vector<std::string>> node_names() override {
     grpc::ClientContext ctx;
+    authorize(ctx);
     v1::SnapshotResponse snapshot;
     if (auto st = from_status(cluster_->Snapshot(&ctx, v1::SnapshotRequest(), &snapshot), "Snapshot"); !st.is_ok()) return st;
     std::vector<std::string> names;
@@ -59,6 +60,7 @@ class GrpcClient final : public ExtenderClient {
     fill(args, pod_json, nodes);
     auto& result = *google::protobuf::Arena::CreateMessage<v1::HostPriorityList>(&arena);
     grpc::ClientContext ctx;
+    authorize(ctx);
     if (auto st = from_status(extender_->Prioritize(&ctx, args, &result), "Prioritize"); !st.is_ok()) return st;
     std::vector<HostScore> scores;
     scores.reserve(static_cast<std::size_t>(result.host_priorities_size()));
@@ -75,6 +77,7 @@ class GrpcClient final : public ExtenderClient {
     args.set_node(node);
     v1::ExtenderBindingResult result;
     grpc::ClientContext ctx;
+    authorize(ctx);
     return from_status(extender_->Bind(&ctx, args, &result), "Bind");
   }
 
@@ -86,6 +89,7 @@ class GrpcClient final : public ExtenderClient {
     fill_args(args);
     auto& result = *google::protobuf::Arena::CreateMessage<v1::ExtenderFilterResult>(&arena);
     grpc::ClientContext ctx;
+    authorize(ctx);
     if (auto st = from_status(extender_->Filter(&ctx, args, &result), "Filter"); !st.is_ok()) return st;
     FilterReply reply;
     reply.node_names.assign(result.node_names().begin(), result.node_names().end());
@@ -95,8 +99,14 @@ class GrpcClient final : public ExtenderClient {
     return reply;
   }
 
+  /// The bearer token, as metadata (gRPC's call credentials refuse plaintext channels).
+  void authorize(grpc::ClientContext& ctx) const {
+    if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
+  }
+
   std::unique_ptr<v1::Extender::Stub> extender_;
   std::unique_ptr<v1::Cluster::Stub> cluster_;
+  std::string token_;
 };
 
 }  // namespace
@@ -122,7 +132,7 @@ Result<std::unique_ptr<ExtenderClient>> connect_grpc(const std::string& address,
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);  // a Snapshot of a large cluster
-  std::unique_ptr<ExtenderClient> client = std::make_unique<GrpcClient>(grpc::CreateCustomChannel(address, creds, args));
+  std::unique_ptr<ExtenderClient> client = std::make_unique<GrpcClient>(grpc::CreateCustomChannel(address, creds, args), tls.token);
   return client;
 }
 

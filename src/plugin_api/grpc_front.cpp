@@ -28,7 +28,8 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const TlsFiles& tls
     auto ca = read_pem(tls.client_ca, "--tls-client-ca");
     if (!ca) return ca.status();
     ssl.pem_root_certs = *ca;
-    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+    ssl.client_certificate_request = tls.client_certificate_optional ? GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY
+                                                                     : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
 }
@@ -37,10 +38,10 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const TlsFiles& tls
 
 struct GrpcFront::Impl {
   Impl(Extender& core, Metrics& metrics, GrpcOptions opts)
-      : extender(core, metrics), cluster(core, metrics), options(std::move(opts)) {}
+      : options(std::move(opts)), extender(core, metrics, options.access.get()), cluster(core, metrics, options.access.get()) {}
+  GrpcOptions options;
   ExtenderService extender;
   ClusterService cluster;
-  GrpcOptions options;
   std::unique_ptr<grpc::Server> server;
 };
 

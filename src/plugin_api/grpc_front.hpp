@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fracpack/extender.hpp"
+#include "plugin_api/access.hpp"
 #include "plugin_api/metrics.hpp"
 
 namespace fracpack::api {
@@ -19,12 +20,17 @@ struct TlsFiles {
   std::string cert;       ///< PEM certificate chain path ("" = plaintext)
   std::string key;        ///< PEM private key path
   std::string client_ca;  ///< PEM CA bundle path; set = mutual TLS (client certificates required)
+  /// With client_ca: a client certificate is verified when shown but not required (callers may
+  /// authenticate with a bearer token instead: serve --token-file).
+  bool client_certificate_optional = false;
 };
 
 struct GrpcOptions {
   std::string address = "127.0.0.1:0";  ///< "host:port"; port 0 picks a free one (tests)
   TlsFiles tls;
   int max_message_bytes = 8 << 20;      ///< larger requests get RESOURCE_EXHAUSTED from gRPC itself
+  /// Who may call which method (access.hpp); null: everyone. Health and reflection stay open.
+  std::shared_ptr<const AccessPolicy> access;
 };
 
 class GrpcFront {

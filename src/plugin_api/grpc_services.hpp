@@ -24,21 +24,23 @@ using ClusterRawService = v1::Cluster::WithRawCallbackMethod_Apply<v1::Cluster::
         v1::Cluster::WithRawCallbackMethod_Explain<v1::Cluster::WithRawCallbackMethod_Snapshot<v1::Cluster::Service>>>>>>;
 
 /// Declares the raw override of `Method` that parses `Req`, calls `impl` and serializes `Resp`.
-#define FRACPACK_RAW_METHOD(Method, impl, Req, Resp)                                                              \
+#define FRACPACK_RAW_METHOD(Method, impl, Req, Resp, what)                                                        \
   grpc::ServerUnaryReactor* Method(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,             \
                                    grpc::ByteBuffer* response) override {                                          \
-    return unary<Req, Resp>(ctx, request, response, metrics_, #impl,                                               \
-                            [this](const Req* in, Resp* out) { return impl(in, out); });                          \
+    return unary<Req, Resp>(                                                                                       \
+        ctx, request, response, metrics_, #impl, [this](const Req* in, Resp* out) { return impl(in, out); },      \
+        access_, Permission::what);                                                                               \
   }
 
 class ExtenderService final : public ExtenderRawService {
  public:
-  ExtenderService(Extender& core, Metrics& metrics) : core_(core), metrics_(metrics) {}
+  /// `access`: who may call (null: everyone); not owned.
+  ExtenderService(Extender& core, Metrics& metrics, const AccessPolicy* access) : core_(core), metrics_(metrics), access_(access) {}
 
-  FRACPACK_RAW_METHOD(Filter, filter, v1::ExtenderArgs, v1::ExtenderFilterResult)
-  FRACPACK_RAW_METHOD(Prioritize, prioritize, v1::ExtenderArgs, v1::HostPriorityList)
-  FRACPACK_RAW_METHOD(Bind, bind, v1::ExtenderBindingArgs, v1::ExtenderBindingResult)
-  FRACPACK_RAW_METHOD(Preempt, preempt, v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult)
+  FRACPACK_RAW_METHOD(Filter, filter, v1::ExtenderArgs, v1::ExtenderFilterResult, kSchedule)
+  FRACPACK_RAW_METHOD(Prioritize, prioritize, v1::ExtenderArgs, v1::HostPriorityList, kSchedule)
+  FRACPACK_RAW_METHOD(Bind, bind, v1::ExtenderBindingArgs, v1::ExtenderBindingResult, kSchedule)
+  FRACPACK_RAW_METHOD(Preempt, preempt, v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult, kSchedule)
 
  private:
   grpc::Status filter(const v1::ExtenderArgs* args, v1::ExtenderFilterResult* out);
@@ -48,19 +50,21 @@ class ExtenderService final : public ExtenderRawService {
 
   Extender& core_;
   Metrics& metrics_;
+  const AccessPolicy* access_;
   PodCache pods_;
 };
 
 class ClusterService final : public ClusterRawService {
  public:
-  ClusterService(Extender& core, Metrics& metrics) : core_(core), metrics_(metrics) {}
+  /// `access`: who may call (null: everyone); not owned.
+  ClusterService(Extender& core, Metrics& metrics, const AccessPolicy* access) : core_(core), metrics_(metrics), access_(access) {}
 
-  FRACPACK_RAW_METHOD(Apply, apply, v1::ApplyRequest, v1::ApplyResponse)
-  FRACPACK_RAW_METHOD(Remove, remove, v1::RemoveRequest, v1::RemoveResponse)
-  FRACPACK_RAW_METHOD(Release, release, v1::ReleaseRequest, v1::ReleaseResponse)
-  FRACPACK_RAW_METHOD(Sync, sync, v1::SyncRequest, v1::SyncResponse)
-  FRACPACK_RAW_METHOD(Explain, explain, v1::ExplainRequest, v1::ExplainResponse)
-  FRACPACK_RAW_METHOD(Snapshot, snapshot, v1::SnapshotRequest, v1::SnapshotResponse)
+  FRACPACK_RAW_METHOD(Apply, apply, v1::ApplyRequest, v1::ApplyResponse, kAdminister)
+  FRACPACK_RAW_METHOD(Remove, remove, v1::RemoveRequest, v1::RemoveResponse, kAdminister)
+  FRACPACK_RAW_METHOD(Release, release, v1::ReleaseRequest, v1::ReleaseResponse, kAdminister)
+  FRACPACK_RAW_METHOD(Sync, sync, v1::SyncRequest, v1::SyncResponse, kAdminister)
+  FRACPACK_RAW_METHOD(Explain, explain, v1::ExplainRequest, v1::ExplainResponse, kRead)
+  FRACPACK_RAW_METHOD(Snapshot, snapshot, v1::SnapshotRequest, v1::SnapshotResponse, kRead)
 
  private:
   grpc::Status apply(const v1::ApplyRequest* req, v1::ApplyResponse* out);
@@ -72,6 +76,7 @@ class ClusterService final : public ClusterRawService {
 
   Extender& core_;
   Metrics& metrics_;
+  const AccessPolicy* access_;
 };
 
 #undef FRACPACK_RAW_METHOD

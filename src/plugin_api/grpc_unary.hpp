@@ -10,6 +10,7 @@
 #include <grpcpp/support/proto_buffer_reader.h>
 #include <spdlog/spdlog.h>
 
+#include "plugin_api/access.hpp"
 #include "plugin_api/grpc_status.hpp"
 #include "plugin_api/metrics.hpp"
 
@@ -23,14 +24,42 @@ inline google::protobuf::ArenaOptions arena_options() {
   return options;
 }
 
-/// Parses `request` as `Req`; bytes that are not one are INVALID_ARGUMENT naming the type. Runs
-/// `body(const Req*, Resp*)` → grpc::Status on gRPC's callback thread; an exception is a fracpack
-/// bug, not the caller's: INTERNAL, logged.
+/// The caller's verified certificate name (mutual TLS), "" without one.
+inline std::string certificate_name(const grpc::CallbackServerContext& ctx) {
+  const auto auth = ctx.auth_context();
+  if (!auth) return "";
+  const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
+  return names.empty() ? "" : std::string(names.front().data(), names.front().size());
+}
+
+/// OK, or UNAUTHENTICATED / PERMISSION_DENIED when the caller may not `what` (access.hpp).
+inline grpc::Status authorize(const grpc::CallbackServerContext& ctx, const AccessPolicy* access, Permission what, const char* verb) {
+  if (access == nullptr || !access->enabled()) return grpc::Status::OK;
+  std::string_view authorization;
+  const auto& metadata = ctx.client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) authorization = {it->second.data(), it->second.size()};
+  const AccessDecision d = access->check(certificate_name(ctx), authorization, what, verb);
+  if (d.allowed()) return grpc::Status::OK;
+  spdlog::warn("grpc {} from {}: refused: {}", verb, ctx.peer(), d.message);
+  return {d.outcome == AccessDecision::Outcome::kUnauthenticated ? grpc::StatusCode::UNAUTHENTICATED : grpc::StatusCode::PERMISSION_DENIED,
+          d.message};
+}
+
+/// Refuses a caller `access` does not allow `what`; parses `request` as `Req` (bytes that are not
+/// one are INVALID_ARGUMENT naming the type); runs `body(const Req*, Resp*)` → grpc::Status on
+/// gRPC's callback thread. An exception is a fracpack bug, not the caller's: INTERNAL, logged.
 template <class Req, class Resp, class Body>
 grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* request,
-                                grpc::ByteBuffer* response, Metrics& metrics, const char* verb, Body&& body) {
+                                grpc::ByteBuffer* response, Metrics& metrics, const char* verb, Body&& body,
+                                const AccessPolicy* access, Permission what) {
   Timer timer;
-  grpc::Status status;
+  grpc::Status status = authorize(*ctx, access, what, verb);
+  if (!status.ok()) {
+    metrics.observe("grpc", verb, static_cast<int>(status.error_code()), timer.seconds());
+    auto* reactor = ctx->DefaultReactor();
+    reactor->Finish(status);
+    return reactor;
+  }
   // Request and answer live on one arena: a Filter names thousands of nodes, and one arena block
   // instead of a heap allocation per name is most of the difference at 5,000 nodes.
   google::protobuf::Arena arena(arena_options());

@@ -14,7 +14,12 @@ namespace od = simdjson::ondemand;
 
 class HttpClient final : public ExtenderClient {
  public:
-  explicit HttpClient(const std::string& base_url) : http_(base_url), base_url_(base_url) {
+  HttpClient(const std::string& base_url, const ClientTls& tls) : http_(base_url, tls.cert, tls.key), base_url_(base_url) {
+    if (!tls.ca.empty()) {
+      http_.set_ca_cert_path(tls.ca.c_str());
+      http_.enable_server_certificate_verification(true);
+    }
+    if (!tls.token.empty()) http_.set_bearer_token_auth(tls.token.c_str());
     http_.set_read_timeout(30, 0);
     http_.set_keep_alive(true);
     http_.set_tcp_nodelay(true);  // else each small request waits out a delayed ACK (~40 ms)
@@ -186,8 +191,8 @@ class HttpClient final : public ExtenderClient {
 
 }  // namespace
 
-Result<std::unique_ptr<ExtenderClient>> connect_http(const std::string& base_url) {
-  std::unique_ptr<ExtenderClient> client = std::make_unique<HttpClient>(base_url);
+Result<std::unique_ptr<ExtenderClient>> connect_http(const std::string& base_url, const ClientTls& tls) {
+  std::unique_ptr<ExtenderClient> client = std::make_unique<HttpClient>(base_url, tls);
   return client;
 }
 

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <iterator>
+#include <optional>
 #include <unordered_set>
 
 #include <spdlog/spdlog.h>
@@ -270,11 +271,26 @@ struct HttpFront::Impl {
   }
 
   /// Answers `handler(req.body)` as JSON, a BadRequest (or a wrong type deep inside) as 400.
+  /// Whether the caller may `what`; if not, `res` is its 401 or 403 and the refusal is logged.
+  bool allowed(const HttpRequest& req, HttpResponse& res, Permission what, const char* verb) const {
+    if (!options.access) return true;
+    const AccessDecision d = options.access->check(req.peer_name, req.header("Authorization"), what, verb);
+    if (d.allowed()) return true;
+    const bool unknown = d.outcome == AccessDecision::Outcome::kUnauthenticated;
+    res.status = unknown ? 401 : 403;
+    res.content_type = kJson;
+    res.body = error_text(d.message);
+    if (unknown) res.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"fracpack\"");
+    spdlog::warn("{} from {}: refused: {}", verb, req.remote, d.message);
+    return false;
+  }
+
   template <class Handler>
-  void serve(const char* path, const char* verb, Handler handler) {
-    server.route("POST", path, [this, verb, handler](const HttpRequest& req, HttpResponse& res) {
+  void serve(const char* path, const char* verb, Handler handler, Permission what) {
+    server.route("POST", path, [this, verb, handler, what](const HttpRequest& req, HttpResponse& res) {
       Timer timer;
       res.content_type = kJson;
+      if (!allowed(req, res, what, verb)) return metrics.observe("http", verb, res.status, timer.seconds());
       try {
         res.body = to_text(handler(req.body));
         res.status = 200;
@@ -289,8 +305,11 @@ struct HttpFront::Impl {
     });
   }
 
-  void get(const char* path, std::function<void(HttpResponse&)> answer) {
-    server.route("GET", path, [answer = std::move(answer)](const HttpRequest&, HttpResponse& res) { answer(res); });
+  /// GET `path`; `what` unset: open to everyone.
+  void get(const char* path, std::function<void(HttpResponse&)> answer, std::optional<Permission> what = std::nullopt) {
+    server.route("GET", path, [this, path, answer = std::move(answer), what](const HttpRequest& req, HttpResponse& res) {
+      if (!what || allowed(req, res, *what, path)) answer(res);
+    });
   }
 
   /// GET /healthz, /readyz (503 until the first list of everything is applied) and /metrics.
@@ -304,7 +323,7 @@ struct HttpFront::Impl {
     get("/metrics", [this](HttpResponse& res) {
       res.content_type = "text/plain; version=0.0.4";
       res.body = metrics.render(core.gauges());
-    });
+    }, options.probes_only ? std::nullopt : std::optional(Permission::kRead));
   }
 
   /// The server's own refusals (413, 431, 415, unsafe framing) and unknown paths, with Error:
@@ -328,8 +347,8 @@ struct HttpFront::Impl {
 
   /// A verb whose body is a small JSON document.
   template <class Handler>
-  void route(const char* path, const char* verb, Handler handler) {
-    serve(path, verb, [this, handler](const std::string& body) { return (this->*handler)(parse_body(body)); });
+  void route(const char* path, const char* verb, Handler handler, Permission what = Permission::kSchedule) {
+    serve(path, verb, [this, handler](const std::string& body) { return (this->*handler)(parse_body(body)); }, what);
   }
 
   /// Filter and Prioritize: an ExtenderArgs with thousands of node names.
@@ -343,7 +362,7 @@ struct HttpFront::Impl {
       } trim{args};
       if (Status st = args.read(body); !st.is_ok()) throw BadRequest{st.message()};
       return (this->*handler)(args);
-    });
+    }, Permission::kSchedule);
   }
 };
 
@@ -357,16 +376,16 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
   i.route_args("/prioritize", "prioritize", &Impl::prioritize);
   i.route("/bind", "bind", &Impl::bind);
   i.route("/preempt", "preempt", &Impl::preempt);
-  i.route("/explain", "explain", &Impl::explain);
+  i.route("/explain", "explain", &Impl::explain, Permission::kRead);
   i.get("/debug/verify", [&i](HttpResponse& res) {
     const std::string differs = i.core.verify();
     res.status = differs.empty() ? 200 : 500;
     res.body = differs.empty() ? "ok: the ledger equals one rebuilt from scratch\n" : differs + "\n";
-  });
+  }, Permission::kRead);
   i.get("/snapshot", [&i](HttpResponse& res) {
     res.content_type = Impl::kJson;
     res.body = to_text(to_json(i.core.snapshot()));
-  });
+  }, Permission::kRead);
 }
 
 HttpFront::~HttpFront() { stop(); }

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "fracpack/extender.hpp"
+#include "plugin_api/access.hpp"
 #include "plugin_api/http_server.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/metrics.hpp"
@@ -32,8 +33,11 @@ struct HttpOptions {
   /// extender beside the scheduler gains nothing from it, and compressing a Filter answer for
   /// 5,000 nodes (~200 KB) costs about as much CPU as computing it.
   HttpServerOptions listen;
-  /// Serve only GET /healthz, /readyz and /metrics (serve --health: a probe listener).
+  /// Serve only GET /healthz, /readyz and /metrics (serve --health: a probe listener), to anyone.
   bool probes_only = false;
+  /// Who may call which verb (access.hpp); null: everyone. /healthz and /readyz are always open;
+  /// /metrics needs kRead here (it is open on a probes_only listener).
+  std::shared_ptr<const AccessPolicy> access;
 };
 
 class HttpFront {

@@ -339,7 +339,8 @@ Status HttpServer::Impl::make_tls() {
   if (ec) return fail("cannot use the key", options.tls.key);
   if (!options.tls.client_ca.empty()) {
     if (tls->load_verify_file(options.tls.client_ca, ec); ec) return fail("cannot use the client CA", options.tls.client_ca);
-    tls->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    tls->set_verify_mode(options.tls.client_certificate_optional ? asio::ssl::verify_peer
+                                                                 : asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
   }
   return Status::ok();
 }

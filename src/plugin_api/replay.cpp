@@ -11,6 +11,7 @@
 #include "fracpack/progress.hpp"
 #include "fracpack/serve.hpp"
 #include "plugin_api/client.hpp"
+#include "plugin_api/flag_files.hpp"
 
 namespace fracpack {
 namespace {
@@ -86,7 +87,16 @@ int replay(const ReplayOptions& options) {
     const bool bound = o.contains("spec") && o["spec"].is_object() && o["spec"].contains("nodeName");
     if (k8s::kind_of(o) == "Pod" && !bound && o.contains("metadata") && o["metadata"].is_object()) pods.push_back(std::move(o));
   }
-  auto client = api::connect(options.server, {options.tls_ca, options.tls_cert, options.tls_key});
+  std::string token;
+  if (!options.token_file.empty()) {
+    auto text = api::read_flag_file(options.token_file, "--token-file");
+    if (!text) {
+      fmt::print(stderr, "fracpack replay: {}\n", text.status().message());
+      return 2;
+    }
+    token = text->substr(0, text->find_first_of("\r\n"));
+  }
+  auto client = api::connect(options.server, {options.tls_ca, options.tls_cert, options.tls_key, token});
   if (!client) {
     fmt::print(stderr, "fracpack replay: {}\n", client.status().message());
     return 2;

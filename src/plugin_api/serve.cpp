@@ -69,9 +69,36 @@ bool load_cluster(Extender& core, const std::string& path) {
   return true;
 }
 
+bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0; }
+
+/// Who may call what; refuses (nullptr) authentication off on an address beyond loopback
+/// unless --allow-unauthenticated says so.
+std::shared_ptr<const api::AccessPolicy> access_policy(const ServeOptions& options) {
+  auto policy = api::AccessPolicy::load({options.token_file, !options.tls_client_ca.empty(), options.allow_scheduler, options.allow_admin});
+  if (!policy) {
+    spdlog::error("{}", policy.status().message());
+    return nullptr;
+  }
+  if (!policy->enabled() && (!options.allow_scheduler.empty() || !options.allow_admin.empty())) {
+    spdlog::error("--allow-scheduler and --allow-admin name authenticated callers: give --tls-client-ca, --token-file or both");
+    return nullptr;
+  }
+  for (const auto* address : {&options.http, &options.grpc}) {
+    if (policy->enabled() || !*address || options.allow_unauthenticated) continue;
+    const auto split = split_address(**address);
+    if (split && !loopback(split->first)) {
+      spdlog::error("{}: listening beyond loopback with authentication off lets anyone who reaches the port bind pods and "
+                    "change the ledger; give --tls-client-ca (mutual TLS) or --token-file, listen on 127.0.0.1, or pass "
+                    "--allow-unauthenticated", **address);
+      return nullptr;
+    }
+  }
+  return std::make_shared<const api::AccessPolicy>(std::move(*policy));
+}
+
 /// Starts the JSON front on --http (`probes_only`: the probe listener on --health).
 bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Metrics& metrics, const ServeOptions& options,
-                api::KubeBinder* binder, bool probes_only) {
+                std::shared_ptr<const api::AccessPolicy> access, api::KubeBinder* binder, bool probes_only) {
   const std::string& flag_value = probes_only ? *options.health : *options.http;
   const char* flag = probes_only ? "--health" : "--http";
   auto address = split_address(flag_value);
@@ -85,9 +112,10 @@ bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Met
   http.listen.max_body = options.max_body;
   http.listen.max_connections = options.http_max_connections;
   http.listen.gzip = options.http_gzip;
-  if (!probes_only) http.listen.tls = {options.tls_cert, options.tls_key, options.tls_client_ca};
+  if (!probes_only) http.listen.tls = {options.tls_cert, options.tls_key, options.tls_client_ca, !options.token_file.empty()};
   http.unresolvable_as_failed = options.unresolvable_as_failed;
   http.probes_only = probes_only;
+  http.access = std::move(access);
   front = std::make_unique<api::HttpFront>(core, metrics, http, binder);
   auto port = front->start();
   if (!port) {
@@ -123,6 +151,8 @@ int serve(const ServeOptions& options) {
     spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
     return 2;
   }
+  const auto access = access_policy(options);
+  if (!access) return 2;
   std::shared_ptr<api::KubeConnection> kube;
   std::unique_ptr<api::KubeBinder> binder;
   ExtenderOptions core_options = options.core;
@@ -164,8 +194,8 @@ int serve(const ServeOptions& options) {
   std::unique_ptr<api::HttpFront> http_front;
   std::unique_ptr<api::HttpFront> health_front;
   std::unique_ptr<api::GrpcFront> grpc_front;
-  if (options.http && !start_http(http_front, **core, metrics, options, binder.get(), false)) return 2;
-  if (options.health && !start_http(health_front, **core, metrics, options, nullptr, true)) return 2;
+  if (options.http && !start_http(http_front, **core, metrics, options, access, binder.get(), false)) return 2;
+  if (options.health && !start_http(health_front, **core, metrics, options, nullptr, nullptr, true)) return 2;
   if (options.grpc) {
     const auto grpc_address = split_address(*options.grpc);
     if (!grpc_address) {
@@ -174,8 +204,9 @@ int serve(const ServeOptions& options) {
     }
     api::GrpcOptions grpc;
     grpc.address = *options.grpc;
-    grpc.tls = {options.tls_cert, options.tls_key, options.tls_client_ca};
+    grpc.tls = {options.tls_cert, options.tls_key, options.tls_client_ca, !options.token_file.empty()};
     grpc.max_message_bytes = static_cast<int>(std::min<std::size_t>(options.max_body, 1u << 30));
+    grpc.access = access;
     grpc_front = std::make_unique<api::GrpcFront>(**core, metrics, grpc);
     auto port = grpc_front->start();
     if (!port) {

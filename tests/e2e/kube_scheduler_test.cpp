@@ -14,6 +14,7 @@
 #include "support/device_agent.hpp"
 #include "support/kube_rig.hpp"
 #include "support/server_process.hpp"
+#include "support/tls_files.hpp"
 
 namespace fracpack::test {
 namespace {
@@ -47,11 +48,15 @@ std::vector<json> priority_classes() {
 /// kube-rig with fracpack as its extender, fracpack following it.
 class Cluster {
  public:
-  Cluster(const fs::path& rig_binary, const std::vector<json>& preloaded, std::vector<std::string> fracpack_args = {})
+  /// `https`: kube-scheduler calls fracpack over mutual TLS (enableHTTPS, tlsConfig), as
+  /// docs/security.md configures it; the probes move to a plaintext --health port.
+  Cluster(const fs::path& rig_binary, const std::vector<json>& preloaded, std::vector<std::string> fracpack_args = {},
+          bool https = false)
       : dir_(fs::temp_directory_path() / fmt::format("fracpack-e2e-{}-{}", getpid(), ++counter())),
         fracpack_port_(free_port()),
         rig_port_(free_port()),
-        fracpack_args_(std::move(fracpack_args)) {
+        fracpack_args_(std::move(fracpack_args)),
+        pki_(https ? std::make_unique<TlsFiles>() : nullptr) {
     fs::create_directories(dir_);
     std::vector<json> objects = priority_classes();
     objects.insert(objects.end(), preloaded.begin(), preloaded.end());
@@ -59,7 +64,7 @@ class Cluster {
     std::ofstream(file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", objects}}.dump();
     // The reservation pods' namespace and role, as docs/kube-scheduler.md deploys them.
     const std::string reservation = std::string(FRACPACK_SOURCE_DIR) + "/examples/kube-scheduler/gpu-reservation.yaml";
-    rig_ = std::make_unique<KubeRig>(rig_binary, rig_port_, rig_scheduler_config(fracpack_port_),
+    rig_ = std::make_unique<KubeRig>(rig_binary, rig_port_, scheduler_config(),
                                      std::vector<std::string>{file.string(), reservation}, dir_);
     agent_ = std::make_unique<DeviceAgent>(*rig_);
     start_fracpack();
@@ -76,17 +81,25 @@ class Cluster {
   void start_fracpack() {
     std::vector<std::string> args{"--kube-api", rig_->url(), "--state", (dir_ / "state.db").string(), "--unresolvable-as-failed"};
     args.insert(args.end(), fracpack_args_.begin(), fracpack_args_.end());
-    fracpack_ = std::make_unique<ServerProcess>(FRACPACK_BINARY, args, fracpack_port_, (dir_ / "fracpack.log").string());
+    if (pki_) {
+      args.insert(args.end(), {"--tls-cert", pki_->server_cert, "--tls-key", pki_->server_key, "--tls-client-ca", pki_->ca,
+                               "--health", fmt::format("127.0.0.1:{}", probe_port_)});
+    }
+    fracpack_ = std::make_unique<ServerProcess>(FRACPACK_BINARY, args, fracpack_port_, (dir_ / "fracpack.log").string(),
+                                                pki_ ? probe_port_ : 0);
     REQUIRE_MESSAGE(KubeRig::wait_until([&] { return fracpack_get("/readyz").is_string(); }, std::chrono::seconds(20)),
                     "fracpack did not sync with kube-rig");
   }
   void kill_fracpack() { fracpack_->kill9(); }
 
   [[nodiscard]] const KubeRig& api() const { return *rig_; }
+  [[nodiscard]] int fracpack_port() const { return fracpack_port_; }
   [[nodiscard]] DeviceAgent& agent() { return *agent_; }
   /// GET on fracpack: JSON, the text of a 200 text answer as a string, else null.
   [[nodiscard]] json fracpack_get(const std::string& path) const {
-    httplib::Client c("127.0.0.1", fracpack_port_);
+    httplib::Client c(fmt::format("{}://127.0.0.1:{}", pki_ ? "https" : "http", fracpack_port_), pki_ ? pki_->client_cert : "",
+                      pki_ ? pki_->client_key : "");
+    if (pki_) c.set_ca_cert_path(pki_->ca.c_str());
     c.set_read_timeout(10, 0);
     auto res = c.Get(path);
     if (!res || res->status != 200) return json();
@@ -128,10 +141,26 @@ class Cluster {
     static int n = 0;
     return n;
   }
+  /// The documented scheduler configuration, calling fracpack on its port (over mutual TLS with `pki_`).
+  [[nodiscard]] std::string scheduler_config() const {
+    std::string text = rig_scheduler_config(fracpack_port_);
+    if (!pki_) return text;
+    const auto swap = [&text](const std::string& from, const std::string& to) {
+      const auto at = text.find(from);
+      REQUIRE_MESSAGE(at != std::string::npos, "fracpack-scheduler.yaml: no ", from);
+      text.replace(at, from.size(), to);
+    };
+    swap("http://127.0.0.1:", "https://127.0.0.1:");
+    swap("enableHTTPS: false", fmt::format("enableHTTPS: true\n    tlsConfig:\n      certFile: {}\n      keyFile: {}\n      caFile: {}",
+                                           pki_->client_cert, pki_->client_key, pki_->ca));
+    return text;
+  }
   fs::path dir_;
   int fracpack_port_;
   int rig_port_;
   std::vector<std::string> fracpack_args_;
+  std::unique_ptr<TlsFiles> pki_;
+  int probe_port_ = free_port();
   std::unique_ptr<KubeRig> rig_;
   std::unique_ptr<DeviceAgent> agent_;
   std::unique_ptr<ServerProcess> fracpack_;
@@ -275,6 +304,21 @@ TEST_CASE("pods that finish or are deleted give their GPUs back: the next pods b
   CHECK(rebound < 5000);
   CHECK(rebound_again < 5000);
   c.converged();
+}
+
+TEST_CASE("kube-scheduler calls fracpack over mutual TLS (enableHTTPS, tlsConfig): pods bind; plaintext and strangers get nothing") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  Cluster c(*rig, small_cluster(1, 2), {}, /*https=*/true);
+  REQUIRE(c.api().create(gpu_pod("a", 1)) == 201);
+  REQUIRE(c.api().create(fraction_pod("b", "40Gi")) == 201);
+  CHECK(KubeRig::wait_until([&] { return !c.api().node_of("default/a").empty() && !c.api().node_of("default/b").empty(); },
+                            std::chrono::seconds(20)));
+  c.converged();
+  httplib::Client plain("127.0.0.1", c.fracpack_port());
+  plain.set_read_timeout(5, 0);
+  auto res = plain.Get("/snapshot");
+  CHECK_FALSE((res && res->status == 200));
 }
 
 TEST_CASE("a pod another scheduler bound is adopted; a cordoned node is no longer chosen") {

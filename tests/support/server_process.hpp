@@ -53,8 +53,11 @@ inline int any_free_port() {
 
 class ServerProcess {
  public:
-  /// `binary serve --http 127.0.0.1:<http_port> <args...>`, stderr to `log` ("/dev/null" by default).
-  ServerProcess(const std::string& binary, std::vector<std::string> args, int http_port, const std::string& log = "/dev/null")
+  /// `binary serve --http 127.0.0.1:<http_port> <args...>`, stderr to `log` ("/dev/null" by default),
+  /// up once GET /healthz answers on plaintext `probe_port` (0: `http_port`; an HTTPS front has
+  /// its probes on `--health`).
+  ServerProcess(const std::string& binary, std::vector<std::string> args, int http_port, const std::string& log = "/dev/null",
+                int probe_port = 0)
       : http_port_(http_port) {
     args.insert(args.begin(), {"fracpack", "serve", "--http", "127.0.0.1:" + std::to_string(http_port)});
     pid_ = fork();
@@ -68,7 +71,7 @@ class ServerProcess {
       execv(binary.c_str(), argv.data());
       _exit(127);
     }
-    httplib::Client c("127.0.0.1", http_port_);
+    httplib::Client c("127.0.0.1", probe_port != 0 ? probe_port : http_port_);
     for (int i = 0; i < 600; ++i) {
       if (auto res = c.Get("/healthz"); res && res->status == 200) return;
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
