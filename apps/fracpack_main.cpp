@@ -48,6 +48,30 @@ int run_place_command(const std::vector<std::string>& files, const fracpack::Pla
 
 int run(int argc, char** argv);
 
+namespace {
+
+/// A CLI11 check of a number of seconds in [low, high]; `zero_off`: 0 is allowed and means off.
+std::function<std::string(const std::string&)> seconds_check(double low, double high, bool zero_off) {
+  return [=](const std::string& text) -> std::string {
+    double v = 0;
+    try {
+      std::size_t used = 0;
+      v = std::stod(text, &used);
+      if (used != text.size()) return "not a number of seconds: " + text;
+    } catch (const std::exception&) {
+      return "not a number of seconds: " + text;
+    }
+    if (zero_off && v == 0) return "";
+    if (zero_off && v > 0 && v < 0.001) return "below 1 ms, which would turn it off: give 0 for that";
+    if (!(v >= std::max(low, 0.001) && v <= high)) return fmt::format("must be {}{} to {} seconds: {}", zero_off ? "0 (off) or " : "", std::max(low, 0.001), high, text);
+    return "";
+  };
+}
+
+std::chrono::milliseconds milliseconds_of(double seconds) { return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0 + 0.5)); }
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // Every bad input has its own message; this is the net under a bug of ours, never a crash.
   try {
@@ -191,19 +215,25 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--retry-refused-within", retry_refused_within,
                         "--kube-api: when the watch frees room, pods refused in the seconds before that now fit are touched "
                         "(fracpack.io/retry) so kube-scheduler retries them at once (0: off)")
-      ->check([](const std::string& text) -> std::string {
-        double v = 0;
-        try {
-          std::size_t used = 0;
-          v = std::stod(text, &used);
-          if (used != text.size()) return "not a number of seconds: " + text;
-        } catch (const std::exception&) {
-          return "not a number of seconds: " + text;
-        }
-        if (!(v >= 0 && v <= 300)) return "must be 0 (off) to 300 seconds: " + text;
-        if (v > 0 && v < 0.001) return "below 1 ms, which would turn retries off: give 0 for that";
-        return "";
-      })
+      ->check(seconds_check(0, 300, true))
+      ->capture_default_str();
+  auto& election = serve.leader_election;
+  serve_cmd->add_flag("--leader-elect", election.enabled,
+                      "--kube-api: run several replicas; only the holder of a coordination.k8s.io Lease binds (docs/ha.md)");
+  serve_cmd->add_option("--leader-elect-resource-namespace", election.lease_namespace, "Namespace of the Lease")->capture_default_str();
+  serve_cmd->add_option("--leader-elect-resource-name", election.lease_name, "Name of the Lease")->capture_default_str();
+  serve_cmd->add_option("--leader-elect-identity", election.identity, "This replica's holder identity (default: $POD_NAME, else the host name)");
+  double lease_duration = 15, renew_deadline = 10, retry_period = 2;
+  serve_cmd->add_option("--leader-elect-lease-duration", lease_duration,
+                        "Seconds a follower waits after the Lease last changed before taking it over")
+      ->check(seconds_check(0.001, 3600, false))
+      ->capture_default_str();
+  serve_cmd->add_option("--leader-elect-renew-deadline", renew_deadline,
+                        "Seconds the leader keeps binding without a successful renewal (below the lease duration)")
+      ->check(seconds_check(0.001, 3600, false))
+      ->capture_default_str();
+  serve_cmd->add_option("--leader-elect-retry-period", retry_period, "Seconds between tries to take or renew the Lease")
+      ->check(seconds_check(0.001, 3600, false))
       ->capture_default_str();
   serve_cmd->add_flag("--fsync", serve.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
   serve_cmd->add_option("--max-body", serve.max_body, "Largest request (HTTP body or gRPC message) in bytes")
@@ -323,7 +353,10 @@ int run(int argc, char** argv) {
     if (!scheduler_names.empty()) serve.core.decode.scheduler_names = scheduler_names;
     serve.core.reservation.enabled = gpu_reservation == "kai";
     serve.core.reservation.timeout = std::chrono::seconds(reservation_timeout);
-    serve.core.retry_refused_within = std::chrono::milliseconds(static_cast<std::int64_t>(retry_refused_within * 1000.0 + 0.5));
+    serve.core.retry_refused_within = milliseconds_of(retry_refused_within);
+    election.lease_duration = milliseconds_of(lease_duration);
+    election.renew_deadline = milliseconds_of(renew_deadline);
+    election.retry_period = milliseconds_of(retry_period);
     if (!serve_workload.empty()) {
       auto workload = fracpack::read_workload(serve_workload);
       if (!workload) {

@@ -287,6 +287,11 @@ class Extender {
   /// Bind took the room after its Filter). kube-scheduler retries those only on a cluster event or
   /// after 60 s; the watch nudges them (ClusterWatch::nudge).
   virtual void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) = 0;
+  /// Leader election (serve --leader-elect): whether this replica may act: Bind, and the watch's
+  /// own writes (deleting reservation pods, nudging pods). Set once, before serving; `gate`
+  /// answers OK or why not (a follower: kFailedPrecondition naming the leader). No gate: OK.
+  virtual void set_act_gate(std::function<Status()> gate) = 0;
+  [[nodiscard]] virtual Status may_act() const = 0;
   /// Readiness: set once the first list of every watched kind is applied.
   virtual void set_synced(bool synced) = 0;
   /// ExtenderOptions::watching: the watch, not the callers, tells the server the cluster.

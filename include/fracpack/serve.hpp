@@ -1,6 +1,7 @@
 // `fracpack serve` and `fracpack replay`.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +37,17 @@ struct ServeOptions {
   std::vector<std::string> allow_admin;      ///< callers allowed Apply, Remove, Release, Sync (none named: nobody)
   /// Listen beyond loopback with authentication off (no client CA, no token file).
   bool allow_unauthenticated = false;
+  /// Several replicas, one leader (docs/ha.md): only the holder of the Lease binds; the others
+  /// follow the API server and answer Filter and Prioritize. Needs kube_api.
+  struct LeaderElection {
+    bool enabled = false;
+    std::string lease_namespace = "kube-system";
+    std::string lease_name = "fracpack";
+    std::string identity;                  ///< "" = $POD_NAME, else the host name
+    std::chrono::milliseconds lease_duration{15'000};
+    std::chrono::milliseconds renew_deadline{10'000};
+    std::chrono::milliseconds retry_period{2'000};
+  } leader_election;
 };
 
 /// Opens the state, applies the cluster file (its running pods only when the state holds no

@@ -1,6 +1,9 @@
 #include "fracpack/k8s/time.hpp"
 
 #include <charconv>
+#include <ctime>
+
+#include <fmt/format.h>
 
 namespace fracpack::k8s {
 
@@ -50,6 +53,15 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view t) {
   const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + doe - 719468;
   return days * 86400 + *hour * 3600 + *minute * 60 + *second - offset;
+}
+
+std::string format_micro_time(std::chrono::system_clock::time_point t) {
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                     utc.tm_min, utc.tm_sec, micros % 1'000'000);
 }
 
 }  // namespace fracpack::k8s

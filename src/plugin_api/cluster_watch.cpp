@@ -82,7 +82,7 @@ void ClusterWatch::changed(const std::string& kind, std::vector<ApiEvent> events
 
 void ClusterWatch::delete_reservations() {
   GpuReservations* r = core_.reservations();
-  if (r == nullptr) return;
+  if (r == nullptr || !core_.may_act().is_ok()) return;  // a follower leaves them to the leader
   const auto now = std::chrono::steady_clock::now();
   if (now >= next_sweep_) {
     core_.sweep_reservations();
@@ -113,7 +113,21 @@ void ClusterWatch::check_synced() {
   if (on_synced_) on_synced_();
 }
 
+void ClusterWatch::resync() {
+  for (const auto& r : reflectors_) {
+    if (r->kind() == "Pod") resync_generation_ = r->relist();
+  }
+}
+
+bool ClusterWatch::resynced() const {
+  for (const auto& r : reflectors_) {
+    if (r->kind() == "Pod") return r->listed_since(resync_generation_.load());
+  }
+  return true;
+}
+
 void ClusterWatch::nudge(const std::vector<std::string>& pods) {
+  if (!core_.may_act().is_ok()) return;  // the leader's own Filters nudge what it needs
   {
     std::lock_guard lock(settle_mu_);
     const auto when = std::chrono::steady_clock::now() + std::chrono::milliseconds(250);

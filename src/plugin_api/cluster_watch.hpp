@@ -39,6 +39,10 @@ class ClusterWatch final : public ReflectorSink {
   /// of its unschedulable queue; from the watch's own thread, a quarter second later (after
   /// kube-scheduler has put the pod there), not from the caller's.
   void nudge(const std::vector<std::string>& pods);
+  /// Lists pods again now (a replica that just took the lead: every bind the previous leader
+  /// made must be in its ledger before it binds); resynced() once that list is applied.
+  void resync();
+  [[nodiscard]] bool resynced() const;
   /// Prometheus text: per kind, lists, relists, watch restarts, events applied, bookmarks,
   /// errors, how long ago the last change was applied, the lag from the API server's change to
   /// the ledger (watch_lag.hpp), and the time spent applying batches.
@@ -63,6 +67,7 @@ class ClusterWatch final : public ReflectorSink {
   std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> resync_generation_{0};
   WatchLag lag_;
   std::atomic<std::uint64_t> apply_micros_{0};   ///< time spent applying batches, in µs
   std::atomic<std::uint64_t> batches_{0};

@@ -258,6 +258,7 @@ Result<std::vector<HostScore>> ExtenderImpl::prioritize(const json& object, Node
 }
 
 Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node) {
+  if (Status st = may_act(); !st.is_ok()) return st;  // a follower never binds
   const std::string key = (ns.empty() ? "default" : ns) + "/" + name;
   auto seen = seen_.find(key);
   std::string seen_uid;  // set when Filter saw a pod of this name with another UID

@@ -70,6 +70,8 @@ class ExtenderImpl final : public Extender {
   void watch_listed(const std::string& kind, const std::vector<json>& objects, std::vector<std::string>* notes) override;
   void watch_changed(const std::string& kind, const std::vector<ApiEvent>& events, std::vector<std::string>* notes) override;
   void set_synced(bool synced) override;
+  void set_act_gate(std::function<Status()> gate) override { act_gate_ = std::move(gate); }
+  [[nodiscard]] Status may_act() const override { return act_gate_ ? act_gate_() : Status::ok(); }
   void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) override { retry_wanted_ = std::move(hook); }
   [[nodiscard]] bool synced() const override { return synced_; }
   [[nodiscard]] bool follows_api_server() const override { return options_.watching; }
@@ -196,6 +198,7 @@ class ExtenderImpl final : public Extender {
   api::SeenPods seen_;
   std::atomic<bool> synced_{true};
   std::function<void(const std::vector<std::string>&)> retry_wanted_;
+  std::function<Status()> act_gate_;  ///< leader election; empty: this replica always acts
   api::RecentRefusals refusals_;
   /// Under mu_: how far back refusals are retried after the change being applied (0: it freed no
   /// room; retry_refused_within; kQueueRetryWindow after a Queue edit or the first full list).

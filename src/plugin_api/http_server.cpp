@@ -185,7 +185,9 @@ class Session {
     HttpRequest req;
     req.method = std::string(sv(message.method_string()));
     const std::string_view target = sv(message.target());
-    req.path = std::string(target.substr(0, target.find('?')));
+    const auto mark = target.find('?');
+    req.path = std::string(target.substr(0, mark));
+    if (mark != std::string_view::npos) req.query = std::string(target.substr(mark + 1));
     for (const auto& field : message) req.headers.emplace_back(std::string(sv(field.name_string())), std::string(sv(field.value())));
     req.body = std::move(message.body());
     req.peer_name = peer_name_;

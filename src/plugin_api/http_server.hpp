@@ -34,6 +34,7 @@ namespace fracpack::api {
 struct HttpRequest {
   std::string method;  ///< "GET", "POST", ...
   std::string path;    ///< the target without its query
+  std::string query;   ///< what follows '?' in the target ("" when none), as sent
   std::string body;    ///< decompressed
   std::vector<std::pair<std::string, std::string>> headers;
   /// The verified client certificate's subject CN (mutual TLS), "" when there is none.

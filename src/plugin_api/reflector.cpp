@@ -56,7 +56,7 @@ void Reflector::stop() {
 
 bool Reflector::pause(std::chrono::milliseconds d) {
   std::unique_lock lock(mu_);
-  wake_.wait_for(lock, d, [&] { return stopping_.load(); });
+  wake_.wait_for(lock, d, [&] { return stopping_.load() || relist_wanted_.load(); });
   return !stopping_;
 }
 
@@ -69,9 +69,11 @@ std::chrono::milliseconds Reflector::next_backoff() {
 
 void Reflector::run() {
   while (!stopping_) {
+    if (relist_wanted_.exchange(false)) rv_.clear();
     const bool watching = !rv_.empty();
     Outcome outcome = watching ? watch() : list();
     if (stopping_) break;
+    if (relist_wanted_) continue;  // cut for relist(): list now, no backoff
     if (outcome == Outcome::kRelist) {
       rv_.clear();
       ++stats_.relists;
@@ -90,7 +92,19 @@ void Reflector::run() {
   }
 }
 
+std::uint64_t Reflector::relist() {
+  const std::uint64_t generation = ++relists_requested_;
+  relist_wanted_ = true;
+  {
+    std::lock_guard lock(mu_);
+    if (active_ != nullptr) active_->stop();  // the open watch (or a list begun before) ends now
+  }
+  wake_.notify_all();
+  return generation;
+}
+
 Reflector::Outcome Reflector::list() {
+  const std::uint64_t serving = relists_requested_.load();  // a list begun after relist(n) serves n
   std::vector<json> items;
   std::string cont;
   std::string version;
@@ -155,6 +169,7 @@ Reflector::Outcome Reflector::list() {
   synced_ = true;  // before the handover: the sink asks whether every kind is listed
   ++stats_.lists;
   sink_.listed(options_.kind, std::move(items));
+  relists_served_ = serving;
   stats_.last_event_unix_ms = now_unix_ms();
   return Outcome::kContinue;
 }

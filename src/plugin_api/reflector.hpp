@@ -69,6 +69,12 @@ class Reflector {
   /// True once the first complete list was handed over.
   [[nodiscard]] bool synced() const { return synced_.load(); }
   [[nodiscard]] const ReflectorStats& stats() const { return stats_; }
+  /// Lists again now (the open watch is cut; no backoff) and returns the generation to wait
+  /// for: a list begun after this call has every write the API server made before it (a LIST
+  /// without resourceVersion is a quorum read).
+  std::uint64_t relist();
+  /// Whether a list of `generation` (relist()) or later has been handed over.
+  [[nodiscard]] bool listed_since(std::uint64_t generation) const { return relists_served_.load() >= generation; }
   [[nodiscard]] const std::string& kind() const { return options_.kind; }
 
  private:
@@ -90,6 +96,9 @@ class Reflector {
   ReflectorStats stats_;
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> relist_wanted_{false};
+  std::atomic<std::uint64_t> relists_requested_{0};
+  std::atomic<std::uint64_t> relists_served_{0};  ///< the generation of the last list handed over
   std::string rv_;  ///< where the next watch starts; "" = list first
   std::chrono::milliseconds backoff_{0};
   std::chrono::steady_clock::time_point last_list_;  ///< when the last complete list was handed over

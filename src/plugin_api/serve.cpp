@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +15,7 @@
 #include "plugin_api/grpc_front.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/http_front.hpp"
+#include "plugin_api/leadership.hpp"
 
 namespace fracpack {
 namespace {
@@ -67,6 +70,33 @@ bool load_cluster(Extender& core, const std::string& path) {
     spdlog::info("loaded {} running pods from {}", running.size(), path);
   }
   return true;
+}
+
+/// serve --leader-elect: the identity defaults to $POD_NAME, else the host name.
+std::unique_ptr<api::Leadership> make_leadership(const ServeOptions& options, const std::shared_ptr<api::KubeConnection>& kube) {
+  if (!kube) {
+    spdlog::error("--leader-elect needs --kube-api: the Lease is in the API server");
+    return nullptr;
+  }
+  const auto& le = options.leader_election;
+  api::LeaderElectionOptions o{le.lease_namespace, le.lease_name, le.identity, le.lease_duration, le.renew_deadline, le.retry_period};
+  const char* pod = std::getenv("POD_NAME");
+  if (o.identity.empty() && pod != nullptr) o.identity = pod;
+  if (o.identity.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0) o.identity = host;
+  }
+  if (Status st = api::check(o); !st.is_ok()) {
+    spdlog::error("{}", st.message());
+    return nullptr;
+  }
+  // The pod to label is this replica's own only when the identity is its pod name.
+  const char* ns = std::getenv("POD_NAMESPACE");
+  const std::string pod_namespace = ns != nullptr && pod != nullptr && o.identity == pod ? ns : "";
+  spdlog::info("leader election on Lease {}/{} as {} (lease {} ms, renew deadline {} ms, retry {} ms){}", o.lease_namespace, o.lease_name,
+               o.identity, o.lease_duration.count(), o.renew_deadline.count(), o.retry_period.count(),
+               pod_namespace.empty() ? "" : fmt::format("; the leader's pod is labelled {}", api::kLeaderLabel));
+  return std::make_unique<api::Leadership>(kube, std::move(o), pod_namespace);
 }
 
 bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "::1" || host == "localhost" || host.rfind("127.", 0) == 0; }
@@ -174,11 +204,14 @@ int serve(const ServeOptions& options) {
     spdlog::error("--kube-token and --kube-ca apply to --kube-api; give it too");
     return 2;
   }
+  std::unique_ptr<api::Leadership> leadership;
+  if (options.leader_election.enabled && !(leadership = make_leadership(options, kube))) return 2;
   auto core = Extender::open(core_options);
   if (!core) {
     spdlog::error("{}", core.status().message());
     return 2;
   }
+  if (leadership) (*core)->set_act_gate([l = leadership.get()] { return l->may_act(); });
   if (binder) {
     binder->use_reservations((*core)->reservations());
     if (core_options.reservation.enabled) {
@@ -228,6 +261,11 @@ int serve(const ServeOptions& options) {
     (*core)->on_retry_wanted([w = watch.get()](const std::vector<std::string>& pods) { w->nudge(pods); });
     watch->start();
   }
+  if (leadership) {
+    leadership->follow(watch.get());
+    metrics.add_source([l = leadership.get()] { return l->metrics(); });
+    leadership->start();
+  }
   int signal = 0;
   sigwait(&stop_signals, &signal);
   spdlog::info("signal {}: stopping", signal);
@@ -235,6 +273,7 @@ int serve(const ServeOptions& options) {
   if (http_front) http_front->stop();
   if (health_front) health_front->stop();
   if (grpc_front) grpc_front->stop();
+  if (leadership) leadership->stop();  // releases the Lease: a follower takes over at its next try
   if (watch) watch->stop();
   return 0;
 }

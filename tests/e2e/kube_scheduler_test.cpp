@@ -10,9 +10,10 @@
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/place_job.hpp"
+#include "plugin_api/http_server.hpp"
 #include "support/builders.hpp"
 #include "support/device_agent.hpp"
-#include "support/kube_rig.hpp"
+#include "support/require_kube_rig.hpp"
 #include "support/server_process.hpp"
 #include "support/tls_files.hpp"
 
@@ -23,17 +24,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kReservations = "kai-resource-reservation";  // the reservation pods' namespace
 
-/// The binary, or nullopt with a skip message; a test failure under CI=true.
-std::optional<std::filesystem::path> require_kube_rig() {
-  auto rig = kube_rig_binary();
-  if (rig) return rig;
-  const char* ci = std::getenv("CI");
-  if (ci != nullptr && std::string(ci) == "true") {
-    FAIL("kube-rig is not found (../shared/tools/kube-rig/kube-rig, or set FRACPACK_KUBE_RIG); CI=true needs it");
-  }
-  MESSAGE("skipped: kube-rig is not found (set FRACPACK_KUBE_RIG); under CI=true this fails");
-  return std::nullopt;
-}
 
 
 /// KAI's priority classes, which kube-rig (like a real cluster) must be given.
@@ -50,13 +40,17 @@ class Cluster {
  public:
   /// `https`: kube-scheduler calls fracpack over mutual TLS (enableHTTPS, tlsConfig), as
   /// docs/security.md configures it; the probes move to a plaintext --health port.
+  /// `replicas` > 1: that many fracpack replicas with --leader-elect (lease 3 s, renew deadline
+  /// 2 s, retry 0.5 s), and kube-scheduler calls them through a proxy that routes to the Lease's
+  /// holder, as a Service selecting the leader's label does (docs/ha.md).
   Cluster(const fs::path& rig_binary, const std::vector<json>& preloaded, std::vector<std::string> fracpack_args = {},
-          bool https = false)
+          bool https = false, int replicas = 1)
       : dir_(fs::temp_directory_path() / fmt::format("fracpack-e2e-{}-{}", getpid(), ++counter())),
         fracpack_port_(free_port()),
         rig_port_(free_port()),
         fracpack_args_(std::move(fracpack_args)),
         pki_(https ? std::make_unique<TlsFiles>() : nullptr) {
+    for (int i = 1; i < replicas; ++i) replica_ports_.push_back(free_port());
     fs::create_directories(dir_);
     std::vector<json> objects = priority_classes();
     objects.insert(objects.end(), preloaded.begin(), preloaded.end());
@@ -67,9 +61,15 @@ class Cluster {
     rig_ = std::make_unique<KubeRig>(rig_binary, rig_port_, scheduler_config(),
                                      std::vector<std::string>{file.string(), reservation}, dir_);
     agent_ = std::make_unique<DeviceAgent>(*rig_);
-    start_fracpack();
+    if (replica_ports_.empty()) {
+      start_fracpack();
+    } else {
+      start_replicas(replicas);
+    }
   }
   ~Cluster() {
+    proxy_.reset();
+    replicas_.clear();
     fracpack_.reset();
     agent_.reset();
     rig_.reset();
@@ -91,6 +91,19 @@ class Cluster {
                     "fracpack did not sync with kube-rig");
   }
   void kill_fracpack() { fracpack_->kill9(); }
+  /// The identity holding the Lease ("" when none).
+  [[nodiscard]] std::string leader() const {
+    const json lease = rig_->get("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/fracpack");
+    return lease.is_object() && lease.contains("spec") ? lease["spec"].value("holderIdentity", "") : "";
+  }
+  /// kill -9 of the replica holding the Lease; its identity.
+  std::string kill_leader() {
+    const std::string who = leader();
+    for (std::size_t i = 0; i < replicas_.size(); ++i) {
+      if (replica_name(i) == who) replicas_[i]->kill9();
+    }
+    return who;
+  }
 
   [[nodiscard]] const KubeRig& api() const { return *rig_; }
   [[nodiscard]] int fracpack_port() const { return fracpack_port_; }
@@ -141,6 +154,45 @@ class Cluster {
     static int n = 0;
     return n;
   }
+  [[nodiscard]] static std::string replica_name(std::size_t i) { return fmt::format("fracpack-{}", i); }
+
+  /// The replicas, each with its own state file, and the proxy in front of them on fracpack_port_.
+  void start_replicas(int replicas) {
+    replica_ports_.insert(replica_ports_.begin(), free_port());
+    for (int i = 0; i < replicas; ++i) {
+      std::vector<std::string> args{"--kube-api", rig_->url(), "--state", (dir_ / fmt::format("state-{}.db", i)).string(),
+                                    "--unresolvable-as-failed", "--leader-elect", "--leader-elect-identity", replica_name(i),
+                                    "--leader-elect-lease-duration", "3", "--leader-elect-renew-deadline", "2",
+                                    "--leader-elect-retry-period", "0.5"};
+      args.insert(args.end(), fracpack_args_.begin(), fracpack_args_.end());
+      replicas_.push_back(std::make_unique<ServerProcess>(FRACPACK_BINARY, args, replica_ports_[i],
+                                                          (dir_ / fmt::format("fracpack-{}.log", i)).string()));
+    }
+    api::HttpServerOptions o;
+    o.port = fracpack_port_;
+    proxy_ = std::make_unique<api::HttpServer>(o);
+    proxy_->fallback([this](const api::HttpRequest& req, api::HttpResponse& res) { forward(req, res); });
+    REQUIRE(proxy_->start().is_ok());
+    REQUIRE_MESSAGE(KubeRig::wait_until([&] { return !leader().empty() && fracpack_get("/readyz").is_string(); }, std::chrono::seconds(20)),
+                    "no replica took the lead and synced");
+  }
+
+  /// The request to the replica holding the Lease; 503 when none does.
+  void forward(const api::HttpRequest& req, api::HttpResponse& res) const {
+    const std::string who = leader();
+    res.status = 503;
+    for (std::size_t i = 0; i < replica_ports_.size(); ++i) {
+      if (replica_name(i) != who) continue;
+      httplib::Client c("127.0.0.1", replica_ports_[i]);
+      c.set_read_timeout(50, 0);
+      auto answer = req.method == "GET" ? c.Get(req.path) : c.Post(req.path, req.body, "application/json");
+      if (!answer) return;
+      res.status = answer->status;
+      res.body = answer->body;
+      res.content_type = answer->get_header_value("Content-Type");
+    }
+  }
+
   /// The documented scheduler configuration, calling fracpack on its port (over mutual TLS with `pki_`).
   [[nodiscard]] std::string scheduler_config() const {
     std::string text = rig_scheduler_config(fracpack_port_);
@@ -161,6 +213,9 @@ class Cluster {
   std::vector<std::string> fracpack_args_;
   std::unique_ptr<TlsFiles> pki_;
   int probe_port_ = free_port();
+  std::vector<int> replica_ports_;  ///< with replicas: each replica's --http port
+  std::vector<std::unique_ptr<ServerProcess>> replicas_;
+  std::unique_ptr<api::HttpServer> proxy_;
   std::unique_ptr<KubeRig> rig_;
   std::unique_ptr<DeviceAgent> agent_;
   std::unique_ptr<ServerProcess> fracpack_;
@@ -441,6 +496,31 @@ TEST_CASE("fracpack killed -9 mid-burst restarts into the same truth, nothing do
   }
 }
 
+
+TEST_CASE("two replicas, one leader: the leader killed -9 mid-burst, the follower takes over, nothing lost or double-held") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  Cluster c(*rig, small_cluster(4, 8), {}, false, 2);
+  const std::string first = c.leader();
+  for (int i = 0; i < 40; ++i) {
+    REQUIRE(c.api().create(fraction_pod(fmt::format("p{:02}", i), fmt::format("{}Gi", 8 + i % 4 * 8))) == 201);
+    if (i == 20) REQUIRE(c.kill_leader() == first);  // binds in flight are cut off
+  }
+  const auto killed = std::chrono::steady_clock::now();
+  REQUIRE(KubeRig::wait_until([&] { return !c.leader().empty() && c.leader() != first; }, std::chrono::seconds(15)));
+  const auto took_over = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed).count();
+  MESSAGE("the follower took the lead " << took_over << " ms after the leader was killed (lease duration 3 s)");
+  // The pods whose extender calls failed meanwhile wait in kube-scheduler's unschedulable queue
+  // until a cluster event (or 60 s): a node label is one.
+  REQUIRE(c.api().send("PATCH", "/api/v1/nodes/gpu-0", {{"metadata", {{"labels", {{"touched", "1"}}}}}}, "application/merge-patch+json") == 200);
+  const bool all = KubeRig::wait_until([&] { return c.truth().size() == 40; }, std::chrono::seconds(40));
+  REQUIRE_MESSAGE(all, c.truth().size() << " of 40 bound");
+  c.converged();  // the new leader's ledger equals the API server's truth, verified from scratch
+  const json nodes_list = c.fracpack_get("/snapshot");  // a named copy: a temporary's member would dangle in the loop
+  for (const auto& n : nodes_list["nodes"]) {
+    for (const auto& g : n["gpus"]) CHECK(g["usedMiB"].get<std::int64_t>() <= g["memoryMiB"].get<std::int64_t>());
+  }
+}
 
 TEST_CASE("a gang binds all its members or none: room for 3 of 4 binds none, room for 4 binds all") {
   auto rig = require_kube_rig();
