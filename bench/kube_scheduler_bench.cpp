@@ -122,7 +122,7 @@ std::vector<double> bind_latency(const fs::path& rig, const fs::path& dir, int p
   const fs::path file = dir / "bind-nodes.json";
   std::ofstream(file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", nodes}}.dump();
   const int rig_port = test::free_port();
-  test::KubeRig api(rig, rig_port, "", {file.string(), std::string(FRACPACK_SOURCE_DIR) + "/examples/kube-scheduler/gpu-reservation.yaml"},
+  test::KubeRig api(rig, rig_port, "", {file.string(), std::string(FRACPACK_SOURCE_DIR) + "/deploy/kubernetes/05-gpu-reservation.yaml"},
                     dir);
   std::optional<test::DeviceAgent> agent;  // its LIST every 20 ms costs kube-rig CPU: only when needed
   if (fractions) agent.emplace(api);

@@ -282,6 +282,7 @@ Reflector::Outcome Reflector::watch() {
     spdlog::warn("watch {}: HTTP {}: {}", options_.path, status, status_message(json::parse(error_body, nullptr, false)));
     return Outcome::kFailed;
   }
+  if (relist_wanted_) return Outcome::kContinue;  // cut by relist(): no news, no backoff
   if (!res && res.error() != httplib::Error::Read && res.error() != httplib::Error::Canceled) {
     if (!stopping_) {  // a watch cut by stop() is no news
       spdlog::warn("watch {}: {} ({}); watching again with backoff", options_.path, httplib::to_string(res.error()),

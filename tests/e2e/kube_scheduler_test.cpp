@@ -57,7 +57,7 @@ class Cluster {
     const auto file = dir_ / "objects.json";
     std::ofstream(file) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", objects}}.dump();
     // The reservation pods' namespace and role, as docs/kube-scheduler.md deploys them.
-    const std::string reservation = std::string(FRACPACK_SOURCE_DIR) + "/examples/kube-scheduler/gpu-reservation.yaml";
+    const std::string reservation = std::string(FRACPACK_SOURCE_DIR) + "/deploy/kubernetes/05-gpu-reservation.yaml";
     rig_ = std::make_unique<KubeRig>(rig_binary, rig_port_, scheduler_config(),
                                      std::vector<std::string>{file.string(), reservation}, dir_);
     agent_ = std::make_unique<DeviceAgent>(*rig_);

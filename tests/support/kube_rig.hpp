@@ -7,12 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -57,10 +59,12 @@ class KubeRig {
   using json = nlohmann::json;
   /// Starts kube-rig on `port` with `scheduler_config` (text; empty: --no-scheduler) and the
   /// preloaded `objects` files; ready once it says so.
+  /// `extra`: more flags (--strict-decoding, --log-requests).
   KubeRig(const std::filesystem::path& binary, int port, const std::string& scheduler_config,
-          const std::vector<std::string>& objects, const std::filesystem::path& dir)
+          const std::vector<std::string>& objects, const std::filesystem::path& dir, const std::vector<std::string>& extra = {})
       : port_(port), log_(dir / fmt::format("kube-rig-{}.log", port)) {
     std::vector<std::string> args{"kube-rig", "--listen", fmt::format("127.0.0.1:{}", port), "--bookmark-interval", "1s"};
+    args.insert(args.end(), extra.begin(), extra.end());
     if (scheduler_config.empty()) {
       args.emplace_back("--no-scheduler");
     } else {
@@ -114,22 +118,32 @@ class KubeRig {
                                               : c.Delete(path);
     return res ? res->status : 0;
   }
-  /// Creates `object` (a Pod, Namespace, PriorityClass, Queue, PodGroup) where it belongs.
-  int create(json object) const {
+  /// Where objects of `object`'s kind are created: /api/v1[/namespaces/NS]/PLURAL or
+  /// /apis/GROUP/VERSION[/namespaces/NS]/PLURAL (plural: the kind in lower case plus "s").
+  static std::string collection_path(const json& object) {
+    static const std::set<std::string> cluster_scoped = {"Namespace", "Node", "PriorityClass", "Queue", "ClusterRole",
+                                                         "ClusterRoleBinding", "PersistentVolume", "StorageClass"};
     const std::string kind = object.value("kind", "");
+    const std::string api_version = object.value("apiVersion", "v1");
+    std::string plural;
+    for (char c : kind) plural += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    plural += "s";
+    const std::string base = api_version.find('/') == std::string::npos ? "/api/" + api_version : "/apis/" + api_version;
+    if (cluster_scoped.count(kind) > 0) return base + "/" + plural;
+    const std::string ns = object.contains("metadata") ? object["metadata"].value("namespace", "default") : "default";
+    return fmt::format("{}/namespaces/{}/{}", base, ns, plural);
+  }
+  /// Creates `object` where it belongs; the status and the answer's body.
+  std::pair<int, std::string> create_answer(json object) const {
     json& meta = object["metadata"];
     meta.erase("uid");
     meta.erase("resourceVersion");
     object.erase("status");
-    const std::string ns = meta.value("namespace", "default");
-    if (kind == "Pod") return send("POST", fmt::format("/api/v1/namespaces/{}/pods", ns), object);
-    if (kind == "Namespace") return send("POST", "/api/v1/namespaces", object);
-    if (kind == "Node") return send("POST", "/api/v1/nodes", object);
-    if (kind == "PriorityClass") return send("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", object);
-    if (kind == "Queue") return send("POST", "/apis/scheduling.run.ai/v2/queues", object);
-    if (kind == "PodGroup") return send("POST", fmt::format("/apis/scheduling.run.ai/v2alpha2/namespaces/{}/podgroups", ns), object);
-    throw std::runtime_error("KubeRig::create: kind " + kind);
+    auto res = client().Post(collection_path(object), object.dump(), "application/json");
+    return res ? std::pair{res->status, res->body} : std::pair{0, std::string(httplib::to_string(res.error()))};
   }
+  /// Creates `object` where it belongs; the HTTP status (0 when the request failed).
+  int create(json object) const { return create_answer(std::move(object)).first; }
   json pod(const std::string& key) const {
     const auto slash = key.find('/');
     return get(fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)));
