@@ -490,6 +490,40 @@ TEST_CASE("a second gRPC server on a port already served fails to start") {
   CHECK(started.status().message().find(first.address()) != std::string::npos);
 }
 
+TEST_CASE("TLS files are checked before gRPC starts: a key of another certificate is said as such, naming both") {
+  TlsFiles files;
+  CHECK(api::check_tls_files({}).is_ok());
+  CHECK(api::check_tls_files({files.server_cert, files.server_key, ""}).is_ok());
+  CHECK(api::check_tls_files({files.server_cert, files.server_key, files.ca}).is_ok());
+  auto refused = [](const api::TlsFiles& tls, std::initializer_list<std::string> says) {
+    const Status st = api::check_tls_files(tls);
+    CHECK(st.code() == Code::kInvalidArgument);
+    for (const auto& s : says) CHECK_MESSAGE(st.message().find(s) != std::string::npos, st.message(), " lacks ", s);
+  };
+  refused({files.server_cert, files.client_key, ""}, {"--tls-key " + files.client_key + " does not match the certificate in --tls-cert " + files.server_cert});
+  refused({files.dir.string() + "/missing.pem", files.server_key, ""}, {"cannot read", "missing.pem"});
+  refused({files.server_key, files.server_key, ""}, {"no PEM certificate", files.server_key});  // a key where the certificate goes
+  refused({files.server_cert, files.server_cert, ""}, {"no PEM private key", files.server_cert});
+  refused({files.server_cert, files.server_key, files.server_key}, {"--tls-client-ca", "no PEM certificate"});
+  const Status named = api::check_tls_files({files.server_cert, files.client_key, ""}, {"--http-tls-cert", "--http-tls-key", "--x"});
+  CHECK(named.message().find("--http-tls-key " + files.client_key + " does not match the certificate in --http-tls-cert") == 0);
+  refused({files.server_cert, "", ""}, {"both a certificate and its key"});
+  const std::string garbage = (files.dir / "garbage.pem").string();
+  std::ofstream(garbage) << "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n";
+  refused({garbage, files.server_key, ""}, {"no PEM certificate", garbage});
+
+  auto opened = Extender::open(ExtenderOptions{});
+  REQUIRE(opened.is_ok());
+  api::Metrics metrics;
+  api::GrpcOptions options;
+  options.tls = {files.server_cert, files.stranger_key, ""};
+  api::GrpcFront front(**opened, metrics, options);
+  auto started = front.start();
+  REQUIRE_FALSE(started.is_ok());
+  CHECK(started.status().message().find("does not match") != std::string::npos);
+  CHECK(started.status().message().find("port is in use") == std::string::npos);  // what it said before
+}
+
 TEST_CASE("TLS and mutual TLS: the client that trusts the CA and shows a certificate gets in, others do not") {
   TlsFiles files;  // a CA, a server certificate for 127.0.0.1, a client certificate; and a stranger's
   SUBCASE("server TLS") {
