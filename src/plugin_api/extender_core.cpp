@@ -9,12 +9,15 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/quoting.hpp"
 #include "plugin_api/extender_impl.hpp"
 
 namespace fracpack::api {
 namespace {
 
-constexpr std::size_t kBytesRemembered = std::size_t{512} << 20;  // pods kept for Bind, and their JSON, roughly
+/// Pods kept for Bind, their JSON counted by approx_bytes(): ~10,000 ordinary pods, or a handful
+/// of huge ones (a client sending 7 MB pods must not grow the server by 57 MB a request).
+constexpr std::size_t kBytesRemembered = std::size_t{128} << 20;
 
 /// A queue amount's GPUs (the book counts thousandths).
 double gpus(const queues::Amounts& amounts) { return static_cast<double>(amounts[queues::Resource::kGpu]) / 1000.0; }
@@ -131,7 +134,7 @@ Status ExtenderImpl::remove(const std::string& kind, const std::string& name) {
   } else if (kind == "PodGroup") {
     staged.change.removed_groups.push_back(name);
   } else {
-    return invalid_argument("kind \"{}\" cannot be removed (Node, Queue, PodGroup)", kind);
+    return invalid_argument("kind \"{}\" cannot be removed (Node, Queue, PodGroup)", excerpt(kind));
   }
   if (auto st = state_.validate(staged.change); !st.is_ok()) return st;
   staged.store.objects.push_back({kind, name, nullptr});
@@ -153,6 +156,7 @@ Status ExtenderImpl::remove(const std::string& kind, const std::string& name) {
   for (const auto& key : gone) {
     (void)state_.forget(key);
     bindings_.erase(key);
+    released_.add(key);  // a Release of it after its node went is done, not unknown
   }
   return Status::ok();
 }
@@ -272,14 +276,14 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     if (!seen_uid.empty()) {
       return Status(Code::kNotFound, fmt::format("pod {}: Bind names PodUID {}, but Filter saw UID {} under this name "
                                                  "(a recreated pod? run Filter on the current one)",
-                                                 key, uid, seen_uid));
+                                                 excerpt(key), excerpt(uid), excerpt(seen_uid)));
     }
     return Status(Code::kNotFound, fmt::format("pod {} was not seen by Filter or Prioritize; fracpack needs its "
                                                "requests before it can bind it",
-                                               key));
+                                               excerpt(key)));
   }
   auto n = state_.cluster().find_node(node);
-  if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, node));
+  if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, excerpt(node)));
   // What the state held for the pod (pending, another scheduler's pending pod, waiting for its
   // node): put back as it was if the store cannot record the bind.
   const std::optional<PodRequest> before = state_.pod(key) != nullptr ? std::optional<PodRequest>(state_.pod(key)->raw) : std::nullopt;
@@ -298,6 +302,7 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     return st;
   }
   bindings_.add(std::move(record));
+  released_.erase(key);  // bound again: a Release now releases this binding
   if (options_.watching) {
     // A Bind behind a new reservation pod waits for its report before the Binding exists.
     const auto waits = book_ && seen->pod.fraction() != nullptr ? options_.reservation.timeout : std::chrono::seconds(0);
@@ -337,20 +342,25 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
 
 Status ExtenderImpl::release(const std::string& pod_key) {
   std::unique_lock lock(mu_);
+  const PodRecord* record = state_.pod(pod_key);
+  const bool held = record != nullptr && (record->standing == PodStanding::kBound || record->standing == PodStanding::kConflict);
+  if (!held && released_.contains(pod_key)) return Status::ok();  // released already: a retry, answered as the first
   if (options_.watching && !assumed_.contains(pod_key)) {  // only the binder's undo: the API server says what runs
     return Status(Code::kFailedPrecondition,
                   fmt::format("release {}: this server follows the API server (--kube-api); a pod is released when it is "
                               "deleted or finishes there",
-                              pod_key));
+                              excerpt(pod_key)));
   }
-  const PodRecord* record = state_.pod(pod_key);
-  if (record == nullptr || (record->standing != PodStanding::kBound && record->standing != PodStanding::kConflict)) {
-    return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod", pod_key)};
+  if (!held) {  // never bound here (or only pending): a wrong name is said, not taken for done
+    return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod, and this server released "
+                                         "none of that name since it started",
+                                         excerpt(pod_key))};
   }
   if (Status st = store_->remove_binding(pod_key); !st.is_ok()) return st;
   forget_pod(pod_key);
   bindings_.erase(pod_key);
   assumed_.erase(pod_key);
+  released_.add(pod_key);
   return Status::ok();
 }
 
@@ -377,9 +387,14 @@ Status ExtenderImpl::sync(const std::vector<json>& bound_pods, bool cluster_empt
   change.bindings = next;
   if (Status st = store_->commit(change); !st.is_ok()) return st;
   for (const auto& [seq, b] : bindings_) {
-    if (!listed.contains(b.pod_key)) (void)state_.forget(b.pod_key);
+    if (listed.contains(b.pod_key)) continue;
+    (void)state_.forget(b.pod_key);
+    released_.add(b.pod_key);  // the Sync says it no longer runs
   }
-  for (const auto& b : next) observe_binding(b, conflicts);
+  for (const auto& b : next) {
+    released_.erase(b.pod_key);
+    observe_binding(b, conflicts);
+  }
   bindings_.assign(std::move(next));
   return Status::ok();
 }
@@ -587,7 +602,7 @@ bool ExtenderImpl::pinned_to_binding(const PodRequest& pod, const std::vector<st
   const std::string& where = state_.cluster().node(held->node).name;
   const SharedReason why(other_pod ? fmt::format("pod {} with UID {} is bound to node {} in fracpack's ledger; this pod (UID {}) is "
                                                  "another of that name: release the old one, or Sync",
-                                                 key, held_uid, where, pod.uid)
+                                                 key, excerpt(held_uid), where, excerpt(pod.uid))
                          : record.planned_until
                              ? fmt::format("pod {} is planned on node {} with its gang {}", key, where, pod.gang.value_or(""))
                              : fmt::format("pod {} is already bound to node {} in fracpack's ledger", key, where));
@@ -607,7 +622,7 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   const PodRecord& record = *state_.pod(key);
   if (!uid.empty() && !record.raw.uid.empty() && record.raw.uid != uid) {
     return Status(Code::kAlreadyExists, fmt::format("pod {} is bound with UID {}; this Bind names UID {} (a recreated pod? release "
-                                                    "the old one, or Sync)", key, record.raw.uid, uid));
+                                                    "the old one, or Sync)", key, excerpt(record.raw.uid), excerpt(uid)));
   }
   const std::string& where = state_.cluster().node(held->node).name;
   if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
+#include "fracpack/quoting.hpp"
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/scheduler.hpp"
 #include "fracpack/scheduling_state.hpp"
@@ -68,7 +69,7 @@ Result<PodRequest> SchedulingState::effective(PodRequest pod) const {
     if (!value) {
       return invalid_argument("PodGroup {}: spec.priorityClassName \"{}\" is not a known PriorityClass (built in: train 50, "
                               "build-preemptible 75, build 100, inference 125)",
-                              group.key(), *group.priority_class);
+                              excerpt(group.key()), excerpt(*group.priority_class));
     }
     pod.priority = *value;
     pod.preemptible = *value < kNonPreemptibleThreshold;
@@ -333,9 +334,12 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
   if (ranked.empty()) {
     auto why = filter_nodes(cluster_, pod, {n});
     const Verdict& v = why.front().second;
-    // A lost race (the node filled up since Filter) or a node that could never take the pod.
-    const char* what = v.code == Code::kUnschedulableAndUnresolvable ? "can never fit" : "no longer fits";
-    return Status(Code::kUnschedulable, fmt::format("pod {} {} node {}: {}", key, what, node, v.text()));
+    // A lost race (the node filled up since Filter: retry from Filter) or a node that could never
+    // take the pod (retrying cannot help: kUnschedulableAndUnresolvable, FAILED_PRECONDITION).
+    const bool never = v.code == Code::kUnschedulableAndUnresolvable;
+    return Status(never ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
+                  fmt::format("pod {} {} node {}: {}", key, never ? "can never fit" : "no longer fits", node, v.text()),
+                  "node:" + node);
   }
   if (Status st = cluster_.reserve(pod, n, ranked.front().choice); !st.is_ok()) return st;
   if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's): ours now

@@ -16,6 +16,7 @@
 #include "google/rpc/status.pb.h"
 #include "plugin_api/client.hpp"
 #include "plugin_api/grpc_front.hpp"
+#include "plugin_api/grpc_status.hpp"
 #include "support/builders.hpp"
 #include "support/kube_payloads.hpp"
 #include "support/tls_files.hpp"
@@ -179,6 +180,8 @@ TEST_CASE("Apply, Filter, Prioritize, Bind, Explain, Snapshot, Release, Remove o
   grpc::ClientContext rctx;
   REQUIRE(s.cluster->Release(&rctx, release, &released).ok());
   CHECK(s.core->snapshot().bindings.empty());
+  grpc::ClientContext again;
+  CHECK(s.cluster->Release(&again, release, &released).ok());  // idempotent: was NOT_FOUND the second time
 
   v1::RemoveRequest remove;
   remove.set_kind("Node");
@@ -297,7 +300,7 @@ TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest
     CHECK(f.node_names().empty());
     CHECK(f.failed_and_unresolvable_nodes().at("a").find("GPUs smaller than the memory request") != std::string::npos);
   }
-  SUBCASE("NOT_FOUND: an unknown node, a pod no Filter saw, a release of nothing") {
+  SUBCASE("NOT_FOUND: an unknown node, a pod no Filter saw, a release of a pod never bound") {
     REQUIRE(s.filter(PodBuilder("p").gpu_memory("1Gi").obj, {"a"}, &f).ok());
     CHECK(s.bind("default", "p", "ghost", &b).error_code() == grpc::StatusCode::NOT_FOUND);
     CHECK(s.bind("default", "never", "a", &b).error_code() == grpc::StatusCode::NOT_FOUND);
@@ -322,6 +325,22 @@ TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest
     CHECK(lost.error_message().find("no longer fits node a") != std::string::npos);
     CHECK(s.bind("default", "p1", "a", &b).ok());  // idempotent
     CHECK(s.bind("default", "p1", "q", &b).error_code() == grpc::StatusCode::ALREADY_EXISTS);
+    CHECK(api::from_grpc(lost) == Code::kUnschedulable);
+  }
+  SUBCASE("FAILED_PRECONDITION with a PreconditionFailure for a Bind that can never fit that node") {
+    REQUIRE(s.filter(PodBuilder("huge").gpu_memory("40Gi").obj, {"a"}, &f).ok());  // a has one 24 GB GPU
+    auto never = s.bind("default", "huge", "a", &b);
+    CHECK(never.error_code() == grpc::StatusCode::FAILED_PRECONDITION);  // not ABORTED: retrying cannot help
+    CHECK(never.error_message().find("can never fit node a") != std::string::npos);
+    auto why = detail<google::rpc::PreconditionFailure>(never);
+    REQUIRE(why);
+    CHECK(why->violations(0).type() == "UnschedulableAndUnresolvable");
+    CHECK(why->violations(0).subject() == "node:a");
+    CHECK(api::from_grpc(never) == Code::kUnschedulableAndUnresolvable);  // the client maps it back
+    CHECK(api::from_grpc(never.error_code()) == Code::kFailedPrecondition);
+    auto client = api::connect_grpc(s.address(), {});
+    REQUIRE(client.is_ok());
+    CHECK((*client)->bind("default", "huge", "", "a").code() == Code::kUnschedulableAndUnresolvable);
   }
   SUBCASE("RESOURCE_EXHAUSTED with a QuotaFailure naming the queue") {
     s.apply({team_queue(1)});
@@ -341,6 +360,45 @@ TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest
     REQUIRE(bad);
     CHECK(bad->field_violations(0).field() == "pod_name");
   }
+}
+
+TEST_CASE("every Code survives to_grpc and back through from_grpc, as docs/grpc.md's table says") {
+  const std::pair<Code, grpc::StatusCode> table[] = {
+      {Code::kOk, grpc::StatusCode::OK},
+      {Code::kInvalidArgument, grpc::StatusCode::INVALID_ARGUMENT},
+      {Code::kNotFound, grpc::StatusCode::NOT_FOUND},
+      {Code::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED},
+      {Code::kUnschedulable, grpc::StatusCode::ABORTED},
+      {Code::kUnschedulableAndUnresolvable, grpc::StatusCode::FAILED_PRECONDITION},
+      {Code::kFailedPrecondition, grpc::StatusCode::FAILED_PRECONDITION},
+      {Code::kAlreadyExists, grpc::StatusCode::ALREADY_EXISTS},
+      {Code::kInternal, grpc::StatusCode::INTERNAL},
+  };
+  for (const auto& [code, wire] : table) {
+    CAPTURE(code_name(code));
+    const grpc::Status sent = api::to_grpc(code == Code::kOk ? Status::ok() : Status(code, "why"));
+    CHECK(sent.error_code() == wire);
+    CHECK(api::from_grpc(sent) == code);
+  }
+}
+
+TEST_CASE("a gRPC status message is bounded whatever the Status says") {
+  const grpc::Status sent = api::to_grpc(Status(Code::kNotFound, std::string(20'000, 'x')));
+  CHECK(sent.error_message().size() < 1'100);
+  CHECK(sent.error_message().ends_with("…(20000 characters)"));
+}
+
+TEST_CASE("a 10,000-character pod name is quoted short: the answer fits gRPC's default metadata limit") {
+  Server s;
+  s.apply({nvf("a", 1, 24600).obj});
+  v1::ExtenderFilterResult f;
+  auto st = s.filter(PodBuilder(std::string(10'000, 'p')).obj, {"a"}, &f);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);  // was 10,101 characters
+  CHECK(st.error_message().size() < 300);
+  CHECK(st.error_message().find("…(10000 characters)") != std::string::npos);
+  auto bad = detail<google::rpc::BadRequest>(st);
+  REQUIRE(bad);
+  CHECK(bad->field_violations(0).description().size() < 300);
 }
 
 TEST_CASE("protobuf garbage gets INVALID_ARGUMENT and the server keeps serving") {
@@ -430,6 +488,40 @@ TEST_CASE("a second gRPC server on a port already served fails to start") {
   auto started = second.start();
   REQUIRE_FALSE(started.is_ok());
   CHECK(started.status().message().find(first.address()) != std::string::npos);
+}
+
+TEST_CASE("TLS files are checked before gRPC starts: a key of another certificate is said as such, naming both") {
+  TlsFiles files;
+  CHECK(api::check_tls_files({}).is_ok());
+  CHECK(api::check_tls_files({files.server_cert, files.server_key, ""}).is_ok());
+  CHECK(api::check_tls_files({files.server_cert, files.server_key, files.ca}).is_ok());
+  auto refused = [](const api::TlsFiles& tls, std::initializer_list<std::string> says) {
+    const Status st = api::check_tls_files(tls);
+    CHECK(st.code() == Code::kInvalidArgument);
+    for (const auto& s : says) CHECK_MESSAGE(st.message().find(s) != std::string::npos, st.message(), " lacks ", s);
+  };
+  refused({files.server_cert, files.client_key, ""}, {"--tls-key " + files.client_key + " does not match the certificate in --tls-cert " + files.server_cert});
+  refused({files.dir.string() + "/missing.pem", files.server_key, ""}, {"cannot read", "missing.pem"});
+  refused({files.server_key, files.server_key, ""}, {"no PEM certificate", files.server_key});  // a key where the certificate goes
+  refused({files.server_cert, files.server_cert, ""}, {"no PEM private key", files.server_cert});
+  refused({files.server_cert, files.server_key, files.server_key}, {"--tls-client-ca", "no PEM certificate"});
+  const Status named = api::check_tls_files({files.server_cert, files.client_key, ""}, {"--http-tls-cert", "--http-tls-key", "--x"});
+  CHECK(named.message().find("--http-tls-key " + files.client_key + " does not match the certificate in --http-tls-cert") == 0);
+  refused({files.server_cert, "", ""}, {"both a certificate and its key"});
+  const std::string garbage = (files.dir / "garbage.pem").string();
+  std::ofstream(garbage) << "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n";
+  refused({garbage, files.server_key, ""}, {"no PEM certificate", garbage});
+
+  auto opened = Extender::open(ExtenderOptions{});
+  REQUIRE(opened.is_ok());
+  api::Metrics metrics;
+  api::GrpcOptions options;
+  options.tls = {files.server_cert, files.stranger_key, ""};
+  api::GrpcFront front(**opened, metrics, options);
+  auto started = front.start();
+  REQUIRE_FALSE(started.is_ok());
+  CHECK(started.status().message().find("does not match") != std::string::npos);
+  CHECK(started.status().message().find("port is in use") == std::string::npos);  // what it said before
 }
 
 TEST_CASE("TLS and mutual TLS: the client that trusts the CA and shows a certificate gets in, others do not") {
