@@ -323,9 +323,7 @@ class TlsSession : public Session<TlsSession>, public std::enable_shared_from_th
 
 Status HttpServer::Impl::make_tls() {
   if (options.tls.cert.empty() && options.tls.key.empty()) return Status::ok();
-  if (options.tls.cert.empty() || options.tls.key.empty()) {
-    return Status(Code::kInvalidArgument, "HTTPS needs both a certificate (--tls-cert) and its key (--tls-key)");
-  }
+  if (Status st = check_tls_files(options.tls); !st.is_ok()) return st;  // the same words as the gRPC front's
   tls.emplace(asio::ssl::context::tls_server);
   tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 | asio::ssl::context::no_sslv3 |
                    asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use);

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "fracpack/status.hpp"
-#include "plugin_api/grpc_front.hpp"  // TlsFiles
+#include "plugin_api/tls_files.hpp"
 
 namespace fracpack::api {
 

@@ -44,13 +44,25 @@ void Reflector::start() {
   thread_ = std::thread([this] { run(); });
 }
 
+void Reflector::cut_until(const std::function<bool()>& done, std::chrono::milliseconds limit, std::uint64_t spare_lists_of) {
+  // httplib's Client::stop() closes nothing when the request has not opened its socket yet: a
+  // request registered just before would then run on (a quiet watch, for minutes). Cut again
+  // until the thread has moved on, but never a list that already serves `spare_lists_of`.
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done() && std::chrono::steady_clock::now() < until) {
+    {
+      std::lock_guard lock(mu_);
+      const bool spare = spare_lists_of != 0 && active_list_ && active_generation_ >= spare_lists_of;
+      if (active_ != nullptr && !spare) active_->stop();
+    }
+    wake_.notify_all();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 void Reflector::stop() {
   stopping_ = true;
-  {
-    std::lock_guard lock(mu_);
-    if (active_ != nullptr) active_->stop();
-  }
-  wake_.notify_all();
+  if (thread_.joinable()) cut_until([this] { return exited_.load(); }, std::chrono::hours(1), 0);
   if (thread_.joinable()) thread_.join();
 }
 
@@ -68,6 +80,10 @@ std::chrono::milliseconds Reflector::next_backoff() {
 }
 
 void Reflector::run() {
+  struct Exit {
+    std::atomic<bool>& exited;
+    ~Exit() { exited = true; }
+  } exit{exited_};
   while (!stopping_) {
     if (relist_wanted_.exchange(false)) rv_.clear();
     const bool watching = !rv_.empty();
@@ -95,11 +111,10 @@ void Reflector::run() {
 std::uint64_t Reflector::relist() {
   const std::uint64_t generation = ++relists_requested_;
   relist_wanted_ = true;
-  {
-    std::lock_guard lock(mu_);
-    if (active_ != nullptr) active_->stop();  // the open watch (or a list begun before) ends now
+  // The open watch (or a list begun before) ends now; the loop takes the flag when it lists.
+  if (thread_.joinable()) {
+    cut_until([this, generation] { return listed_since(generation) || exited_.load(); }, std::chrono::seconds(5), generation);
   }
-  wake_.notify_all();
   return generation;
 }
 
@@ -114,6 +129,8 @@ Reflector::Outcome Reflector::list() {
     {
       std::lock_guard lock(mu_);
       active_ = client.get();
+      active_list_ = true;
+      active_generation_ = serving;
     }
     std::string path = fmt::format("{}?limit={}", options_.path, options_.page_size);
     if (!cont.empty()) path += "&continue=" + escaped(cont);
@@ -231,6 +248,7 @@ Reflector::Outcome Reflector::watch() {
     std::lock_guard lock(mu_);
     if (stopping_) return Outcome::kFailed;
     active_ = client.get();
+    active_list_ = false;
   }
   Outcome outcome = Outcome::kContinue;
   int status = 0;

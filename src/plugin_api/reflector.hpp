@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -88,6 +89,9 @@ class Reflector {
   Outcome line(std::string_view text, std::vector<ApiEvent>& batch);
   /// Sleeps `d`, or less if stopped. False when stopped.
   bool pause(std::chrono::milliseconds d);
+  /// Cuts the request in flight, again every 10 ms, until `done` (at most `limit`); a list
+  /// serving generation `spare_lists_of` or later is left alone (0: cut everything).
+  void cut_until(const std::function<bool()>& done, std::chrono::milliseconds limit, std::uint64_t spare_lists_of);
   std::chrono::milliseconds next_backoff();
 
   std::shared_ptr<KubeConnection> connection_;
@@ -97,6 +101,7 @@ class Reflector {
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<bool> relist_wanted_{false};
+  std::atomic<bool> exited_{false};  ///< run() has returned
   std::atomic<std::uint64_t> relists_requested_{0};
   std::atomic<std::uint64_t> relists_served_{0};  ///< the generation of the last list handed over
   std::string rv_;  ///< where the next watch starts; "" = list first
@@ -106,6 +111,8 @@ class Reflector {
   std::mutex mu_;  // guards active_ and the wait below
   std::condition_variable wake_;
   httplib::Client* active_ = nullptr;  ///< the client of the request in flight, for stop()
+  bool active_list_ = false;           ///< it is a list (under mu_)
+  std::uint64_t active_generation_ = 0;  ///< the relist generation that list serves (under mu_)
   std::thread thread_;
 };
 

@@ -249,12 +249,13 @@ TEST_CASE("TLS files that cannot be used stop the start with the file and the re
   api::HttpServer mismatched(o);
   auto started = mismatched.start();
   REQUIRE_FALSE(started.is_ok());
-  CHECK(started.status().message() == fmt::format("the key {} does not match the certificate {}", pki.client_key, pki.server_cert));
+  CHECK(started.status().message().find(fmt::format("--tls-key {} does not match the certificate in --tls-cert {}", pki.client_key,
+                                                     pki.server_cert)) == 0);
   o.tls = {pki.server_cert, "/nonexistent/key.pem", ""};
   api::HttpServer missing(o);
   started = missing.start();
   REQUIRE_FALSE(started.is_ok());
-  CHECK(started.status().message().find("cannot use the key /nonexistent/key.pem") == 0);
+  CHECK(started.status().message().find("/nonexistent/key.pem") != std::string::npos);
 }
 
 }  // namespace

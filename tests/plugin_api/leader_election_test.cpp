@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include "fracpack/extender.hpp"
 #include "fracpack/k8s/time.hpp"
 #include "plugin_api/http_server.hpp"
 #include "plugin_api/leader_election.hpp"

@@ -11,6 +11,8 @@
 
 #include <doctest/doctest.h>
 
+#include "support/kube_rig.hpp"
+
 #include "plugin_api/reflector.hpp"
 #include "support/builders.hpp"
 
@@ -138,9 +140,11 @@ class FakeApi {
       watch_versions_.push_back(req.get_param_value("resourceVersion"));
       if (scripts_.empty()) {  // hold the stream open, quietly
         lock.unlock();
-        res.set_chunked_content_provider("application/json", [this](std::size_t, httplib::DataSink&) {
+        res.set_chunked_content_provider("application/json", [this](std::size_t, httplib::DataSink& sink) {
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
-          return !stopping_.load();
+          // A blank line now and then (not an event): a client that went away is noticed, and its
+          // server thread freed, as kube-apiserver's watch does with its own writes.
+          return !stopping_.load() && sink.write("\n", 1);
         });
         return;
       }
@@ -259,6 +263,25 @@ TEST_CASE("reflector: a cut stream resumes from the last event or bookmark, with
   CHECK(r.stats().relists.load() == 0);
   CHECK(r.stats().bookmarks.load() == 1);
   CHECK(r.stats().errors.load() >= 1);
+}
+
+TEST_CASE("reflector: relist() cuts a quiet watch and lists again at once, every time (a new leader's catch-up)") {
+  FakeApi fake;
+  fake.set_list({"a"}, 5);
+  RecordingSink sink;
+  api::Reflector r(connect(fake), pods(), sink);  // no watch scripts: every watch is held open, quietly
+  r.start();
+  REQUIRE(sink.wait([](const auto& e) { return !e.empty(); }));
+  // Again and again, at every point of the loop (a list in flight, a watch just registered, one
+  // open): each relist is served by a list begun after it, within seconds, not at the watch's end.
+  for (int i = 0; i < 40; ++i) {
+    const std::uint64_t generation = r.relist();
+    const bool served = KubeRig::wait_until([&] { return r.listed_since(generation); }, std::chrono::seconds(5));
+    REQUIRE_MESSAGE(served, "relist ", i, " was not served");
+    if (i % 3 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(i % 7));
+  }
+  CHECK(fake.lists() >= 41);
+  r.stop();  // returns: the open watch is cut
 }
 
 TEST_CASE("reflector: 410 Gone, as an event or as the status, lists again; the new list replaces the old") {
