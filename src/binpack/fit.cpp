@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
+#include "fracpack/quoting.hpp"
 
 namespace fracpack::binpack {
 namespace {
@@ -98,7 +99,7 @@ void check_resources(const NodeSpec& node, const NodeUsage* used, const PodReque
         free = saturating_add(free, held == used->extended.end() ? 0 : -held->second);
       }
       if (amount > free) {
-        v.add(code, fmt::format("Insufficient {}", name), [&] { return fmt::format("requested {}, {} {}", amount, of, free); });
+        v.add(code, fmt::format("Insufficient {}", excerpt(name)), [&] { return fmt::format("requested {}, {} {}", amount, of, free); });
       }
     }
   }

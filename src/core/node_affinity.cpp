@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "fracpack/quoting.hpp"
+
 namespace fracpack {
 
 std::string_view op_name(NodeSelectorRequirement::Op op) {
@@ -66,8 +68,9 @@ std::string describe(const std::vector<NodeSelectorTerm>& terms) {
   for (const auto& t : terms) {
     std::vector<std::string> exprs;
     for (const auto& r : t.match_expressions) {
-      exprs.push_back(r.values.empty() ? fmt::format("{} {}", r.key, op_name(r.op))
-                                       : fmt::format("{} {} [{}]", r.key, op_name(r.op), fmt::join(r.values, ", ")));
+      exprs.push_back(r.values.empty() ? fmt::format("{} {}", excerpt(r.key), op_name(r.op))
+                                       : fmt::format("{} {} [{}]", excerpt(r.key), op_name(r.op),
+                                                     excerpt(fmt::format("{}", fmt::join(r.values, ", ")))));
     }
     parts.push_back(exprs.empty() ? std::string("(empty term: no node)") : fmt::format("{}", fmt::join(exprs, " and ")));
   }

@@ -4,6 +4,8 @@
 #include <limits>
 #include <optional>
 
+#include "fracpack/quoting.hpp"
+
 namespace fracpack {
 namespace {
 
@@ -24,7 +26,7 @@ constexpr std::array<Suffix, 16> kSuffixes{{
 }};
 
 Status bad(std::string_view text, std::string_view what, std::string_view why) {
-  return invalid_argument("invalid quantity \"{}\" in {}: {}", text, what, why);
+  return invalid_argument("invalid quantity \"{}\" in {}: {}", excerpt(text), what, why);
 }
 
 /// A hint for the common misspellings: "GB" → "G or Gi", "GiB" → "Gi", "gi" → "Gi".
@@ -60,10 +62,10 @@ std::string suffix_hint(std::string_view suffix) {
     while (digits < suffix.size() && suffix[digits] >= '0' && suffix[digits] <= '9') ++digits;
     if (digits > first_digit && digits < suffix.size()) {
       return fmt::format("unknown suffix \"{}\" (an exponent \"{}\" and a suffix \"{}\" together; Kubernetes takes one "
-                         "or the other, e.g. 16Gi or 16e9)", suffix, suffix.substr(0, digits), suffix.substr(digits));
+                         "or the other, e.g. 16Gi or 16e9)", excerpt(suffix), excerpt(suffix.substr(0, digits)), excerpt(suffix.substr(digits)));
     }
   }
-  return fmt::format("unknown suffix \"{}\" (valid: {})", suffix, kValid);
+  return fmt::format("unknown suffix \"{}\" (valid: {})", excerpt(suffix), kValid);
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }

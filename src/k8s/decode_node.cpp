@@ -19,7 +19,7 @@ Result<std::optional<std::int64_t>> integer_label(const NodeSpec& node, std::str
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0) {
     return invalid_argument("node {}: label \"{}\" = \"{}\": must be a non-negative integer",
-                            node.name, key, s);
+                            node.name, key, excerpt(s));
   }
   return std::optional<std::int64_t>{v};
 }
@@ -59,7 +59,7 @@ Status read_allocatable(const json& object, NodeSpec& node, std::optional<std::i
   auto values = string_map(*status, key, who + ": status");
   if (!values) return values.status();
   for (const auto& [name, text] : *values) {
-    const std::string what = fmt::format("status.{}[\"{}\"]", key, name);
+    const std::string what = fmt::format("status.{}[\"{}\"]", key, excerpt(name));
     if (name == "cpu") {
       auto v = parse_milli_cpu(text, what);
       if (!v) return in_context(v.status(), who);
@@ -132,7 +132,7 @@ Result<std::vector<MiB>> read_inventory(const NodeSpec& node, const std::string&
     if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v <= 0) {
       return invalid_argument(
           "node {}: annotation \"{}\" = \"{}\": must list each GPU's memory in MiB, comma-separated",
-          node.name, kGpuInventoryAnnotation, text);
+          node.name, kGpuInventoryAnnotation, excerpt(text));
     }
     auto m = gpu_memory_of(node, fmt::format("annotation \"{}\" entry {}", kGpuInventoryAnnotation, out.size()), v);
     if (!m) return m.status();
@@ -164,7 +164,7 @@ Status read_gpus(const json& object, NodeSpec& node, std::optional<std::int64_t>
       node.replica.strategy = ComputeMode::kSmSharing;
     } else if (strategy != node.labels.end() && strategy->second != "time-slicing") {
       return invalid_argument("node {}: label \"{}\" = \"{}\": must be time-slicing or mps with {} > 1",
-                              node.name, kSharingStrategyLabel, strategy->second, kGpuReplicasLabel);
+                              node.name, kSharingStrategyLabel, excerpt(strategy->second), kGpuReplicasLabel);
     }
   } else if (has_fractioning) {
     node.sharing = SharingKind::kNvFractions;
@@ -233,7 +233,7 @@ Result<NodeSpec> decode_node(const json& object, const DecodeConfig& /*config*/)
   if (!is_dns_subdomain(node.name)) {
     return invalid_argument("node \"{}\": metadata.name must be a DNS subdomain (lowercase letters, digits, '-' and "
                             "'.', at most 253 characters)",
-                            node.name);
+                            excerpt(node.name));
   }
 
   auto labels = string_map(*metadata, "labels", "node " + node.name + ": metadata");
@@ -247,7 +247,7 @@ Result<NodeSpec> decode_node(const json& object, const DecodeConfig& /*config*/)
     if (const json* u = member(*spec, "unschedulable")) {
       const auto text = scalar_text(*u);
       if (!text || (*text != "true" && *text != "false")) {
-        return invalid_argument("node {}: spec.unschedulable must be true or false, not {}", node.name, u->dump());
+        return invalid_argument("node {}: spec.unschedulable must be true or false, not {}", node.name, excerpt(u->dump()));
       }
       node.schedulable = *text != "true";
     }

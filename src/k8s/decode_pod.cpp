@@ -2,6 +2,7 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/time.hpp"
+#include "fracpack/quoting.hpp"
 #include "k8s/json_fields.hpp"
 #include "k8s/names.hpp"
 #include "k8s/pod_parts.hpp"
@@ -28,7 +29,7 @@ Result<std::optional<std::int32_t>> spec_priority(const json& spec, const std::s
   const bool in_range = p->is_number_unsigned()  ? p->get<std::uint64_t>() <= INT32_MAX
                         : p->is_number_integer() ? p->get<std::int64_t>() >= INT32_MIN && p->get<std::int64_t>() <= INT32_MAX
                                                  : false;
-  if (!in_range) return invalid_argument("{}: spec.priority must be a 32-bit integer, not {}", who, p->dump());
+  if (!in_range) return invalid_argument("{}: spec.priority must be a 32-bit integer, not {}", who, excerpt(p->dump()));
   return std::optional<std::int32_t>{static_cast<std::int32_t>(p->get<std::int64_t>())};
 }
 
@@ -43,18 +44,18 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   if (!name) return name.status();
   if (!name->has_value() || (*name)->empty()) return invalid_argument("pod: metadata.name is missing");
   pod.name = **name;
-  auto ns = optional_string(*metadata, "namespace", "pod " + pod.name + ": metadata");
+  auto ns = optional_string(*metadata, "namespace", "pod " + excerpt(pod.name) + ": metadata");
   if (!ns) return ns.status();
   if (ns->has_value() && !(*ns)->empty()) pod.namespace_name = **ns;
   if (!is_dns_label(pod.namespace_name)) {
     return invalid_argument("pod \"{}/{}\": metadata.namespace must be a DNS label (lowercase letters, digits and '-', "
                             "at most 63)",
-                            pod.namespace_name, pod.name);
+                            excerpt(pod.namespace_name), excerpt(pod.name));
   }
   if (!is_dns_subdomain(pod.name)) {
     return invalid_argument("pod \"{}/{}\": metadata.name must be a DNS subdomain (lowercase letters, digits, '-' and "
                             "'.', at most 253)",
-                            pod.namespace_name, pod.name);
+                            pod.namespace_name, excerpt(pod.name));
   }
   const std::string who = "pod " + pod.key();
   auto uid = optional_string(*metadata, "uid", who + ": metadata");

@@ -53,13 +53,13 @@ Result<std::optional<NvKeys>> collect_nv_keys(const std::map<std::string, std::s
       return invalid_argument(
           "{}: annotation \"{}\" is not an NvFractions key (expected nvidia.com/container.<container>."
           "{{{}, {}, {}}})",
-          who, key, kMemoryRequest, kMemoryLimit, kComputeMode);
+          who, excerpt(key), kMemoryRequest, kMemoryLimit, kComputeMode);
     }
     std::string ctr(rest.substr(0, dot));
     if (std::find(containers.begin(), containers.end(), ctr) == containers.end()) {
       return invalid_argument(
           "{}: annotation \"{}\" names container \"{}\", which is not in the pod (containers: {})", who,
-          key, ctr, list(containers));
+          excerpt(key), excerpt(ctr), list(containers));
     }
     auto& entry = by_container[ctr];
     entry.container = ctr;
@@ -80,7 +80,7 @@ Result<std::optional<NvKeys>> collect_nv_keys(const std::map<std::string, std::s
 Result<MiB> memory_annotation(const std::string& key, const std::string& value, const std::string& who) {
   auto bytes = parse_bytes(value, fmt::format("annotation \"{}\"", key));
   if (!bytes) return in_context(bytes.status(), who);
-  if (bytes->count() == 0) return invalid_argument("{}: annotation \"{}\" = \"{}\": must be > 0", who, key, value);
+  if (bytes->count() == 0) return invalid_argument("{}: annotation \"{}\" = \"{}\": must be > 0", who, key, excerpt(value));
   return to_mib_ceil(*bytes);
 }
 
@@ -98,7 +98,7 @@ Result<MilliGpu> parse_fraction(const std::string& value, const std::string& who
   const auto bad = [&] {
     return invalid_argument(
         "{}: annotation \"{}\" = \"{}\": a fraction must be a decimal in (0, 1] (KAI gpu-fraction)", who, key,
-        value);
+        excerpt(value));
   };
   std::int64_t whole = 0;
   std::int64_t milli = 0;
@@ -144,10 +144,10 @@ Result<std::vector<int>> parse_devices(const std::string& key, const std::string
     auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0 || v > 4095) {
       return invalid_argument("{}: annotation \"{}\" = \"{}\": must list GPU indices, e.g. \"0,3\"", who,
-                              key, value);
+                              key, excerpt(value));
     }
     if (std::find(out.begin(), out.end(), v) != out.end()) {
-      return invalid_argument("{}: annotation \"{}\" = \"{}\": GPU {} is listed twice", who, key, value, v);
+      return invalid_argument("{}: annotation \"{}\" = \"{}\": GPU {} is listed twice", who, key, excerpt(value), v);
     }
     out.push_back(v);
     start = end + 1;
@@ -188,7 +188,7 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
       // Written by the scheduler; a bound pod's value is not used, but it must be sane.
       if (!parse_fraction(*v, who, key_of(keys.container, kPortion))) {
         return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a decimal in (0, 1]", who,
-                                key_of(keys.container, kPortion), *v);
+                                key_of(keys.container, kPortion), excerpt(*v));
       }
     }
     // With fracpack.io/gpus (the ledger's indices), gpus.devices names the physical GPUs a
@@ -213,8 +213,8 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
       if (*f.memory_limit < *f.memory) {
         return invalid_argument("{}: annotation \"{}\" = \"{}\" is below the request \"{}\" = \"{}\"; "
                                 "a limit must be ≥ the request",
-                                who, key_of(keys.container, kMemoryLimit), *limit,
-                                key_of(keys.container, kMemoryRequest), *request);
+                                who, key_of(keys.container, kMemoryLimit), excerpt(*limit),
+                                key_of(keys.container, kMemoryRequest), excerpt(*request));
       }
     }
     if (const auto* mode = find(keys.values, kComputeMode)) {
@@ -222,7 +222,7 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
         f.mode = ComputeMode::kSmSharing;
       } else if (*mode != "time-slicing") {
         return invalid_argument("{}: annotation \"{}\" = \"{}\": must be time-slicing or sm-sharing", who,
-                                key_of(keys.container, kComputeMode), *mode);
+                                key_of(keys.container, kComputeMode), excerpt(*mode));
       }
       if (!f.memory && !find(annotations, kGpuMemory) && !find(annotations, kGpuFraction)) {
         return invalid_argument("{}: annotation \"{}\" is set but no GPU memory is requested (set {})",
@@ -264,13 +264,13 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
     auto mib = strict_positive_integer(*memory);
     if (!mib) {
       return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number of MiB > 0 (KAI gpu-memory)",
-                              who, kGpuMemory, *memory);
+                              who, kGpuMemory, excerpt(*memory));
     }
     if (f.memory && f.memory->count() != *mib) {
       const bool from_limit = nv->has_value() && !find((*nv)->values, kMemoryRequest);
       return invalid_argument(
           "{}: annotation \"{}\" = \"{}\" MiB disagrees with NvFractions \"{}\" ({}{}); they must agree", who,
-          kGpuMemory, *memory, key_of(nv_container, from_limit ? kMemoryLimit : kMemoryRequest), *f.memory,
+          kGpuMemory, excerpt(*memory), key_of(nv_container, from_limit ? kMemoryLimit : kMemoryRequest), *f.memory,
           from_limit ? ", which sets the request when it is alone" : "");
     }
     f.memory = MiB(*mib);
@@ -280,7 +280,7 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
     auto n = strict_positive_integer(*num_devices);
     if (!n || *n > 1024) {
       return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number from 1 to 1024", who,
-                              kNumDevices, *num_devices);
+                              kNumDevices, excerpt(*num_devices));
     }
     if (!is_fraction) {
       return invalid_argument("{}: annotation \"{}\" is invalid alone; it needs \"{}\" or \"{}\"", who,
@@ -291,11 +291,11 @@ Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string
   if (container_name != nullptr) {
     if (std::find(containers.begin(), containers.end(), *container_name) == containers.end()) {
       return invalid_argument("{}: annotation \"{}\" = \"{}\": no such container (containers: {})", who,
-                              kContainerName, *container_name, list(containers));
+                              kContainerName, excerpt(*container_name), list(containers));
     }
     if (!nv_container.empty() && nv_container != *container_name) {
       return invalid_argument("{}: annotation \"{}\" = \"{}\" but the NvFractions keys name container \"{}\"",
-                              who, kContainerName, *container_name, nv_container);
+                              who, kContainerName, excerpt(*container_name), nv_container);
     }
     if (!is_fraction) {
       return invalid_argument("{}: annotation \"{}\" is set but the pod requests no GPU fraction", who,

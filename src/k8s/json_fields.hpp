@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fracpack/quoting.hpp"
 #include "fracpack/status.hpp"
 
 namespace fracpack::k8s {
@@ -48,7 +49,7 @@ inline Result<std::map<std::string, std::string>> string_map(const json& obj, st
   for (const auto& [k, v] : m->items()) {
     if (v.is_null()) continue;
     auto text = scalar_text(v);
-    if (!text) return invalid_argument("{}: {}[\"{}\"] must be a string, not a {}", what, key, k, v.type_name());
+    if (!text) return invalid_argument("{}: {}[\"{}\"] must be a string, not a {}", what, key, excerpt(k), v.type_name());
     out.emplace(k, std::move(*text));
   }
   return out;

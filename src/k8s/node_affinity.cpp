@@ -36,7 +36,7 @@ Result<NodeSelectorRequirement> read_requirement(const json& e, const std::strin
   auto parsed = parse_op(op->get<std::string>());
   if (!parsed) {
     return invalid_argument("{}.operator \"{}\" is not one of In, NotIn, Exists, DoesNotExist, Gt, Lt", where,
-                            op->get<std::string>());
+                            excerpt(op->get<std::string>()));
   }
   r.op = *parsed;
   auto values = optional_array(e, "values", where);

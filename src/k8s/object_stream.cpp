@@ -10,8 +10,13 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "fracpack/quoting.hpp"
+
 namespace fracpack::k8s {
 namespace {
+
+/// A parser's own message quotes the text it stopped at: kept whole up to this, cut after.
+constexpr std::size_t kLibraryMessageChars = 256;
 
 using nlohmann::json;
 
@@ -72,7 +77,7 @@ class YamlToJson {
         for (const auto& kv : node) {
           if (!kv.first.IsScalar()) throw std::invalid_argument("a map key is not a scalar");
           const std::string key = kv.first.Scalar();
-          if (out.contains(key)) throw std::invalid_argument("duplicate key \"" + key + "\"");
+          if (out.contains(key)) throw std::invalid_argument("duplicate key \"" + excerpt(key) + "\"");
           out[key] = convert(kv.second);
         }
         path_.pop_back();
@@ -153,11 +158,11 @@ Result<std::vector<json>> read_objects(std::string_view text, std::string_view s
       // `{kind: Pod, ...}` is flow-style YAML, not JSON: try YAML before giving up.
       auto yaml = read_yaml(text, source);
       if (yaml.is_ok()) return yaml;
-      return invalid_argument("{}: not valid JSON: {}", source, e.what());
+      return invalid_argument("{}: not valid JSON: {}", source, excerpt(e.what(), kLibraryMessageChars));
     } catch (const json::exception& e) {  // valid syntax, but a number too large for a double
-      return invalid_argument("{}: not valid JSON: {}", source, e.what());
+      return invalid_argument("{}: not valid JSON: {}", source, excerpt(e.what(), kLibraryMessageChars));
     }
-    if (!duplicate.empty()) return invalid_argument("{}: duplicate key \"{}\" in a JSON object", source, duplicate);
+    if (!duplicate.empty()) return invalid_argument("{}: duplicate key \"{}\" in a JSON object", source, excerpt(duplicate));
     if (auto st = append_objects(doc, 0, out, source); !st.is_ok()) return st;
     return out;
   }
@@ -173,9 +178,9 @@ Result<std::vector<json>> read_yaml(std::string_view text, std::string_view sour
       if (auto st = append_objects(converter.convert(doc), index++, out, source); !st.is_ok()) return st;
     }
   } catch (const YAML::Exception& e) {
-    return invalid_argument("{}: not valid YAML: {}", source, e.what());
+    return invalid_argument("{}: not valid YAML: {}", source, excerpt(e.what(), kLibraryMessageChars));
   } catch (const std::exception& e) {
-    return invalid_argument("{}: not accepted as YAML: {}", source, e.what());
+    return invalid_argument("{}: not accepted as YAML: {}", source, excerpt(e.what(), kLibraryMessageChars));
   }
   return out;
 }
@@ -238,9 +243,9 @@ std::string describe(const json& object, std::size_t index) {
     if (auto n = md->find("name"); n != md->end() && n->is_string()) name = n->get<std::string>();
     if (auto n = md->find("namespace"); n != md->end() && n->is_string()) ns = n->get<std::string>();
   }
-  if (name.empty()) return fmt::format("{} #{}", kind, index + 1);
-  if (ns.empty()) return fmt::format("{} {}", kind, name);
-  return fmt::format("{} {}/{}", kind, ns, name);
+  if (name.empty()) return fmt::format("{} #{}", excerpt(kind), index + 1);
+  if (ns.empty()) return fmt::format("{} {}", excerpt(kind), excerpt(name));
+  return fmt::format("{} {}/{}", excerpt(kind), excerpt(ns), excerpt(name));
 }
 
 /// Deepest bracket nesting in `text`. JSON strings are skipped; in YAML quotes are not tracked,

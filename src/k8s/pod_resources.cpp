@@ -67,13 +67,13 @@ Result<ResourceVector> container_requests(const json& container, const std::stri
   ResourceVector lim;
   for (const auto& [name, text] : *requests) {
     if (ignored_resource(name)) continue;
-    auto v = parse_resource(name, text, who, fmt::format("{}.resources.requests[\"{}\"]", field, name));
+    auto v = parse_resource(name, text, who, fmt::format("{}.resources.requests[\"{}\"]", field, excerpt(name)));
     if (!v) return v.status();
     req[name] = *v;
   }
   for (const auto& [name, text] : *limits) {
     if (ignored_resource(name)) continue;
-    auto v = parse_resource(name, text, who, fmt::format("{}.resources.limits[\"{}\"]", field, name));
+    auto v = parse_resource(name, text, who, fmt::format("{}.resources.limits[\"{}\"]", field, excerpt(name)));
     if (!v) return v.status();
     lim[name] = *v;
   }
@@ -86,12 +86,12 @@ Result<ResourceVector> container_requests(const json& container, const std::stri
       return invalid_argument(
           "{}.resources: extended resource \"{}\" has request {} but limit {}; Kubernetes requires "
           "them to be equal",
-          where, name, r->second, v);
+          where, excerpt(name), r->second, v);
     } else if ((name == "cpu" || name == "memory") && r->second > v) {
       const char* unit = name == "cpu" ? "m" : " bytes";
       const json* container_name = member(container, "name");
       return invalid_argument("{} (container \"{}\").resources: {} request {}{} is larger than its limit {}{}", where,
-                              container_name ? scalar_text(*container_name).value_or("?") : "?", name, r->second,
+                              excerpt(container_name ? scalar_text(*container_name).value_or("?") : "?"), name, r->second,
                               unit, v, unit);
     }
   }
@@ -129,7 +129,7 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
     if (!name->has_value() || (*name)->empty()) return invalid_argument("{}.name is missing", where);
     if (!is_dns_label(**name)) {
       return invalid_argument("{}.name \"{}\" must be a DNS label (lowercase letters, digits and '-', at most 63)",
-                              where, **name);
+                              where, excerpt(**name));
     }
     if (std::find(out.containers.begin(), out.containers.end(), **name) != out.containers.end()) {
       return invalid_argument("{}: container name \"{}\" appears twice", who, **name);
@@ -157,7 +157,7 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
       if (!policy) return policy.status();
       if (req->count(std::string(kGpuResource)) && req->at(std::string(kGpuResource)) > 0) {
         auto name = optional_string(c, "name", where);
-        out.gpu_containers.push_back(name.is_ok() ? name->value_or("") : "");
+        out.gpu_containers.push_back(excerpt(name.is_ok() ? name->value_or("") : ""));  // quoted in errors
       }
       ResourceVector effective = *req;
       if (policy->value_or("") == "Always") {  // a sidecar runs for the pod's whole life
@@ -176,7 +176,7 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
   if (!overhead) return overhead.status();
   for (const auto& [name, text] : *overhead) {
     if (ignored_resource(name)) continue;
-    auto v = parse_resource(name, text, who, fmt::format("spec.overhead[\"{}\"]", name));
+    auto v = parse_resource(name, text, who, fmt::format("spec.overhead[\"{}\"]", excerpt(name)));
     if (!v) return v.status();
     total[name] = add_saturating(total[name], *v);
   }

@@ -4,19 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/quoting.hpp"
 
 namespace fracpack::api {
-namespace {
 
-/// Names come from requests: a newline in one must not forge a log line.
-std::string printable(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
-  return out;
-}
-
-}  // namespace
+// Names come from requests: each goes through printable(), so a newline in one cannot forge a log
+// line even where the logger is not the server's own (which escapes whole messages: log_format.hpp).
 
 std::string pod_key(const nlohmann::json& pod) {
   std::string ns = k8s::metadata_string(pod, "namespace");

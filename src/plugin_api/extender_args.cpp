@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/quoting.hpp"
 #include "plugin_api/json_text.hpp"
 
 namespace fracpack::api {
@@ -103,7 +104,7 @@ Status ExtenderArgsReader::read(std::string_view body, const char* type) {
       if (key == "Nodes") {
         nodes_text = vt == od::json_type::null ? std::string_view() : text;
       } else if (!nlohmann::json::accept(text)) {
-        return invalid(fmt::format("the body is not valid JSON: {}.{} is malformed", type, key));
+        return invalid(fmt::format("the body is not valid JSON: {}.{} is malformed", type, excerpt(key)));
       }
     }
   }

@@ -9,6 +9,7 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/quoting.hpp"
 #include "plugin_api/extender_impl.hpp"
 
 namespace fracpack::api {
@@ -131,7 +132,7 @@ Status ExtenderImpl::remove(const std::string& kind, const std::string& name) {
   } else if (kind == "PodGroup") {
     staged.change.removed_groups.push_back(name);
   } else {
-    return invalid_argument("kind \"{}\" cannot be removed (Node, Queue, PodGroup)", kind);
+    return invalid_argument("kind \"{}\" cannot be removed (Node, Queue, PodGroup)", excerpt(kind));
   }
   if (auto st = state_.validate(staged.change); !st.is_ok()) return st;
   staged.store.objects.push_back({kind, name, nullptr});
@@ -272,14 +273,14 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     if (!seen_uid.empty()) {
       return Status(Code::kNotFound, fmt::format("pod {}: Bind names PodUID {}, but Filter saw UID {} under this name "
                                                  "(a recreated pod? run Filter on the current one)",
-                                                 key, uid, seen_uid));
+                                                 excerpt(key), excerpt(uid), excerpt(seen_uid)));
     }
     return Status(Code::kNotFound, fmt::format("pod {} was not seen by Filter or Prioritize; fracpack needs its "
                                                "requests before it can bind it",
-                                               key));
+                                               excerpt(key)));
   }
   auto n = state_.cluster().find_node(node);
-  if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, node));
+  if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, excerpt(node)));
   // What the state held for the pod (pending, another scheduler's pending pod, waiting for its
   // node): put back as it was if the store cannot record the bind.
   const std::optional<PodRequest> before = state_.pod(key) != nullptr ? std::optional<PodRequest>(state_.pod(key)->raw) : std::nullopt;
@@ -587,7 +588,7 @@ bool ExtenderImpl::pinned_to_binding(const PodRequest& pod, const std::vector<st
   const std::string& where = state_.cluster().node(held->node).name;
   const SharedReason why(other_pod ? fmt::format("pod {} with UID {} is bound to node {} in fracpack's ledger; this pod (UID {}) is "
                                                  "another of that name: release the old one, or Sync",
-                                                 key, held_uid, where, pod.uid)
+                                                 key, excerpt(held_uid), where, excerpt(pod.uid))
                          : record.planned_until
                              ? fmt::format("pod {} is planned on node {} with its gang {}", key, where, pod.gang.value_or(""))
                              : fmt::format("pod {} is already bound to node {} in fracpack's ledger", key, where));
@@ -607,7 +608,7 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   const PodRecord& record = *state_.pod(key);
   if (!uid.empty() && !record.raw.uid.empty() && record.raw.uid != uid) {
     return Status(Code::kAlreadyExists, fmt::format("pod {} is bound with UID {}; this Bind names UID {} (a recreated pod? release "
-                                                    "the old one, or Sync)", key, record.raw.uid, uid));
+                                                    "the old one, or Sync)", key, excerpt(record.raw.uid), excerpt(uid)));
   }
   const std::string& where = state_.cluster().node(held->node).name;
   if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));

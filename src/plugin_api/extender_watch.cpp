@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "fracpack/quoting.hpp"
+
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/queues/decode_queue.hpp"
@@ -173,7 +175,7 @@ void ExtenderImpl::sync_queues(std::vector<std::string>* notes) {
     for (const auto& [name, parent] : waiting) {
       if (!waiting_queues_.contains(name)) {
         note(notes, fmt::format("Queue {}: parentQueue \"{}\" is not a Queue (or the chain loops); its jobs are refused until it is",
-                                name, parent));
+                                name, excerpt(parent)));
       }
     }
     waiting_queues_ = waiting;

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "fracpack/quoting.hpp"
 #include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/grpc_services.hpp"
 #include "plugin_api/grpc_status.hpp"
@@ -39,7 +40,7 @@ grpc::Status ClusterService::apply(const v1::ApplyRequest* req, v1::ApplyRespons
 grpc::Status ClusterService::remove(const v1::RemoveRequest* req, v1::RemoveResponse*) {
   if (req->name().empty()) return to_grpc({Code::kInvalidArgument, "RemoveRequest: name is empty", "name"});
   Status st = core_.remove(req->kind(), req->name());
-  if (st.is_ok()) spdlog::info("remove {} {}", req->kind(), req->name());
+  if (st.is_ok()) spdlog::info("remove {} {}", printable(req->kind()), printable(req->name()));
   return to_grpc(st, "kind");
 }
 
@@ -47,7 +48,7 @@ grpc::Status ClusterService::release(const v1::ReleaseRequest* req, v1::ReleaseR
   if (req->pod_name().empty()) return to_grpc({Code::kInvalidArgument, "ReleaseRequest: pod_name is empty", "pod_name"});
   const std::string key = (req->pod_namespace().empty() ? "default" : req->pod_namespace()) + "/" + req->pod_name();
   Status st = core_.release(key);
-  if (st.is_ok()) spdlog::info("release {}", key);
+  if (st.is_ok()) spdlog::info("release {}", printable(key));
   return to_grpc(st);
 }
 

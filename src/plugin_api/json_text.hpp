@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fracpack/quoting.hpp"
+
 namespace fracpack::api {
 
 /// Appends `s` as a JSON string. Node names and reasons are printable ASCII without quotes or
@@ -29,7 +31,8 @@ inline void append_json_string(std::string& out, std::string_view s) {
 
 /// Where and why `text` is not JSON, in nlohmann's words without its exception id ("parse error
 /// at line 1, column 9: syntax error while parsing value - invalid literal; last read: 'x'"); ""
-/// when it is JSON. For error messages only: it parses the whole text again.
+/// when it is JSON; at most 256 characters (the "last read" part quotes the input). For error
+/// messages only: it parses the whole text again.
 inline std::string json_syntax_error(std::string_view text) {
   try {
     [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);
@@ -37,7 +40,7 @@ inline std::string json_syntax_error(std::string_view text) {
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     if (const auto close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != std::string::npos) what.erase(0, close + 2);
-    return what;
+    return excerpt(what, 256);
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "fracpack/quoting.hpp"
+
 namespace fracpack::api {
 
 std::map<std::string, std::string> learn_nodes(Extender& core, NodeNames names, const std::vector<const nlohmann::json*>& objects) {
@@ -23,7 +25,7 @@ std::map<std::string, std::string> learn_nodes(Extender& core, NodeNames names, 
   // One bad node must not keep the good ones out: apply them one by one (the rare path).
   for (auto& [name, node] : learned) {
     if (Status st = core.apply({node}, &warnings); !st.is_ok()) {
-      spdlog::warn("node {} sent by the scheduler: {}", name, st.message());
+      spdlog::warn("node {} sent by the scheduler: {}", printable(name), printable(st.message()));
       rejected[name] = st.message();
     }
   }

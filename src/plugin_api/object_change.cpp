@@ -5,6 +5,7 @@
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/quoting.hpp"
 
 namespace fracpack::api {
 
@@ -37,11 +38,11 @@ Status stage_objects(const std::vector<nlohmann::json>& objects, const DecodeCon
       auto v = o.find("value");
       name = k8s::metadata_string(o, "name");
       if (v == o.end() || !v->is_number_integer() || name.empty() || *v < INT32_MIN || *v > INT32_MAX) {
-        return at(invalid_argument("PriorityClass {}: needs metadata.name and an integer value (32 bits)", name));
+        return at(invalid_argument("PriorityClass {}: needs metadata.name and an integer value (32 bits)", excerpt(name)));
       }
       next.change.priority_classes.emplace_back(name, v->get<std::int32_t>());
     } else {
-      skipped.push_back(fmt::format("{}: kind \"{}\" is not used by the extender; ignored", k8s::describe(o, 0), kind));
+      skipped.push_back(fmt::format("{}: kind \"{}\" is not used by the extender; ignored", k8s::describe(o, 0), excerpt(kind)));
       continue;
     }
     next.store.objects.push_back({kind, name, &o});

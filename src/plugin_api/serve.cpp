@@ -16,6 +16,7 @@
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/http_front.hpp"
 #include "plugin_api/leadership.hpp"
+#include "plugin_api/log_format.hpp"
 
 namespace fracpack {
 namespace {
@@ -166,6 +167,7 @@ bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Met
 
 int serve(const ServeOptions& options) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("fracpack"));  // stdout stays free for answers
+  api::escape_log_messages(*spdlog::default_logger());  // names from requests cannot forge a line
   // Block the stop signals before any thread starts, then wait for them here.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/time.hpp"
+#include "fracpack/quoting.hpp"
 #include "k8s/json_fields.hpp"
 #include "k8s/names.hpp"
 
@@ -47,13 +48,13 @@ Result<std::optional<std::int64_t>> amount(const json& resource, const std::stri
   if (v == nullptr) return std::optional<std::int64_t>{};
   const std::string where = fmt::format("queue {}: spec.resources.{}.{}", who, resource_name(r), field);
   auto d = number_of(*v);
-  if (!d) return invalid_argument("{} = {}: must be a finite number", where, v->dump());
+  if (!d) return invalid_argument("{} = {}: must be a finite number", where, excerpt(v->dump()));
   if (*d == -1 && minus_one) return std::optional<std::int64_t>{kUnlimited};
   if (*d < 0) {
-    return invalid_argument("{} = {}: must be ≥ 0{}", where, v->dump(), minus_one ? ", or -1 for unlimited" : "");
+    return invalid_argument("{} = {}: must be ≥ 0{}", where, excerpt(v->dump()), minus_one ? ", or -1 for unlimited" : "");
   }
   const double scaled = std::round(*d * field_scale);
-  if (scaled > 9.0e18) return invalid_argument("{} = {}: too large", where, v->dump());
+  if (scaled > 9.0e18) return invalid_argument("{} = {}: too large", where, excerpt(v->dump()));
   return std::optional<std::int64_t>{static_cast<std::int64_t>(scaled)};
 }
 
@@ -68,7 +69,7 @@ Result<QueueSpec> decode_queue(const json& object) {
   q.name = **name;
   if (!k8s::is_dns_subdomain(q.name)) {
     return invalid_argument("queue \"{}\": metadata.name must be a DNS subdomain (lowercase letters, digits, '-', '.')",
-                            q.name);
+                            excerpt(q.name));
   }
   if (const json* created = member(*metadata, "creationTimestamp")) {
     auto seconds = created->is_string() ? k8s::parse_rfc3339(created->get<std::string>()) : std::nullopt;
@@ -83,7 +84,7 @@ Result<QueueSpec> decode_queue(const json& object) {
   if (const json* priority = member(*spec, "priority")) {
     if (!priority->is_number_integer() || priority->get<std::int64_t>() < INT32_MIN ||
         priority->get<std::int64_t>() > INT32_MAX || (priority->is_number_unsigned() && priority->get<std::uint64_t>() > INT32_MAX)) {
-      return invalid_argument("queue {}: spec.priority = {}: must be a 32-bit integer", q.name, priority->dump());
+      return invalid_argument("queue {}: spec.priority = {}: must be a 32-bit integer", q.name, excerpt(priority->dump()));
     }
     q.priority = static_cast<std::int32_t>(priority->get<std::int64_t>());
   }
@@ -123,14 +124,14 @@ Result<PodGroupSpec> decode_pod_group(const json& object) {
   if (!name->has_value() || (*name)->empty()) return invalid_argument("PodGroup: metadata.name is missing");
   g.name = **name;
   if (ns->has_value() && !(*ns)->empty()) g.namespace_name = **ns;
-  const std::string who = "PodGroup " + g.key();
+  const std::string who = "PodGroup " + excerpt(g.key());  // its name is not validated
   const json* spec = member(object, "spec");
   if (spec == nullptr) return g;
   if (const json* mm = member(*spec, "minMember")) {
     const bool ok = (mm->is_number_unsigned() && mm->get<std::uint64_t>() <= (1u << 20)) ||
                     (mm->is_number_integer() && !mm->is_number_unsigned() && mm->get<std::int64_t>() >= 0 &&
                      mm->get<std::int64_t>() <= (1 << 20));
-    if (!ok) return invalid_argument("{}: spec.minMember = {}: must be an integer from 0 to {}", who, mm->dump(), 1 << 20);
+    if (!ok) return invalid_argument("{}: spec.minMember = {}: must be an integer from 0 to {}", who, excerpt(mm->dump()), 1 << 20);
     g.min_member = static_cast<int>(mm->get<std::int64_t>());
   }
   for (auto [field, target] : {std::pair{"queue", &g.queue}, std::pair{"priorityClassName", &g.priority_class},
@@ -141,7 +142,7 @@ Result<PodGroupSpec> decode_pod_group(const json& object) {
   }
   if (g.preemptibility && *g.preemptibility != "preemptible" && *g.preemptibility != "non-preemptible") {
     return invalid_argument("{}: spec.preemptibility = \"{}\": must be preemptible or non-preemptible", who,
-                            *g.preemptibility);
+                            excerpt(*g.preemptibility));
   }
   return g;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "fracpack/quoting.hpp"
+
 namespace fracpack {
 
 PriorityClasses::PriorityClasses()
@@ -26,7 +28,7 @@ Result<PriorityDecision> resolve_priority(const std::string& who, const std::str
       return invalid_argument(
           "{}: spec.priorityClassName \"{}\" is not a known PriorityClass (built in: train 50, "
           "build-preemptible 75, build 100, inference 125; add a PriorityClass object to the input)",
-          who, class_name);
+          who, excerpt(class_name));
     }
     out.priority = *value;
   }
@@ -39,7 +41,7 @@ Result<PriorityDecision> resolve_priority(const std::string& who, const std::str
     } else {
       return invalid_argument(
           "{}: label \"{}\" = \"{}\": must be \"preemptible\" or \"non-preemptible\"", who,
-          kPreemptibilityLabel, *preemptibility_label);
+          kPreemptibilityLabel, excerpt(*preemptibility_label));
     }
   }
   return out;

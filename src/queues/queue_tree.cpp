@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "fracpack/quoting.hpp"
+
 namespace fracpack::queues {
 namespace {
 
@@ -35,7 +37,7 @@ Result<QueueTree> QueueTree::build(std::vector<QueueSpec> queues, std::vector<st
     const QueueSpec& q = t.queues_[i];
     if (q.parent.empty()) continue;
     auto p = t.find(q.parent);
-    if (!p) return invalid_argument("queue {}: spec.parentQueue \"{}\" is not a queue in the input", q.name, q.parent);
+    if (!p) return invalid_argument("queue {}: spec.parentQueue \"{}\" is not a queue in the input", q.name, excerpt(q.parent));
     parent[i] = *p;
   }
   // A cycle: follow parent links until a queue repeats; name every queue on the loop.

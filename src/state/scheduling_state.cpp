@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
+#include "fracpack/quoting.hpp"
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/scheduler.hpp"
 
@@ -35,17 +36,17 @@ Status SchedulingState::validate(const ObjectChange& change, std::vector<std::st
     if (!nodes_after.insert(node.name).second) return invalid_argument("node {}: the name appears twice in the cluster", node.name);
   }
   for (const auto& name : change.removed_nodes) {
-    if (!cluster_.find_node(name) && !nodes_after.contains(name)) return {Code::kNotFound, fmt::format("node {} is not known", name)};
+    if (!cluster_.find_node(name) && !nodes_after.contains(name)) return {Code::kNotFound, fmt::format("node {} is not known", excerpt(name))};
   }
   for (const auto& key : change.removed_groups) {
     const bool added = std::any_of(change.groups.begin(), change.groups.end(), [&](const auto& g) { return g.key() == key; });
-    if (!groups_.contains(key) && !added) return {Code::kNotFound, fmt::format("PodGroup {} is not known", key)};
+    if (!groups_.contains(key) && !added) return {Code::kNotFound, fmt::format("PodGroup {} is not known", excerpt(key))};
   }
   if (change.queues.empty() && change.removed_queues.empty()) return Status::ok();
   std::map<std::string, queues::QueueSpec> specs = queue_specs_;
   for (const auto& q : change.queues) specs[q.name] = q;
   for (const auto& name : change.removed_queues) {
-    if (specs.erase(name) == 0) return {Code::kNotFound, fmt::format("queue {} is not known", name)};
+    if (specs.erase(name) == 0) return {Code::kNotFound, fmt::format("queue {} is not known", excerpt(name))};
   }
   for (const auto& name : change.removed_queues) {
     for (const auto& [child, q] : specs) {

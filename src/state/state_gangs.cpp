@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "fracpack/quoting.hpp"
+
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/scheduling_state.hpp"
 
@@ -30,6 +32,7 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
   auto g = groups_.find(key);
   if (g == groups_.end() || g->second.min_member <= 1) return d;
   const int min_member = g->second.min_member;
+  const std::string shown = excerpt(key);  // in reasons: a PodGroup's name is not validated
   if (const PodRecord* self = this->pod(pod.key()); self != nullptr && self->planned_until) {
     d.kind = GangDecision::Kind::kPlanned;
     d.node = self->raw.bound->node;
@@ -55,17 +58,17 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
     d.kind = GangDecision::Kind::kWaiting;
     d.reason = fmt::format("gang {}: {} of the {} members it still needs are pending (minMember {}, {} running); its members bind "
                            "together",
-                           key, pending_keys.size(), need, min_member, running);
+                           shown, pending_keys.size(), need, min_member, running);
     return d;
   }
   pending_keys.resize(static_cast<std::size_t>(need));
   if (std::find(pending_keys.begin(), pending_keys.end(), pod.key()) == pending_keys.end()) {
     d.kind = GangDecision::Kind::kWaiting;
-    d.reason = fmt::format("gang {}: its first {} members are placed first; this one follows them", key, need);
+    d.reason = fmt::format("gang {}: its first {} members are placed first; this one follows them", shown, need);
     return d;
   }
   Gang gang;
-  gang.name = key;
+  gang.name = shown;
   gang.min_member = need;
   queues::Amounts ask;
   for (const auto& member : pending_keys) {
@@ -75,13 +78,13 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
   if (is_ours(pod)) {
     if (auto problem = queue_problem(pod)) {
       d.kind = GangDecision::Kind::kRefused;
-      d.reason = fmt::format("gang {}: {}", key, *problem);
+      d.reason = fmt::format("gang {}: {}", shown, *problem);
       return d;
     }
     if (auto q = leaf_queue(pod)) {
       if (auto refusal = book_->admit(*q, ask, pod.preemptible)) {
         d.kind = GangDecision::Kind::kRefused;
-        d.reason = fmt::format("gang {} ({} pods together): {}", key, need, refusal->message);
+        d.reason = fmt::format("gang {} ({} pods together): {}", shown, need, refusal->message);
         return d;
       }
     }
@@ -93,7 +96,7 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
     }
     d.kind = GangDecision::Kind::kRefused;
     const auto failed = std::find_if(outcomes.begin(), outcomes.end(), [](const PlaceOutcome& o) { return !o.placement; });
-    d.reason = fmt::format("gang {} does not fit as a whole ({} pods together): {}", key, need, failed->why.summary);
+    d.reason = fmt::format("gang {} does not fit as a whole ({} pods together): {}", shown, need, failed->why.summary);
     return d;
   }
   const auto until = now + hold;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
+#include "fracpack/quoting.hpp"
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/scheduler.hpp"
 #include "fracpack/scheduling_state.hpp"
@@ -68,7 +69,7 @@ Result<PodRequest> SchedulingState::effective(PodRequest pod) const {
     if (!value) {
       return invalid_argument("PodGroup {}: spec.priorityClassName \"{}\" is not a known PriorityClass (built in: train 50, "
                               "build-preemptible 75, build 100, inference 125)",
-                              group.key(), *group.priority_class);
+                              excerpt(group.key()), excerpt(*group.priority_class));
     }
     pod.priority = *value;
     pod.preemptible = *value < kNonPreemptibleThreshold;
