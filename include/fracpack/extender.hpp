@@ -253,8 +253,10 @@ class Extender {
     return prioritize(pod, NodeNames(views(nodes)));
   }
   /// Bind a pod seen by Filter or Prioritize to `node`. kNotFound for an unknown pod or node,
-  /// kUnschedulable when it no longer fits (a lost race), kResourceExhausted when its queue
-  /// refuses, kAlreadyExists when it is bound elsewhere. Idempotent for the same node.
+  /// kUnschedulable when it no longer fits (a lost race: retry from Filter),
+  /// kUnschedulableAndUnresolvable when it can never fit that node (subject "node:<name>"),
+  /// kResourceExhausted when its queue refuses, kAlreadyExists when it is bound elsewhere.
+  /// Idempotent for the same node.
   virtual Result<BindAnswer> bind(const std::string& namespace_name, const std::string& name, const std::string& uid,
                                   const std::string& node) = 0;
   /// Preempt: of kube-scheduler's candidate victims (node → pod UIDs), the nodes where fracpack's

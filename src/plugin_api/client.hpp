@@ -42,7 +42,8 @@ class ExtenderClient {
   virtual Result<FilterReply> filter_all(const std::string& pod_json, int max_nodes) = 0;
   virtual Result<std::vector<HostScore>> prioritize(const std::string& pod_json, const std::vector<std::string>& nodes) = 0;
   /// A refusal comes back as the core's Status (kUnschedulable when the GPUs were taken since
-  /// Filter, kResourceExhausted for a queue, ...); a transport failure is kInternal.
+  /// Filter, kUnschedulableAndUnresolvable over gRPC when the pod can never fit that node,
+  /// kResourceExhausted for a queue, ...); a transport failure is kInternal.
   virtual Status bind(const std::string& pod_namespace, const std::string& pod_name, const std::string& pod_uid,
                       const std::string& node) = 0;
 };

@@ -14,7 +14,7 @@ namespace {
 
 Status from_status(const grpc::Status& status, const char* verb) {
   if (status.ok()) return Status::ok();
-  const Code code = from_grpc(status.error_code());
+  const Code code = from_grpc(status);
   if (code == Code::kInternal) {
     return {Code::kInternal, fmt::format("{}: gRPC {} {}", verb, static_cast<int>(status.error_code()), status.error_message())};
   }

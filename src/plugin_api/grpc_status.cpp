@@ -1,10 +1,15 @@
 #include "plugin_api/grpc_status.hpp"
 
+#include "fracpack/quoting.hpp"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
 namespace fracpack::api {
 namespace {
+
+/// A message travels in the grpc-message header (8 KiB of metadata by default, percent-encoded):
+/// every site bounds what it quotes (excerpt()); this bounds the whole, whatever a site missed.
+constexpr std::size_t kMessageChars = 1024;
 
 grpc::StatusCode code_for(Code code) {
   switch (code) {
@@ -31,26 +36,46 @@ std::string rich_status(grpc::StatusCode code, const std::string& message, const
   return rich.SerializeAsString();
 }
 
+/// The detail for a status of `code`, packed with `message`; "" for codes sent without one.
+std::string details_for(const Status& status, grpc::StatusCode code, const std::string& message, std::string_view field) {
+  const std::string subject = status.subject().empty() ? std::string(field) : status.subject();
+  switch (status.code()) {
+    case Code::kInvalidArgument: {
+      google::rpc::BadRequest bad;
+      auto* v = bad.add_field_violations();
+      v->set_field(subject);
+      v->set_description(message);
+      return rich_status(code, message, bad);
+    }
+    case Code::kResourceExhausted: {
+      google::rpc::QuotaFailure quota;
+      auto* v = quota.add_violations();
+      v->set_subject(status.subject());
+      v->set_description(message);
+      return rich_status(code, message, quota);
+    }
+    case Code::kUnschedulableAndUnresolvable:
+    case Code::kFailedPrecondition: {
+      google::rpc::PreconditionFailure failure;
+      auto* v = failure.add_violations();
+      v->set_type(std::string(code_name(status.code())));
+      v->set_subject(subject);
+      v->set_description(message);
+      return rich_status(code, message, failure);
+    }
+    default: return {};
+  }
+}
+
 }  // namespace
 
 grpc::Status to_grpc(const Status& status, std::string_view field) {
-  const grpc::StatusCode code = code_for(status.code());
   if (status.is_ok()) return grpc::Status::OK;
-  if (status.code() == Code::kInvalidArgument) {
-    google::rpc::BadRequest bad;
-    auto* v = bad.add_field_violations();
-    v->set_field(status.subject().empty() ? std::string(field) : status.subject());
-    v->set_description(status.message());
-    return {code, status.message(), rich_status(code, status.message(), bad)};
-  }
-  if (status.code() == Code::kResourceExhausted) {
-    google::rpc::QuotaFailure quota;
-    auto* v = quota.add_violations();
-    v->set_subject(status.subject());
-    v->set_description(status.message());
-    return {code, status.message(), rich_status(code, status.message(), quota)};
-  }
-  return {code, status.message()};
+  const grpc::StatusCode code = code_for(status.code());
+  const std::string message = excerpt(status.message(), kMessageChars);
+  std::string details = details_for(status, code, message, field);
+  if (details.empty()) return {code, message};
+  return {code, message, std::move(details)};
 }
 
 Code from_grpc(grpc::StatusCode code) {
@@ -60,10 +85,25 @@ Code from_grpc(grpc::StatusCode code) {
     case grpc::StatusCode::NOT_FOUND: return Code::kNotFound;
     case grpc::StatusCode::RESOURCE_EXHAUSTED: return Code::kResourceExhausted;
     case grpc::StatusCode::ABORTED: return Code::kUnschedulable;
-    case grpc::StatusCode::FAILED_PRECONDITION: return Code::kUnschedulableAndUnresolvable;
+    case grpc::StatusCode::FAILED_PRECONDITION: return Code::kFailedPrecondition;
     case grpc::StatusCode::ALREADY_EXISTS: return Code::kAlreadyExists;
     default: return Code::kInternal;
   }
+}
+
+Code from_grpc(const grpc::Status& status) {
+  const Code code = from_grpc(status.error_code());
+  if (code != Code::kFailedPrecondition) return code;
+  google::rpc::Status rich;
+  google::rpc::PreconditionFailure failure;
+  if (!rich.ParseFromString(status.error_details())) return code;
+  for (const auto& any : rich.details()) {
+    if (!any.UnpackTo(&failure)) continue;
+    for (const auto& v : failure.violations()) {
+      if (v.type() == code_name(Code::kUnschedulableAndUnresolvable)) return Code::kUnschedulableAndUnresolvable;
+    }
+  }
+  return code;
 }
 
 }  // namespace fracpack::api

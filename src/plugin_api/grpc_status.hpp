@@ -14,11 +14,19 @@ namespace fracpack::api {
 /// kInvalidArgument → INVALID_ARGUMENT with a google.rpc.BadRequest naming `field` (the request
 /// field the bad value came in; the Status's own subject wins when set); kResourceExhausted →
 /// RESOURCE_EXHAUSTED with a google.rpc.QuotaFailure whose subject is the Status's subject;
-/// kNotFound → NOT_FOUND; kUnschedulable → ABORTED; kUnschedulableAndUnresolvable →
-/// FAILED_PRECONDITION; kAlreadyExists → ALREADY_EXISTS; kInternal → INTERNAL; kOk → OK.
+/// kUnschedulableAndUnresolvable and kFailedPrecondition → FAILED_PRECONDITION with a
+/// google.rpc.PreconditionFailure whose type is the code's name ("UnschedulableAndUnresolvable",
+/// "FailedPrecondition"); kNotFound → NOT_FOUND; kUnschedulable → ABORTED; kAlreadyExists →
+/// ALREADY_EXISTS; kInternal → INTERNAL; kOk → OK. The message is cut to 1,024 characters.
 grpc::Status to_grpc(const Status& status, std::string_view field = {});
 
-/// The fracpack Code a gRPC status code stands for (the inverse of to_grpc, for clients).
+/// The fracpack Code a gRPC status code stands for. FAILED_PRECONDITION alone is
+/// kFailedPrecondition: the code does not say whether the pod can never fit (see the overload).
 Code from_grpc(grpc::StatusCode code);
+
+/// The inverse of to_grpc, for clients: from_grpc(code), except that a FAILED_PRECONDITION whose
+/// PreconditionFailure says "UnschedulableAndUnresolvable" is kUnschedulableAndUnresolvable (a
+/// Bind that can never succeed on that node: pick another, do not retry).
+Code from_grpc(const grpc::Status& status);
 
 }  // namespace fracpack::api

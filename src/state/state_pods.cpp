@@ -334,9 +334,12 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
   if (ranked.empty()) {
     auto why = filter_nodes(cluster_, pod, {n});
     const Verdict& v = why.front().second;
-    // A lost race (the node filled up since Filter) or a node that could never take the pod.
-    const char* what = v.code == Code::kUnschedulableAndUnresolvable ? "can never fit" : "no longer fits";
-    return Status(Code::kUnschedulable, fmt::format("pod {} {} node {}: {}", key, what, node, v.text()));
+    // A lost race (the node filled up since Filter: retry from Filter) or a node that could never
+    // take the pod (retrying cannot help: kUnschedulableAndUnresolvable, FAILED_PRECONDITION).
+    const bool never = v.code == Code::kUnschedulableAndUnresolvable;
+    return Status(never ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable,
+                  fmt::format("pod {} {} node {}: {}", key, never ? "can never fit" : "no longer fits", node, v.text()),
+                  "node:" + node);
   }
   if (Status st = cluster_.reserve(pod, n, ranked.front().choice); !st.is_ok()) return st;
   if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's): ours now

@@ -169,7 +169,8 @@ TEST_CASE("a lost Filter → Bind race is a clean refusal, never an overcommit")
   json big = PodBuilder("big").gpu_memory("12Gi").obj;
   REQUIRE(core->filter(big, {"small"}).is_ok());
   auto never = core->bind("default", "big", "", "small");
-  CHECK(never.status().code() == Code::kUnschedulable);
+  CHECK(never.status().code() == Code::kUnschedulableAndUnresolvable);  // docs/grpc.md: FAILED_PRECONDITION, not ABORTED
+  CHECK(never.status().subject() == "node:small");
   CHECK_MESSAGE(never.status().message().find("pod default/big can never fit node small: ") == 0, never.status().message());
 }
 

@@ -16,6 +16,7 @@
 #include "google/rpc/status.pb.h"
 #include "plugin_api/client.hpp"
 #include "plugin_api/grpc_front.hpp"
+#include "plugin_api/grpc_status.hpp"
 #include "support/builders.hpp"
 #include "support/kube_payloads.hpp"
 #include "support/tls_files.hpp"
@@ -322,6 +323,22 @@ TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest
     CHECK(lost.error_message().find("no longer fits node a") != std::string::npos);
     CHECK(s.bind("default", "p1", "a", &b).ok());  // idempotent
     CHECK(s.bind("default", "p1", "q", &b).error_code() == grpc::StatusCode::ALREADY_EXISTS);
+    CHECK(api::from_grpc(lost) == Code::kUnschedulable);
+  }
+  SUBCASE("FAILED_PRECONDITION with a PreconditionFailure for a Bind that can never fit that node") {
+    REQUIRE(s.filter(PodBuilder("huge").gpu_memory("40Gi").obj, {"a"}, &f).ok());  // a has one 24 GB GPU
+    auto never = s.bind("default", "huge", "a", &b);
+    CHECK(never.error_code() == grpc::StatusCode::FAILED_PRECONDITION);  // not ABORTED: retrying cannot help
+    CHECK(never.error_message().find("can never fit node a") != std::string::npos);
+    auto why = detail<google::rpc::PreconditionFailure>(never);
+    REQUIRE(why);
+    CHECK(why->violations(0).type() == "UnschedulableAndUnresolvable");
+    CHECK(why->violations(0).subject() == "node:a");
+    CHECK(api::from_grpc(never) == Code::kUnschedulableAndUnresolvable);  // the client maps it back
+    CHECK(api::from_grpc(never.error_code()) == Code::kFailedPrecondition);
+    auto client = api::connect_grpc(s.address(), {});
+    REQUIRE(client.is_ok());
+    CHECK((*client)->bind("default", "huge", "", "a").code() == Code::kUnschedulableAndUnresolvable);
   }
   SUBCASE("RESOURCE_EXHAUSTED with a QuotaFailure naming the queue") {
     s.apply({team_queue(1)});
@@ -341,6 +358,45 @@ TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest
     REQUIRE(bad);
     CHECK(bad->field_violations(0).field() == "pod_name");
   }
+}
+
+TEST_CASE("every Code survives to_grpc and back through from_grpc, as docs/grpc.md's table says") {
+  const std::pair<Code, grpc::StatusCode> table[] = {
+      {Code::kOk, grpc::StatusCode::OK},
+      {Code::kInvalidArgument, grpc::StatusCode::INVALID_ARGUMENT},
+      {Code::kNotFound, grpc::StatusCode::NOT_FOUND},
+      {Code::kResourceExhausted, grpc::StatusCode::RESOURCE_EXHAUSTED},
+      {Code::kUnschedulable, grpc::StatusCode::ABORTED},
+      {Code::kUnschedulableAndUnresolvable, grpc::StatusCode::FAILED_PRECONDITION},
+      {Code::kFailedPrecondition, grpc::StatusCode::FAILED_PRECONDITION},
+      {Code::kAlreadyExists, grpc::StatusCode::ALREADY_EXISTS},
+      {Code::kInternal, grpc::StatusCode::INTERNAL},
+  };
+  for (const auto& [code, wire] : table) {
+    CAPTURE(code_name(code));
+    const grpc::Status sent = api::to_grpc(code == Code::kOk ? Status::ok() : Status(code, "why"));
+    CHECK(sent.error_code() == wire);
+    CHECK(api::from_grpc(sent) == code);
+  }
+}
+
+TEST_CASE("a gRPC status message is bounded whatever the Status says") {
+  const grpc::Status sent = api::to_grpc(Status(Code::kNotFound, std::string(20'000, 'x')));
+  CHECK(sent.error_message().size() < 1'100);
+  CHECK(sent.error_message().ends_with("…(20000 characters)"));
+}
+
+TEST_CASE("a 10,000-character pod name is quoted short: the answer fits gRPC's default metadata limit") {
+  Server s;
+  s.apply({nvf("a", 1, 24600).obj});
+  v1::ExtenderFilterResult f;
+  auto st = s.filter(PodBuilder(std::string(10'000, 'p')).obj, {"a"}, &f);
+  CHECK(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT);  // was 10,101 characters
+  CHECK(st.error_message().size() < 300);
+  CHECK(st.error_message().find("…(10000 characters)") != std::string::npos);
+  auto bad = detail<google::rpc::BadRequest>(st);
+  REQUIRE(bad);
+  CHECK(bad->field_violations(0).description().size() < 300);
 }
 
 TEST_CASE("protobuf garbage gets INVALID_ARGUMENT and the server keeps serving") {
