@@ -263,9 +263,11 @@ class Extender {
   /// own victims (docs/queues.md) are a subset of those offered, with fracpack's victims.
   virtual Result<std::map<std::string, std::vector<std::string>>> preempt(
       const nlohmann::json& pod, const std::map<std::string, std::vector<std::string>>& candidates) = 0;
-  /// Releases a bound pod ("namespace/name"). kNotFound when the ledger holds nothing for it (a
-  /// pod released twice, or one fracpack never bound): harmless for a caller that releases every
-  /// deleted pod, and it tells one that expected a binding that there was none.
+  /// Releases a bound pod ("namespace/name"). Idempotent: OK again for a pod this server released
+  /// (or dropped with its node, or by a Sync) since it started, among its last 16,384 such, until
+  /// it is bound again. kNotFound for a pod it holds no binding of and did not release (never
+  /// bound here, only pending, or a wrong name): a caller that expected a binding learns there
+  /// was none. A restart forgets the releases: a retry across one may then be kNotFound.
   virtual Status release(const std::string& pod_key) = 0;
   /// Replaces every binding with `bound_pods` (Pod objects with spec.nodeName): the recovery path
   /// after a restart or a leader change. Pods the ledger cannot hold are returned as conflicts.

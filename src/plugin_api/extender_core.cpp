@@ -154,6 +154,7 @@ Status ExtenderImpl::remove(const std::string& kind, const std::string& name) {
   for (const auto& key : gone) {
     (void)state_.forget(key);
     bindings_.erase(key);
+    released_.add(key);  // a Release of it after its node went is done, not unknown
   }
   return Status::ok();
 }
@@ -299,6 +300,7 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     return st;
   }
   bindings_.add(std::move(record));
+  released_.erase(key);  // bound again: a Release now releases this binding
   if (options_.watching) {
     // A Bind behind a new reservation pod waits for its report before the Binding exists.
     const auto waits = book_ && seen->pod.fraction() != nullptr ? options_.reservation.timeout : std::chrono::seconds(0);
@@ -338,20 +340,25 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
 
 Status ExtenderImpl::release(const std::string& pod_key) {
   std::unique_lock lock(mu_);
+  const PodRecord* record = state_.pod(pod_key);
+  const bool held = record != nullptr && (record->standing == PodStanding::kBound || record->standing == PodStanding::kConflict);
+  if (!held && released_.contains(pod_key)) return Status::ok();  // released already: a retry, answered as the first
   if (options_.watching && !assumed_.contains(pod_key)) {  // only the binder's undo: the API server says what runs
     return Status(Code::kFailedPrecondition,
                   fmt::format("release {}: this server follows the API server (--kube-api); a pod is released when it is "
                               "deleted or finishes there",
-                              pod_key));
+                              excerpt(pod_key)));
   }
-  const PodRecord* record = state_.pod(pod_key);
-  if (record == nullptr || (record->standing != PodStanding::kBound && record->standing != PodStanding::kConflict)) {
-    return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod", pod_key)};
+  if (!held) {  // never bound here (or only pending): a wrong name is said, not taken for done
+    return {Code::kNotFound, fmt::format("release {}: the ledger holds no binding for this pod, and this server released "
+                                         "none of that name since it started",
+                                         excerpt(pod_key))};
   }
   if (Status st = store_->remove_binding(pod_key); !st.is_ok()) return st;
   forget_pod(pod_key);
   bindings_.erase(pod_key);
   assumed_.erase(pod_key);
+  released_.add(pod_key);
   return Status::ok();
 }
 
@@ -378,9 +385,14 @@ Status ExtenderImpl::sync(const std::vector<json>& bound_pods, bool cluster_empt
   change.bindings = next;
   if (Status st = store_->commit(change); !st.is_ok()) return st;
   for (const auto& [seq, b] : bindings_) {
-    if (!listed.contains(b.pod_key)) (void)state_.forget(b.pod_key);
+    if (listed.contains(b.pod_key)) continue;
+    (void)state_.forget(b.pod_key);
+    released_.add(b.pod_key);  // the Sync says it no longer runs
   }
-  for (const auto& b : next) observe_binding(b, conflicts);
+  for (const auto& b : next) {
+    released_.erase(b.pod_key);
+    observe_binding(b, conflicts);
+  }
   bindings_.assign(std::move(next));
   return Status::ok();
 }

@@ -19,6 +19,7 @@
 #include "plugin_api/name_resolver.hpp"
 #include "plugin_api/object_change.hpp"
 #include "plugin_api/recent_refusals.hpp"
+#include "plugin_api/released_pods.hpp"
 #include "plugin_api/reservation_book.hpp"
 #include "plugin_api/seen_pods.hpp"
 #include "plugin_api/store.hpp"
@@ -209,6 +210,7 @@ class ExtenderImpl final : public Extender {
     std::chrono::steady_clock::time_point deadline;
   };
   std::map<std::string, Assumed> assumed_;                   ///< binds not yet seen in the API server
+  api::ReleasedPods released_;                               ///< for Release retries (under mu_)
   std::map<std::string, queues::QueueSpec> api_queues_;      ///< every Queue the API server has that decodes
   std::set<std::string> api_groups_;                         ///< PodGroups the API server has
   std::map<std::string, std::string> waiting_queues_;        ///< Queues out of the tree → their missing parent

@@ -191,10 +191,11 @@ TEST_CASE("acknowledged binds survive a restart exactly; releases too") {
       acknowledged.emplace_back(b->pod + "@" + b->node, b->choice.gpus);
     }
     CHECK(core->release("default/p0").is_ok());
-    CHECK(core->release("default/p0").code() == Code::kNotFound);  // twice: nothing left to release
+    CHECK(core->release("default/p0").is_ok());  // twice: idempotent, as cluster.proto says
     acknowledged.erase(acknowledged.begin());
   }
   auto reopened = open_core(tmp.path);
+  CHECK(reopened->release("default/p0").code() == Code::kNotFound);  // a restart forgets releases (documented)
   json snap = to_json(reopened->snapshot());
   REQUIRE(snap["bindings"].size() == acknowledged.size());
   for (std::size_t i = 0; i < acknowledged.size(); ++i) {
@@ -202,6 +203,35 @@ TEST_CASE("acknowledged binds survive a restart exactly; releases too") {
     CHECK(b["pod"].get<std::string>() + "@" + b["node"].get<std::string>() == acknowledged[i].first);
     CHECK(b["gpus"].get<std::vector<int>>() == acknowledged[i].second);
   }
+}
+
+TEST_CASE("Release is idempotent for a released pod; a pod never bound is NOT_FOUND; a rebound pod is released again") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 1, 80000).obj, nvf("b", 1, 80000).obj}, nullptr).is_ok());
+  auto bind_p = [&](const std::string& node) {
+    REQUIRE(core->filter(PodBuilder("p").gpu_memory("30Gi").obj, {"a", "b"}).is_ok());
+    REQUIRE(core->bind("default", "p", "", node).is_ok());
+  };
+  bind_p("a");
+  CHECK(core->release("default/p").is_ok());
+  CHECK(core->release("default/p").is_ok());  // the retry of a Release whose answer was lost
+  CHECK(core->snapshot().bindings.empty());
+  CHECK(core->release("default/never").code() == Code::kNotFound);  // never bound here: said, not ignored
+  CHECK(core->release("other/p").code() == Code::kNotFound);         // a wrong namespace too
+  const Status long_name = core->release("default/" + std::string(10'000, 'x'));
+  CHECK(long_name.code() == Code::kNotFound);
+  CHECK(long_name.message().size() < 300);  // the name quoted short
+  REQUIRE(core->filter(PodBuilder("pending").gpu_memory("30Gi").obj, {"a"}).is_ok());
+  CHECK(core->release("default/pending").code() == Code::kNotFound);  // seen by Filter, never bound
+  bind_p("b");  // bound again: a Release releases the new binding, once
+  REQUIRE(core->snapshot().bindings.size() == 1);
+  CHECK(core->release("default/p").is_ok());
+  CHECK(core->snapshot().bindings.empty());
+  CHECK(core->release("default/p").is_ok());
+  // Dropped with its node: a Release after is done, not unknown.
+  bind_p("a");
+  REQUIRE(core->remove("Node", "a").is_ok());
+  CHECK(core->release("default/p").is_ok());
 }
 
 TEST_CASE("many threads Filter and Bind one small cluster: nothing overcommits, refusals are clean") {

@@ -180,6 +180,8 @@ TEST_CASE("Apply, Filter, Prioritize, Bind, Explain, Snapshot, Release, Remove o
   grpc::ClientContext rctx;
   REQUIRE(s.cluster->Release(&rctx, release, &released).ok());
   CHECK(s.core->snapshot().bindings.empty());
+  grpc::ClientContext again;
+  CHECK(s.cluster->Release(&again, release, &released).ok());  // idempotent: was NOT_FOUND the second time
 
   v1::RemoveRequest remove;
   remove.set_kind("Node");
@@ -298,7 +300,7 @@ TEST_CASE("every refusal maps to its gRPC code, with QuotaFailure and BadRequest
     CHECK(f.node_names().empty());
     CHECK(f.failed_and_unresolvable_nodes().at("a").find("GPUs smaller than the memory request") != std::string::npos);
   }
-  SUBCASE("NOT_FOUND: an unknown node, a pod no Filter saw, a release of nothing") {
+  SUBCASE("NOT_FOUND: an unknown node, a pod no Filter saw, a release of a pod never bound") {
     REQUIRE(s.filter(PodBuilder("p").gpu_memory("1Gi").obj, {"a"}, &f).ok());
     CHECK(s.bind("default", "p", "ghost", &b).error_code() == grpc::StatusCode::NOT_FOUND);
     CHECK(s.bind("default", "never", "a", &b).error_code() == grpc::StatusCode::NOT_FOUND);
