@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include <sqlite3.h>
 
@@ -31,6 +33,7 @@ class Statement {
   [[nodiscard]] bool ok() const { return ok_; }
   void bind(int i, const std::string& text) { sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT); }
   int step() { return sqlite3_step(stmt_); }
+  [[nodiscard]] std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
   [[nodiscard]] std::string text(int column) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
     return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
@@ -50,12 +53,52 @@ class Statement {
   bool ok_ = false;
 };
 
-constexpr const char* kSchema = R"(
-CREATE TABLE IF NOT EXISTS fracpack_objects(kind TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,
-                                            PRIMARY KEY(kind, name));
-CREATE TABLE IF NOT EXISTS fracpack_bindings(pod TEXT PRIMARY KEY, uid TEXT NOT NULL, node TEXT NOT NULL,
-                                             gpus TEXT NOT NULL, body TEXT NOT NULL);
-)";
+/// The schema's history: kMigrations[v] takes a file at `PRAGMA user_version` v to v + 1, and the
+/// newest version is their count. A new schema change is a new step at the end, never an edit of
+/// one already released. Version 0 is an empty file, or one written before the version was kept
+/// (these same two tables): step 0 creates only what is missing.
+constexpr const char* kMigrations[] = {
+    R"(CREATE TABLE IF NOT EXISTS fracpack_objects(kind TEXT NOT NULL, name TEXT NOT NULL, body TEXT NOT NULL,
+                                                PRIMARY KEY(kind, name));
+       CREATE TABLE IF NOT EXISTS fracpack_bindings(pod TEXT PRIMARY KEY, uid TEXT NOT NULL, node TEXT NOT NULL,
+                                                 gpus TEXT NOT NULL, body TEXT NOT NULL);)",
+};
+static_assert(std::size(kMigrations) == Store::kSchemaVersion);
+
+/// The tables of a version-0 file that is fracpack's (any other table: someone else's database).
+constexpr const char* kForeignTables =
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('fracpack_objects', 'fracpack_bindings')";
+
+/// Two servers on one state file would each acknowledge binds of the same GPUs. An exclusive flock
+/// on a sidecar file (SQLite's own locks are per transaction, not per process) keeps the second
+/// one out; the kernel drops it when the process dies, even by kill -9. The locked descriptor.
+Result<int> lock_state_file(const std::string& path) {
+  const std::string lock_path = path + ".lock";
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {
+    return Status(Code::kInternal, fmt::format("state store {}: cannot open {}: {}", path, lock_path, std::strerror(errno)));
+  }
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd);
+    return Status(Code::kInternal, fmt::format("state store {}: in use by another fracpack serve (locked {}); one server per "
+                                               "state file, or two would hand out the same GPUs", path, lock_path));
+  }
+  return lock_fd;
+}
+
+/// The state file holds pods' JSON: its owner's alone. Creates `path` 0600 when missing, and takes
+/// group and other bits off it and its -wal, -shm and .lock files when an older server left them
+/// readable (SQLite gives the -wal and -shm files it creates the database file's mode).
+Status make_private(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status(Code::kInternal, fmt::format("state store {}: cannot open it: {}", path, std::strerror(errno)));
+  ::close(fd);
+  for (const std::string& file : {path, path + "-wal", path + "-shm", path + ".lock"}) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077) != 0) (void)::chmod(file.c_str(), st.st_mode & 0700);
+  }
+  return Status::ok();
+}
 
 Status insert_binding(Statement& s, const StoredBinding& b) {
   s.bind(1, b.pod_key);
@@ -84,20 +127,14 @@ Store::Prepared& Store::prepared() {
 }
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, Durability durability) {
-  // Two servers on one state file would each acknowledge binds of the same GPUs. An exclusive
-  // flock on a sidecar file (SQLite's own locks are per transaction, not per process) keeps the
-  // second one out; the kernel drops it when the process dies, even by kill -9.
   int lock_fd = -1;
   if (path != ":memory:") {
-    const std::string lock_path = path + ".lock";
-    lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock_fd < 0) {
-      return Status(Code::kInternal, fmt::format("state store {}: cannot open {}: {}", path, lock_path, std::strerror(errno)));
-    }
-    if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    auto locked = lock_state_file(path);
+    if (!locked) return locked.status();
+    lock_fd = *locked;
+    if (Status st = make_private(path); !st.is_ok()) {
       ::close(lock_fd);
-      return Status(Code::kInternal, fmt::format("state store {}: in use by another fracpack serve (locked {}); one server per "
-                                                 "state file, or two would hand out the same GPUs", path, lock_path));
+      return st;
     }
   }
   sqlite3* db = nullptr;
@@ -111,16 +148,52 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& path, Durability d
   std::unique_ptr<Store> store(new Store(db));
   store->lock_fd_ = lock_fd;
   sqlite3_busy_timeout(db, 5000);
+  if (Status st = store->set_up(path, durability); !st.is_ok()) return st;
+  return store;
+}
+
+Status Store::set_up(const std::string& path, Durability durability) {
   auto named = [&](const Status& st) { return Status(st.code(), fmt::format("{} ({})", st.message(), path)); };
-  if (path != ":memory:") {
-    if (auto st = store->exec("PRAGMA journal_mode=WAL;"); !st.is_ok()) return named(st);
+  auto version = schema_version();
+  if (!version) return named(version.status());
+  if (*version > kSchemaVersion) {  // before anything writes to it
+    return Status(Code::kInternal, fmt::format("state store {}: schema version {} is newer than this fracpack knows (newest {}); "
+                                               "a newer fracpack wrote it: run that one, or give another --state",
+                                               path, *version, kSchemaVersion));
   }
-  if (auto st = store->exec(durability == Durability::kPowerLoss ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
+  if (path != ":memory:") {
+    if (auto st = exec("PRAGMA journal_mode=WAL;"); !st.is_ok()) return named(st);
+  }
+  if (auto st = exec(durability == Durability::kPowerLoss ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;");
       !st.is_ok()) {
     return named(st);
   }
-  if (auto st = store->exec(kSchema); !st.is_ok()) return named(st);
-  return store;
+  if (auto st = migrate(*version); !st.is_ok()) return named(st);
+  return Status::ok();
+}
+
+Result<int> Store::schema_version() const {
+  Statement s(db_, "PRAGMA user_version");
+  if (!s.ok() || s.step() != SQLITE_ROW) return sqlite_error(db_, "reading the schema version");
+  return static_cast<int>(s.integer(0));
+}
+
+Status Store::migrate(int from) {
+  if (from == kSchemaVersion) return Status::ok();
+  if (from == 0) {
+    Statement foreign(db_, kForeignTables);
+    if (!foreign.ok()) return sqlite_error(db_, "reading the tables");
+    if (foreign.step() == SQLITE_ROW) {
+      return Status(Code::kInternal, fmt::format("state store: not a fracpack state file (it has a table {})", foreign.text(0)));
+    }
+  }
+  if (auto st = exec("BEGIN IMMEDIATE;"); !st.is_ok()) return st;
+  Status st = Status::ok();
+  for (int v = from; v < kSchemaVersion && st.is_ok(); ++v) st = exec(kMigrations[v]);
+  if (st.is_ok()) st = exec(fmt::format("PRAGMA user_version = {};", kSchemaVersion).c_str());
+  if (st.is_ok()) st = exec("COMMIT;");
+  if (!st.is_ok()) (void)exec("ROLLBACK;");
+  return st;
 }
 
 Store::Store(sqlite3* db) : db_(db) {}

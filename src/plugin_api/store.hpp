@@ -45,8 +45,14 @@ struct StoreChange {
 
 class Store {
  public:
-  /// Opens (creating when needed) the database at `path`. kInternal with SQLite's message when it
-  /// cannot be opened or is not a fracpack state file.
+  /// The newest schema this build knows (`PRAGMA user_version` of the files it writes).
+  static constexpr int kSchemaVersion = 1;
+
+  /// Opens (creating when needed, mode 0600: it holds pods' JSON) the database at `path`, and
+  /// migrates an older schema to kSchemaVersion in one transaction (version 0: a file written
+  /// before the version was kept). kInternal with SQLite's message when it cannot be opened or is
+  /// not a fracpack state file, and naming the file and both versions when its schema is newer
+  /// than kSchemaVersion (then the file is left as it was).
   static Result<std::unique_ptr<Store>> open(const std::string& path, Durability durability);
   ~Store();
   Store(const Store&) = delete;
@@ -62,11 +68,17 @@ class Store {
   Status put_binding(const StoredBinding& binding);
   Status remove_binding(const std::string& pod_key);
   [[nodiscard]] Result<std::vector<StoredBinding>> bindings() const;
+  /// The file's `PRAGMA user_version`: kSchemaVersion once open() returned it.
+  [[nodiscard]] Result<int> schema_version() const;
 
  private:
   explicit Store(sqlite3* db);
   int lock_fd_ = -1;  ///< flock()ed "<path>.lock": one server per state file
   Status exec(const char* sql) const;
+  /// After opening: refuses a newer schema, sets the journal and durability, migrates.
+  Status set_up(const std::string& path, Durability durability);
+  /// Runs kMigrations from version `from` to kSchemaVersion, all or nothing.
+  Status migrate(int from);
   struct Prepared;
   Prepared& prepared();
   sqlite3* db_;
