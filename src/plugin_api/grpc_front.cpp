@@ -15,9 +15,8 @@ namespace {
 
 Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const TlsFiles& tls) {
   if (tls.cert.empty() && tls.key.empty() && tls.client_ca.empty()) return grpc::InsecureServerCredentials();
-  if (tls.cert.empty() || tls.key.empty()) {
-    return invalid_argument("TLS needs both --tls-cert and --tls-key (mutual TLS adds --tls-client-ca)");
-  }
+  // gRPC would only fail to listen ("bad address, or the port is in use"): say what is wrong.
+  if (Status st = check_tls_files(tls); !st.is_ok()) return st;
   auto cert = read_pem(tls.cert, "--tls-cert");
   if (!cert) return cert.status();
   auto key = read_pem(tls.key, "--tls-key");

@@ -13,17 +13,9 @@
 #include "fracpack/extender.hpp"
 #include "plugin_api/access.hpp"
 #include "plugin_api/metrics.hpp"
+#include "plugin_api/tls_files.hpp"
 
 namespace fracpack::api {
-
-struct TlsFiles {
-  std::string cert;       ///< PEM certificate chain path ("" = plaintext)
-  std::string key;        ///< PEM private key path
-  std::string client_ca;  ///< PEM CA bundle path; set = mutual TLS (client certificates required)
-  /// With client_ca: a client certificate is verified when shown but not required (callers may
-  /// authenticate with a bearer token instead: serve --token-file).
-  bool client_certificate_optional = false;
-};
 
 struct GrpcOptions {
   std::string address = "127.0.0.1:0";  ///< "host:port"; port 0 picks a free one (tests)
@@ -41,7 +33,7 @@ class GrpcFront {
   GrpcFront& operator=(const GrpcFront&) = delete;
 
   /// Binds and starts serving on gRPC's own threads. Returns the bound port; kInvalidArgument for
-  /// unreadable TLS files, kInternal when the address cannot be bound.
+  /// TLS files that check_tls_files() refuses, kInternal when the address cannot be bound.
   Result<int> start();
   /// Stops accepting, finishes calls in flight (up to a second), then cancels the rest.
   void stop();

@@ -1,6 +1,8 @@
 // The gRPC front, in-process on port 0: every method of fracpack.v1.Extender and .Cluster, the
 // status-code table of extender.proto with its rich details, protobuf garbage, health checking,
 // reflection, TLS and mutual TLS, and many clients binding one small cluster at once.
+#include <sys/wait.h>
+
 #include <atomic>
 #include <set>
 #include <thread>
@@ -488,6 +490,53 @@ TEST_CASE("a second gRPC server on a port already served fails to start") {
   auto started = second.start();
   REQUIRE_FALSE(started.is_ok());
   CHECK(started.status().message().find(first.address()) != std::string::npos);
+}
+
+TEST_CASE("TLS files are checked before gRPC starts: a key of another certificate is said as such, naming both") {
+  TlsFiles files;
+  CHECK(api::check_tls_files({}).is_ok());
+  CHECK(api::check_tls_files({files.server_cert, files.server_key, ""}).is_ok());
+  CHECK(api::check_tls_files({files.server_cert, files.server_key, files.ca}).is_ok());
+  auto refused = [](const api::TlsFiles& tls, std::initializer_list<std::string> says) {
+    const Status st = api::check_tls_files(tls);
+    CHECK(st.code() == Code::kInvalidArgument);
+    for (const auto& s : says) CHECK_MESSAGE(st.message().find(s) != std::string::npos, st.message(), " lacks ", s);
+  };
+  refused({files.server_cert, files.client_key, ""}, {"--tls-key " + files.client_key + " does not match the certificate in --tls-cert " + files.server_cert});
+  refused({files.dir.string() + "/missing.pem", files.server_key, ""}, {"cannot read", "missing.pem"});
+  refused({files.server_key, files.server_key, ""}, {"no PEM certificate", files.server_key});  // a key where the certificate goes
+  refused({files.server_cert, files.server_cert, ""}, {"no PEM private key", files.server_cert});
+  refused({files.server_cert, files.server_key, files.server_key}, {"--tls-client-ca", "no PEM certificate"});
+  const Status named = api::check_tls_files({files.server_cert, files.client_key, ""}, {"--http-tls-cert", "--http-tls-key", "--x"});
+  CHECK(named.message().find("--http-tls-key " + files.client_key + " does not match the certificate in --http-tls-cert") == 0);
+  refused({files.server_cert, "", ""}, {"both a certificate and its key"});
+  const std::string garbage = (files.dir / "garbage.pem").string();
+  std::ofstream(garbage) << "-----BEGIN CERTIFICATE-----\nnot base64 at all\n-----END CERTIFICATE-----\n";
+  refused({garbage, files.server_key, ""}, {"no PEM certificate", garbage});
+
+  auto opened = Extender::open(ExtenderOptions{});
+  REQUIRE(opened.is_ok());
+  api::Metrics metrics;
+  api::GrpcOptions options;
+  options.tls = {files.server_cert, files.stranger_key, ""};
+  api::GrpcFront front(**opened, metrics, options);
+  auto started = front.start();
+  REQUIRE_FALSE(started.is_ok());
+  CHECK(started.status().message().find("does not match") != std::string::npos);
+  CHECK(started.status().message().find("port is in use") == std::string::npos);  // what it said before
+
+  // serve checks them once for both fronts (HTTPS too), before the state file exists.
+  const std::string state = (files.dir / "state.db").string();
+  const std::string log = (files.dir / "serve.log").string();
+  const std::string command = fmt::format("timeout 20 '{}' serve --http 127.0.0.1:24161 --tls-cert '{}' --tls-key '{}' --state '{}' > '{}' 2>&1",
+                                          FRACPACK_BINARY, files.server_cert, files.client_key, state, log);
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::ifstream in(log);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(said.find("--tls-key " + files.client_key + " does not match") != std::string::npos, said);
+  CHECK(!std::filesystem::exists(state));
 }
 
 TEST_CASE("TLS and mutual TLS: the client that trusts the CA and shows a certificate gets in, others do not") {
