@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "fracpack/build_info.hpp"
 #include "fracpack/density_job.hpp"
 #include "fracpack/fragmentation.hpp"
 #include "fracpack/k8s/object_stream.hpp"
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
 int run(int argc, char** argv) {
   CLI::App app{"fracpack: fractional-GPU placement, compatible with NVIDIA KAI Scheduler"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", fracpack::version_line(), "Print the version, git commit and build date, and exit");
 
   auto* place = app.add_subcommand("place", "Place pods on a cluster and explain what does not fit");
   std::string cluster;

@@ -2,7 +2,21 @@
 
 #include <fmt/format.h>
 
+#include "fracpack/build_info.hpp"
+
 namespace fracpack::api {
+namespace {
+
+/// fracpack_build_info{version, revision} 1: which binary answers (the Prometheus idiom).
+std::string build_info_text() {
+  const BuildInfo& build = build_info();
+  return fmt::format("# HELP fracpack_build_info The running binary: version and git commit (always 1).\n"
+                     "# TYPE fracpack_build_info gauge\n"
+                     "fracpack_build_info{{version=\"{}\",revision=\"{}\"}} 1\n",
+                     build.version, build.revision);
+}
+
+}  // namespace
 
 void Metrics::observe(const std::string& front, const std::string& verb, int code, double seconds) {
   std::lock_guard lock(mu_);
@@ -59,6 +73,7 @@ std::string Metrics::render(const LedgerGauges& gauges) const {
     out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"allocated\"}} {}\n", q.name, q.gpu_allocated);
     out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"fair_share\"}} {}\n", q.name, q.gpu_fair_share);
   }
+  out += build_info_text();
   for (const auto& source : sources_) out += source();
   return out;
 }
