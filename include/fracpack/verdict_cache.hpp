@@ -38,10 +38,16 @@ class VerdictCache {
     [[nodiscard]] bool fits() const { return code == Code::kOk; }
   };
 
-  /// `shapes`: how many pod shapes to keep (least recently used go first). An entry is ~80 bytes
-  /// per node: 128 shapes of 5,000 nodes hold ~50 MiB. A workload with more shapes than this
-  /// evaluates every node again for a shape it evicted (milliseconds at 5,000 nodes).
-  explicit VerdictCache(std::size_t shapes = 128) : capacity_(shapes) {}
+  /// What the shapes may hold at most by default (their keys and entries, bytes()).
+  static constexpr std::size_t kDefaultBytes = std::size_t{128} << 20;
+
+  /// `shapes`: how many pod shapes to keep, and `max_bytes` how much they may hold (least recently
+  /// used go first when either is reached). An entry is ~80 bytes per node: 128 shapes of 5,000
+  /// nodes hold ~50 MiB. A shape's key holds the pod's selector and resource names, which a client
+  /// can make megabytes long: the byte bound keeps a few of those, not 128. A workload with more
+  /// shapes than this evaluates every node again for a shape it evicted (milliseconds at 5,000 nodes).
+  explicit VerdictCache(std::size_t shapes = 128, std::size_t max_bytes = kDefaultBytes)
+      : capacity_(shapes), max_bytes_(max_bytes) {}
 
   /// Calls `visit(node, entry)` for each of `nodes` in order, with entries refreshed where the
   /// node changed. The caller keeps `state` unchanged during the call (a shared lock on the
@@ -67,20 +73,31 @@ class VerdictCache {
 
   /// Evaluations done (entries computed) since construction: what the tests and benchmark watch.
   [[nodiscard]] std::uint64_t evaluations() const { return evaluations_; }
+  /// The shapes' keys and entries, in bytes: at most max_bytes unless one shape alone is larger.
+  [[nodiscard]] std::size_t bytes() const {
+    std::lock_guard lock(mu_);
+    return bytes_;
+  }
 
  private:
   struct Shape {
     const Policy* policy = nullptr;
     std::uint64_t traits_epoch = 0;  ///< ClusterState::traits_epoch() the entries were computed at
     std::vector<Entry> entries;      ///< by node position (a moved or added node has a new stamp)
+    std::size_t cost = 0;            ///< what it counts in bytes_
   };
   Shape& shape_for(const ClusterState& state, const PodRequest& pod, const Policy& policy);
+  /// Counts `shape` (under `key`, the most recent) at its size now, and evicts the least recently
+  /// used others while over either bound.
+  void account(const std::string& key, Shape& shape);
   /// Recomputes one node's entry (verdict, categories, key) at its current stamp.
   void refresh(Entry& e, const ClusterState& state, std::size_t n, const PodRequest& pod, const Policy& policy,
                std::optional<PodTraits>& traits);
 
   std::size_t capacity_;
-  std::mutex mu_;
+  std::size_t max_bytes_;
+  std::size_t bytes_ = 0;
+  mutable std::mutex mu_;
   std::list<std::string> lru_;  ///< most recent first
   std::unordered_map<std::string, std::pair<Shape, std::list<std::string>::iterator>> shapes_;
   std::uint64_t evaluations_ = 0;

@@ -13,10 +13,6 @@ VerdictCache::Shape& VerdictCache::shape_for(const ClusterState& state, const Po
   if (it != shapes_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.second);
   } else {
-    if (shapes_.size() >= capacity_ && !lru_.empty()) {
-      shapes_.erase(lru_.back());
-      lru_.pop_back();
-    }
     lru_.push_front(key);
     it = shapes_.emplace(key, std::pair{Shape{}, lru_.begin()}).first;
   }
@@ -29,7 +25,20 @@ VerdictCache::Shape& VerdictCache::shape_for(const ClusterState& state, const Po
   // Nodes added or removed: the entries of the others stay (a node moved into a freed position
   // has a new stamp, so its entry there is recomputed).
   if (shape.entries.size() != state.node_count()) shape.entries.resize(state.node_count());
+  account(key, shape);
   return shape;
+}
+
+void VerdictCache::account(const std::string& key, Shape& shape) {
+  const std::size_t cost = 2 * key.size() + shape.entries.capacity() * sizeof(Entry) + sizeof(Shape);  // key: map and list
+  bytes_ += cost - shape.cost;
+  shape.cost = cost;
+  while (lru_.size() > 1 && (shapes_.size() > capacity_ || bytes_ > max_bytes_)) {
+    auto oldest = shapes_.find(lru_.back());
+    bytes_ -= oldest->second.first.cost;
+    shapes_.erase(oldest);
+    lru_.pop_back();
+  }
 }
 
 void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, const PodRequest& pod, const Policy& policy,

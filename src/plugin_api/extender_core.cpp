@@ -15,7 +15,9 @@
 namespace fracpack::api {
 namespace {
 
-constexpr std::size_t kBytesRemembered = std::size_t{512} << 20;  // pods kept for Bind, and their JSON, roughly
+/// Pods kept for Bind, their JSON counted by approx_bytes(): ~10,000 ordinary pods, or a handful
+/// of huge ones (a client sending 7 MB pods must not grow the server by 57 MB a request).
+constexpr std::size_t kBytesRemembered = std::size_t{128} << 20;
 
 /// A queue amount's GPUs (the book counts thousandths).
 double gpus(const queues::Amounts& amounts) { return static_cast<double>(amounts[queues::Resource::kGpu]) / 1000.0; }

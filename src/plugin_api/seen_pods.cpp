@@ -1,24 +1,10 @@
 #include "plugin_api/seen_pods.hpp"
 
+#include "plugin_api/json_bytes.hpp"
+
 namespace fracpack::api {
-namespace {
 
 using nlohmann::json;
-
-/// Roughly what a JSON value holds in memory: its strings plus a node's overhead per value.
-/// (Depth is bounded by the fronts, so the recursion is too.)
-std::size_t approx_bytes(const json& v) {
-  std::size_t n = sizeof(json);
-  if (v.is_string()) return n + v.get_ref<const std::string&>().size();
-  if (v.is_object()) {
-    for (const auto& [k, x] : v.items()) n += k.size() + 32 + approx_bytes(x);
-  } else if (v.is_array()) {
-    for (const auto& x : v) n += approx_bytes(x);
-  }
-  return n;
-}
-
-}  // namespace
 
 std::vector<std::string> SeenPods::remember(const PodRequest& pod, const json& object) {
   std::vector<std::string> dropped;
@@ -70,6 +56,11 @@ std::optional<SeenPods::Seen> SeenPods::find(const std::string& key) const {
 std::size_t SeenPods::size() const {
   std::lock_guard lock(mu_);
   return pods_.size();
+}
+
+std::size_t SeenPods::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
 }
 
 }  // namespace fracpack::api

@@ -34,6 +34,8 @@ class SeenPods {
   /// The pod kept under `key`, if any.
   [[nodiscard]] std::optional<Seen> find(const std::string& key) const;
   [[nodiscard]] std::size_t size() const;
+  /// approx_bytes() of the pods kept: at most max_bytes, unless the one pod kept is larger.
+  [[nodiscard]] std::size_t bytes() const;
 
  private:
   struct Known {
