@@ -185,6 +185,12 @@ int serve(const ServeOptions& options) {
   }
   const auto access = access_policy(options);
   if (!access) return 2;
+  // Both fronts serve these files: a key of another certificate is said as such, not as a port
+  // that cannot listen.
+  if (Status st = api::check_tls_files({options.tls_cert, options.tls_key, options.tls_client_ca}); !st.is_ok()) {
+    spdlog::error("{}", st.message());
+    return 2;
+  }
   std::shared_ptr<api::KubeConnection> kube;
   std::unique_ptr<api::KubeBinder> binder;
   ExtenderOptions core_options = options.core;

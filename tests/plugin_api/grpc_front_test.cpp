@@ -1,6 +1,8 @@
 // The gRPC front, in-process on port 0: every method of fracpack.v1.Extender and .Cluster, the
 // status-code table of extender.proto with its rich details, protobuf garbage, health checking,
 // reflection, TLS and mutual TLS, and many clients binding one small cluster at once.
+#include <sys/wait.h>
+
 #include <atomic>
 #include <set>
 #include <thread>
@@ -522,6 +524,19 @@ TEST_CASE("TLS files are checked before gRPC starts: a key of another certificat
   REQUIRE_FALSE(started.is_ok());
   CHECK(started.status().message().find("does not match") != std::string::npos);
   CHECK(started.status().message().find("port is in use") == std::string::npos);  // what it said before
+
+  // serve checks them once for both fronts (HTTPS too), before the state file exists.
+  const std::string state = (files.dir / "state.db").string();
+  const std::string log = (files.dir / "serve.log").string();
+  const std::string command = fmt::format("timeout 20 '{}' serve --http 127.0.0.1:24161 --tls-cert '{}' --tls-key '{}' --state '{}' > '{}' 2>&1",
+                                          FRACPACK_BINARY, files.server_cert, files.client_key, state, log);
+  const int status = std::system(command.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::ifstream in(log);
+  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(said.find("--tls-key " + files.client_key + " does not match") != std::string::npos, said);
+  CHECK(!std::filesystem::exists(state));
 }
 
 TEST_CASE("TLS and mutual TLS: the client that trusts the CA and shows a certificate gets in, others do not") {
