@@ -287,6 +287,10 @@ struct HttpFront::Impl {
 
   template <class Handler>
   void serve(const char* path, const char* verb, Handler handler, Permission what) {
+    // A Bind that creates the Binding in the API server waits for it (and for a new GPU's
+    // reservation pod to report): off the reading threads. Without an API server it is a ledger
+    // write, as quick as a Filter.
+    const bool may_wait = std::string_view(path) == "/bind" && binder != nullptr;
     server.route("POST", path, [this, verb, handler, what](const HttpRequest& req, HttpResponse& res) {
       Timer timer;
       res.content_type = kJson;
@@ -302,7 +306,7 @@ struct HttpFront::Impl {
         res.body = error_text(fmt::format("malformed {} arguments: {}", verb, e.what()));
       }
       metrics.observe("http", verb, res.status, timer.seconds());
-    });
+    }, may_wait);
   }
 
   /// GET `path`; `what` unset: open to everyone.

@@ -77,7 +77,12 @@ std::string_view HttpRequest::header(std::string_view name) const {
 
 struct HttpServer::Impl {
   HttpServerOptions options;
-  std::vector<std::tuple<std::string, std::string, HttpHandler>> routes;
+  struct Route {
+    std::string method, path;
+    HttpHandler handler;
+    bool may_wait = false;
+  };
+  std::vector<Route> routes;
   HttpHandler not_found = [](const HttpRequest& req, HttpResponse& res) {
     res.status = 404;
     res.body = "no such path: " + req.method + " " + req.path + "\n";
@@ -94,18 +99,36 @@ struct HttpServer::Impl {
   std::atomic<std::size_t> handling{0};  ///< requests read whole, not yet answered
   std::atomic<bool> stopping{false};
   std::optional<asio::ssl::context> tls;
-  asio::io_context io{1};
+  asio::io_context io;  // run by `io_threads` threads
   tcp::acceptor acceptor{io};
-  std::optional<asio::thread_pool> workers;
-  std::thread io_thread;
+  std::vector<std::thread> threads;  ///< each runs `io`: reads, handlers that do not wait, writes
+  std::optional<asio::thread_pool> workers;  ///< handlers that may wait
 
   explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
 
-  void handle(const HttpRequest& req, HttpResponse& res) const {
-    for (const auto& [method, path, handler] : routes) {
-      if (method == req.method && path == req.path) return handler(req, res);
+  [[nodiscard]] const Route* find(const HttpRequest& req) const {
+    for (const auto& r : routes) {
+      if (r.method == req.method && r.path == req.path) return &r;
     }
-    not_found(req, res);
+    return nullptr;
+  }
+
+  /// The answer to `req` (its body inflated first).
+  [[nodiscard]] HttpResponse answer(HttpRequest& req, const Route* route) const {
+    HttpResponse res;
+    auto decoded = decode_body(req.header("Content-Encoding"), std::move(req.body), options.max_body);
+    if (!decoded) {
+      const Code code = decoded.status().code();
+      return refusal(code == Code::kResourceExhausted ? 413 : code == Code::kFailedPrecondition ? 415 : 400, req.path,
+                     decoded.status().message());
+    }
+    req.body = std::move(*decoded);
+    if (route != nullptr) {
+      route->handler(req, res);
+    } else {
+      not_found(req, res);
+    }
+    return res;
   }
 
   Status make_tls();
@@ -196,26 +219,18 @@ class Session {
     return req;
   }
 
-  /// The whole request to a worker; its answer back on this connection's strand.
+  /// The whole request to its handler: on this thread (one of the readers, on this connection's
+  /// strand), or on a worker when the handler may wait, its answer then written from this strand.
   void dispatch() {
-    socket().expires_never();  // the handler may take seconds (a Bind waiting for its reservation)
+    socket().expires_never();  // a handler may take seconds
     auto req = std::make_shared<HttpRequest>(request());
     ++server_->handling;
-    asio::post(*server_->workers, [s = self().shared_from_this(), req] {
-      HttpResponse res;
-      if (auto decoded = decode_body(req->header("Content-Encoding"), std::move(req->body), s->options().max_body)) {
-        req->body = std::move(*decoded);
-        s->server_->handle(*req, res);
-      } else {
-        const Code code = decoded.status().code();
-        res = s->server_->refusal(code == Code::kResourceExhausted ? 413 : code == Code::kFailedPrecondition ? 415 : 400, req->path,
-                                  decoded.status().message());
-      }
-      const bool gzip_it = s->options().gzip && accepts_gzip(req->header("Accept-Encoding"));
-      asio::post(s->socket().get_executor(), [s, res = std::move(res), gzip_it]() mutable {
-        s->write(std::move(res), gzip_it);
-        --s->server_->handling;
-      });
+    const auto* route = server_->find(*req);
+    const bool gzip_it = options().gzip && accepts_gzip(req->header("Accept-Encoding"));
+    if (route == nullptr || !route->may_wait) return write(server_->answer(*req, route), gzip_it, /*handled=*/true);
+    asio::post(*server_->workers, [s = self().shared_from_this(), req, route, gzip_it] {
+      auto res = std::make_shared<HttpResponse>(s->server_->answer(*req, route));
+      asio::post(s->socket().get_executor(), [s, res, gzip_it] { s->write(std::move(*res), gzip_it, /*handled=*/true); });
     });
   }
 
@@ -231,7 +246,8 @@ class Session {
     write(server_->refusal(status, path.substr(0, path.find('?')), why), false);
   }
 
-  void write(HttpResponse res, bool gzip_it) {
+  /// `handled`: the answer of a dispatched request (counted in `handling` until written).
+  void write(HttpResponse res, bool gzip_it, bool handled = false) {
     auto reply = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(res.status), 11);
     reply->set(http::field::content_type, res.content_type);
     for (const auto& [k, v] : res.headers) reply->set(k, v);
@@ -245,7 +261,8 @@ class Session {
     reply->keep_alive(again);
     reply->prepare_payload();
     socket().expires_after(options().write_timeout);
-    http::async_write(self().stream(), *reply, [s = self().shared_from_this(), reply, again](beast::error_code ec, std::size_t) {
+    http::async_write(self().stream(), *reply, [s = self().shared_from_this(), reply, again, handled](beast::error_code ec, std::size_t) {
+      if (handled) --s->server_->handling;
       if (!ec && s->lingering_) return s->linger(std::chrono::steady_clock::now() + kLinger);
       if (ec || !again) return s->close();
       s->wait_request();
@@ -370,8 +387,8 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
 
 HttpServer::~HttpServer() { stop(); }
 
-void HttpServer::route(std::string method, std::string path, HttpHandler handler) {
-  impl_->routes.emplace_back(std::move(method), std::move(path), std::move(handler));
+void HttpServer::route(std::string method, std::string path, HttpHandler handler, bool may_wait) {
+  impl_->routes.push_back({std::move(method), std::move(path), std::move(handler), may_wait});
 }
 void HttpServer::fallback(HttpHandler handler) { impl_->not_found = std::move(handler); }
 void HttpServer::refusals(HttpRefusal refusal) { impl_->refusal = std::move(refusal); }
@@ -395,22 +412,25 @@ Result<int> HttpServer::start() {
   if (i.acceptor.listen(asio::socket_base::max_listen_connections, ec); ec) return failed("listen");
   i.workers.emplace(static_cast<std::size_t>(std::max(1, i.options.workers)));
   i.accept();
-  i.io_thread = std::thread([&i] { i.io.run(); });
+  for (int t = 0; t < std::max(1, i.options.io_threads); ++t) i.threads.emplace_back([&i] { i.io.run(); });
   return static_cast<int>(i.acceptor.local_endpoint().port());
 }
 
 void HttpServer::stop() {
   Impl& i = *impl_;
-  if (!i.io_thread.joinable()) return;
+  if (i.threads.empty()) return;
   i.stopping = true;
   asio::post(i.io, [&i] {
     beast::error_code ignored;
     i.acceptor.close(ignored);
   });
-  i.workers->join();  // the requests being handled finish; their answers are posted to io
-  for (int waited = 0; i.handling.load() > 0 && waited < 1000; ++waited) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The requests being handled finish and their answers are written (a Bind may wait for its
+  // reservation pod), then every connection closes.
+  while (i.handling.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   i.io.stop();
-  i.io_thread.join();
+  for (auto& t : i.threads) t.join();
+  i.threads.clear();
+  i.workers->join();
 }
 
 }  // namespace fracpack::api

@@ -1,8 +1,11 @@
 // A hardened HTTP/1.1 server (Boost.Beast over Asio) for the extender's JSON front and its probe
 // listener. The front decides what a request means; this layer decides what a connection may cost:
 //
-// - Connections are read asynchronously: a slow or idle client holds a socket, never a thread. The
-//   handlers run on their own pool (`workers`), only for requests that arrived whole.
+// - Connections are read asynchronously: a slow or idle client holds a socket, never a thread.
+//   A few `io_threads` read, write, and run the handlers of requests that arrived whole on the
+//   thread that read them (no hand-off: 64 threads running the reads cost 0.9 ms of CPU per
+//   scheduled pod, docs/benchmarks.md). A handler that may wait (route(..., may_wait)) runs on
+//   one of `workers` instead, so that it never holds a reading thread.
 // - Deadlines per connection, not per byte: the first byte of the next request within
 //   `idle_timeout`, the rest of its header within `header_timeout`, its body within
 //   `body_timeout`, the answer written within `write_timeout`. A client that trickles one byte
@@ -63,7 +66,8 @@ struct HttpServerOptions {
   std::size_t max_body = 8u << 20;       ///< bytes after decompression
   std::size_t max_header_bytes = 64u << 10;
   std::size_t max_connections = 1024;
-  int workers = 64;                      ///< handler threads (a Bind may wait seconds for a reservation pod)
+  int io_threads = 2;                    ///< threads reading, running the handlers that do not wait, writing
+  int workers = 64;                      ///< threads for handlers that may wait (a Bind, for its reservation pod)
   std::size_t keep_alive_requests = 100'000;  ///< requests on one connection before it is closed
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds header_timeout{10'000};
@@ -81,8 +85,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  /// Serves `method path` exactly. Register before start().
-  void route(std::string method, std::string path, HttpHandler handler);
+  /// Serves `method path` exactly. Register before start(). `may_wait`: the handler can block
+  /// (seconds); it runs on a worker thread.
+  void route(std::string method, std::string path, HttpHandler handler, bool may_wait = false);
   /// What every other request gets (404 by default).
   void fallback(HttpHandler handler);
   void refusals(HttpRefusal refusal);
