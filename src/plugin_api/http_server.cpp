@@ -180,6 +180,14 @@ class Session {
     if (ec == beast::error::timeout || ec == http::error::end_of_stream || ec == asio::error::eof) return self().close();
     if (ec) return refuse(400, fmt::format("the request could not be read: {}", ec.message()));
     if (auto bad = bad_framing(*parser_)) return refuse(400, fmt::format("the request has {}: give its length once", *bad));
+    // Chunked bodies carry chunk extensions and trailers that no limit of Beast's counts (a
+    // caller without credentials could make the server hold hundreds of MB): refused, as
+    // kube-scheduler always sends Content-Length.
+    if (parser_->chunked()) {
+      return refuse(411, fmt::format("send the body with Content-Length (at most {} bytes), not Transfer-Encoding: chunked",
+                                     options().max_body));
+    }
+    header_fields_ = static_cast<std::size_t>(std::distance(parser_->get().begin(), parser_->get().end()));
     if (iequals(sv(parser_->get()[http::field::expect]), "100-continue")) return send_continue();
     read_body();
   }
@@ -211,7 +219,14 @@ class Session {
     const auto mark = target.find('?');
     req.path = std::string(target.substr(0, mark));
     if (mark != std::string_view::npos) req.query = std::string(target.substr(mark + 1));
-    for (const auto& field : message) req.headers.emplace_back(std::string(sv(field.name_string())), std::string(sv(field.value())));
+    // The header block only: trailer fields (RFC 9110 §6.5.1) never count as headers (an
+    // Authorization or Content-Encoding must not come from them). Chunked bodies, the only ones
+    // with trailers, are refused anyway.
+    std::size_t n = 0;
+    for (const auto& field : message) {
+      if (n++ == header_fields_) break;
+      req.headers.emplace_back(std::string(sv(field.name_string())), std::string(sv(field.value())));
+    }
     req.body = std::move(message.body());
     req.peer_name = peer_name_;
     req.remote = remote_;
@@ -291,6 +306,7 @@ class Session {
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = true;
   bool lingering_ = false;
+  std::size_t header_fields_ = 0;  ///< fields in the request's header block (before any trailer)
   std::size_t dropped_ = 0;  ///< bytes read and dropped after a refusal
   std::size_t served_ = 0;
   std::array<char, 16384> drain_{};

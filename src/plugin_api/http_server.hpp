@@ -14,7 +14,9 @@
 // - Bodies are limited after decompression: a `Content-Encoding: gzip` or `deflate` body is
 //   inflated with zlib up to `max_body` bytes and refused (413) beyond. Other encodings get 415.
 // - Framing that smuggling relies on is refused (400): two Content-Length fields, a Content-Length
-//   list, Content-Length with chunked. Headers are limited to `max_header_bytes` (431).
+//   list, Content-Length with chunked. A chunked body gets 411 (its chunk extensions and trailers
+//   would have no limit); trailer fields never count as headers. Headers are limited to
+//   `max_header_bytes` (431).
 // - TLS (`tls`): the port speaks only TLS 1.2+; with a client CA, the client must present a
 //   certificate it signed, and the request carries that certificate's subject common name.
 // - The listen backlog is the system's (SOMAXCONN), not 5.
