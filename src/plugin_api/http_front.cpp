@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <unordered_set>
 
@@ -291,6 +292,7 @@ struct HttpFront::Impl {
     // reservation pod to report): off the reading threads. Without an API server it is a ledger
     // write, as quick as a Filter.
     const bool may_wait = std::string_view(path) == "/bind" && binder != nullptr;
+    protected_paths.emplace(path, std::pair{what, verb});
     server.route("POST", path, [this, verb, handler, what](const HttpRequest& req, HttpResponse& res) {
       Timer timer;
       res.content_type = kJson;
@@ -311,6 +313,7 @@ struct HttpFront::Impl {
 
   /// GET `path`; `what` unset: open to everyone.
   void get(const char* path, std::function<void(HttpResponse&)> answer, std::optional<Permission> what = std::nullopt) {
+    if (what) protected_paths.emplace(path, std::pair{*what, path});
     server.route("GET", path, [this, path, answer = std::move(answer), what](const HttpRequest& req, HttpResponse& res) {
       if (!what || allowed(req, res, *what, path)) answer(res);
     });
@@ -328,6 +331,20 @@ struct HttpFront::Impl {
       res.content_type = "text/plain; version=0.0.4";
       res.body = metrics.render(core.gauges());
     }, options.probes_only ? std::nullopt : std::optional(Permission::kRead));
+  }
+
+  /// Who may call each path; checked on the header, before the body is read (and again by the
+  /// handler, which answers the same).
+  std::map<std::string, std::pair<Permission, const char*>, std::less<>> protected_paths;
+
+  void admission() {
+    server.admission([this](const HttpRequest& head) -> std::optional<HttpResponse> {
+      const auto it = protected_paths.find(head.path);
+      if (it == protected_paths.end()) return std::nullopt;
+      HttpResponse res;
+      if (allowed(head, res, it->second.first, it->second.second)) return std::nullopt;
+      return res;
+    });
   }
 
   /// The server's own refusals (413, 431, 415, unsafe framing) and unknown paths, with Error:
@@ -375,6 +392,7 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
   Impl& i = *impl_;
   i.refusals();
   i.probes();
+  if (i.options.access) i.admission();
   if (i.options.probes_only) return;
   i.route_args("/filter", "filter", &Impl::filter);
   i.route_args("/prioritize", "prioritize", &Impl::prioritize);

@@ -87,6 +87,7 @@ struct HttpServer::Impl {
     res.status = 404;
     res.body = "no such path: " + req.method + " " + req.path + "\n";
   };
+  HttpAdmission admit;  ///< empty: every request is read whole
   HttpRefusal refusal = [](int status, const std::string&, const std::string& why) {
     HttpResponse r;
     r.status = status;
@@ -188,6 +189,11 @@ class Session {
                                      options().max_body));
     }
     header_fields_ = static_cast<std::size_t>(std::distance(parser_->get().begin(), parser_->get().end()));
+    // Refused on its header (no credentials): the body is never read, so such a caller cannot
+    // make the server hold --max-body bytes per connection.
+    if (server_->admit) {
+      if (auto refusal = server_->admit(head())) return refuse_with(std::move(*refusal));
+    }
     if (iequals(sv(parser_->get()[http::field::expect]), "100-continue")) return send_continue();
     read_body();
   }
@@ -211,8 +217,9 @@ class Session {
     });
   }
 
-  HttpRequest request() {
-    auto message = parser_->release();
+  /// The request as its header says, without the body.
+  [[nodiscard]] HttpRequest head() const {
+    const auto& message = parser_->get();
     HttpRequest req;
     req.method = std::string(sv(message.method_string()));
     const std::string_view target = sv(message.target());
@@ -227,9 +234,15 @@ class Session {
       if (n++ == header_fields_) break;
       req.headers.emplace_back(std::string(sv(field.name_string())), std::string(sv(field.value())));
     }
-    req.body = std::move(message.body());
     req.peer_name = peer_name_;
     req.remote = remote_;
+    return req;
+  }
+
+  HttpRequest request() {
+    HttpRequest req = head();
+    auto message = parser_->release();
+    req.body = std::move(message.body());
     keep_alive_ = message.keep_alive();
     return req;
   }
@@ -255,10 +268,13 @@ class Session {
   /// The caller may still be sending: what it sends is read and dropped for a while after the
   /// answer (a lingering close, as nginx does), so that it gets to read the answer.
   void refuse(int status, const std::string& why) {
+    const std::string path = parser_ ? std::string(sv(parser_->get().target())) : "";  // set once the start line is read
+    refuse_with(server_->refusal(status, path.substr(0, path.find('?')), why));
+  }
+  void refuse_with(HttpResponse res) {
     keep_alive_ = false;
     lingering_ = true;
-    const std::string path = parser_ ? std::string(sv(parser_->get().target())) : "";  // set once the start line is read
-    write(server_->refusal(status, path.substr(0, path.find('?')), why), false);
+    write(std::move(res), false);
   }
 
   /// `handled`: the answer of a dispatched request (counted in `handling` until written).
@@ -408,6 +424,7 @@ void HttpServer::route(std::string method, std::string path, HttpHandler handler
 }
 void HttpServer::fallback(HttpHandler handler) { impl_->not_found = std::move(handler); }
 void HttpServer::refusals(HttpRefusal refusal) { impl_->refusal = std::move(refusal); }
+void HttpServer::admission(HttpAdmission admit) { impl_->admit = std::move(admit); }
 std::size_t HttpServer::connections() const { return impl_->open.load(); }
 
 Result<int> HttpServer::start() {

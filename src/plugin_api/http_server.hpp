@@ -25,6 +25,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,6 +63,11 @@ using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
 /// the request's path ("" when the header could not be read) and why.
 using HttpRefusal = std::function<HttpResponse(int status, const std::string& path, const std::string& why)>;
 
+/// Called once a request's header is read, before its body (body empty): an answer refuses the
+/// request unread; nullopt reads it. For authentication: a caller without credentials never gets
+/// the server to read, and hold, a body of --max-body bytes.
+using HttpAdmission = std::function<std::optional<HttpResponse>(const HttpRequest&)>;
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 0;                          ///< 0: any free port (tests)
@@ -93,6 +99,7 @@ class HttpServer {
   /// What every other request gets (404 by default).
   void fallback(HttpHandler handler);
   void refusals(HttpRefusal refusal);
+  void admission(HttpAdmission admit);
 
   /// Binds and starts serving in the background. Returns the bound port; kInvalidArgument for
   /// TLS files that cannot be used, kInternal when the address cannot be bound.

@@ -1,5 +1,10 @@
 // Who may call what: every verb of the JSON front and every RPC of the gRPC front, tried with no
 // credentials, wrong credentials and the right ones (access.hpp).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <httplib.h>
 
 #include <fstream>
@@ -156,6 +161,38 @@ TEST_CASE("JSON front: every verb with no, wrong and right credentials; probes s
   // Refused binds changed nothing; the scheduler's bind (after its Filter) did.
   CHECK(s.core->snapshot().bindings.size() == 1);
   for (const char* probe : {"/healthz", "/readyz"}) CHECK(c.Get(probe)->status == 200);
+}
+
+TEST_CASE("JSON front: a caller without credentials is refused on its header; its body is never read") {
+  TokenFile tokens;
+  HttpServer s(policy(tokens));
+  httplib::Client c("127.0.0.1", s.port);
+  // An 8 MB body announced, none sent: the answer comes at once (a server that read first would
+  // wait for the body until its deadline), and the connection closes.
+  auto res = c.Get("/healthz");  // warm: the server is up
+  REQUIRE(res);
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(s.port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const std::string head = "POST /bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 8000000\r\n\r\n";
+  REQUIRE(::send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size()));
+  char buf[512];
+  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  ::close(fd);
+  REQUIRE(n > 0);
+  const std::string answer(buf, static_cast<std::size_t>(n));
+  CHECK(answer.rfind("HTTP/1.1 401", 0) == 0);
+  CHECK(answer.find("WWW-Authenticate: Bearer") != std::string::npos);
+  // With the token, the same route reads its body as before.
+  auto bound = c.Post("/bind", {{"Authorization", "Bearer sched-token-0123456789"}}, R"({"PodName":"x","PodNamespace":"y","Node":"a"})",
+                      "application/json");
+  REQUIRE(bound);
+  CHECK(bound->status == 200);
 }
 
 TEST_CASE("JSON front over mutual TLS: the certificate names the caller; a name not allowed is 403") {
