@@ -40,6 +40,7 @@
 #include "plugin_api/client.hpp"
 #include "support/kube_payloads.hpp"
 #include "support/server_process.hpp"
+#include "bench_stats.hpp"
 #include "extender_workload.hpp"
 
 namespace fracpack::bench {
@@ -47,11 +48,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? fallback : std::atoi(v);
-}
 
 /// The server, started once for all benchmarks in this process.
 struct Harness {
@@ -138,14 +134,6 @@ double cpu_seconds(pid_t pid) {
 struct Latencies {
   std::vector<double> filter, prioritize, bind, release;
 };
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
-
-double micros(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); }
 
 /// Filter → Prioritize → Bind of one pod; true when bound. `all_nodes`: Filter sends no names and
 /// asks for the best node (gRPC all_nodes, max_nodes 1) instead of sending every name.

@@ -20,6 +20,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "bench_stats.hpp"
 #include "plugin_api/client.hpp"
 #include "support/kube_payloads.hpp"
 #include "support/server_process.hpp"
@@ -30,17 +31,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? fallback : std::atoi(v);
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
 
 /// One cluster file and one PKI for both servers.
 struct Shared {
@@ -96,7 +86,6 @@ void BM_json_front(benchmark::State& state, bool tls) {
   }
   const auto& nodes = shared().nodes;
   std::vector<double> filter_us, prioritize_us, bind_us;
-  auto micros = [](Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::micro>(b - a).count(); };
   int i = 0;
   for (auto _ : state) {
     const std::string name = fmt::format("p{:05}", i);

@@ -3,20 +3,15 @@
 #include <fmt/format.h>
 
 #include "plugin_api/flag_files.hpp"
+#include "plugin_api/trim.hpp"
 
 namespace fracpack::api {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
 /// The next comma-separated field of `line` (quotes around it dropped), consumed.
 std::string_view next_field(std::string_view& line) {
   const auto comma = line.find(',');
-  std::string_view field = trim(line.substr(0, comma));
+  std::string_view field = trim_blanks(line.substr(0, comma));
   line = comma == std::string_view::npos ? std::string_view{} : line.substr(comma + 1);
   if (field.size() >= 2 && field.front() == '"' && field.back() == '"') field = field.substr(1, field.size() - 2);
   return field;
@@ -34,7 +29,7 @@ Status parse_tokens(const std::string& file, const std::string& text, std::vecto
   std::string_view rest = text;
   for (int number = 1; !rest.empty(); ++number) {
     const auto newline = rest.find('\n');
-    std::string_view line = trim(rest.substr(0, newline));
+    std::string_view line = trim_blanks(rest.substr(0, newline));
     rest = newline == std::string_view::npos ? std::string_view{} : rest.substr(newline + 1);
     if (line.empty() || line.front() == '#') continue;
     const std::string_view token = next_field(line);
@@ -90,7 +85,7 @@ AccessDecision AccessPolicy::check(std::string_view certificate_name, std::strin
   AccessDecision d;
   d.caller = std::string(certificate_name);
   constexpr std::string_view kBearer = "Bearer ";
-  if (d.caller.empty() && authorization.rfind(kBearer, 0) == 0) d.caller = user_of(trim(authorization.substr(kBearer.size())));
+  if (d.caller.empty() && authorization.rfind(kBearer, 0) == 0) d.caller = user_of(trim_blanks(authorization.substr(kBearer.size())));
   if (d.caller.empty()) {
     d.outcome = Outcome::kUnauthenticated;
     d.message = authorization.empty() ? fmt::format("{}: authenticate with a client certificate or a bearer token", verb)

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "plugin_api/trim.hpp"
+
 namespace fracpack::api {
 namespace {
 
@@ -16,12 +18,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 /// Inflates `in` into at most `limit` bytes with a window of `window_bits`.
@@ -75,12 +71,12 @@ bool accepts_gzip(std::string_view accept_encoding) {
   std::string_view rest = value;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
-    std::string_view item = trim(rest.substr(0, comma));
+    std::string_view item = trim_blanks(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const auto semi = item.find(';');
-    if (trim(item.substr(0, semi)) != "gzip") continue;
+    if (trim_blanks(item.substr(0, semi)) != "gzip") continue;
     if (semi == std::string_view::npos) return true;
-    std::string_view q = trim(item.substr(semi + 1));
+    std::string_view q = trim_blanks(item.substr(semi + 1));
     if (q.rfind("q=", 0) != 0) return true;
     q.remove_prefix(2);
     return q.find_first_not_of("0.") != std::string_view::npos;  // q=0, q=0.0, q=0.000: refused
@@ -89,7 +85,7 @@ bool accepts_gzip(std::string_view accept_encoding) {
 }
 
 Result<std::string> decode_body(std::string_view encoding, std::string body, std::size_t limit) {
-  const std::string e = lower(trim(encoding));
+  const std::string e = lower(trim_blanks(encoding));
   if (e.empty() || e == "identity") return body;
   if (e == "gzip" || e == "x-gzip") return inflate_bounded(body, limit, kGzipWindow);
   if (e == "deflate") return inflate_bounded(body, limit, kAutoWindow);
