@@ -161,6 +161,10 @@ int run(int argc, char** argv) {
                         "never a thread")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->capture_default_str();
+  serve_cmd->add_option("--http-max-connections-per-client", serve.http_max_connections_per_client,
+                        "JSON front: open connections from one IP address at most, so that one caller cannot take them all")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->capture_default_str();
   serve_cmd->add_option("--state", serve.core.state_path, "SQLite state file (:memory: for none)")->capture_default_str();
   serve_cmd->add_option("--cluster", serve_cluster, "Nodes, Queues, PodGroups (and running pods) to load")
       ->check(CLI::ExistingFile);

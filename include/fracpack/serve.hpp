@@ -18,6 +18,7 @@ struct ServeOptions {
   /// caller (probes and Prometheus reach it when the fronts need TLS client certificates).
   std::optional<std::string> health;
   std::size_t http_max_connections = 1024;  ///< JSON front: open connections at most
+  std::size_t http_max_connections_per_client = 256;  ///< JSON front: from one IP address at most
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
   std::size_t max_body = 8u << 20;          ///< bytes per request, both fronts
   bool http_gzip = false;                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)

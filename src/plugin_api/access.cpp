@@ -1,5 +1,8 @@
 #include "plugin_api/access.hpp"
 
+#include <cctype>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "plugin_api/flag_files.hpp"
@@ -46,6 +49,17 @@ Status parse_tokens(const std::string& file, const std::string& text, std::vecto
   return Status::ok();
 }
 
+/// The token of an `Authorization: Bearer <token>` value; the scheme's case does not matter
+/// (RFC 9110 §11.1).
+std::optional<std::string_view> bearer_token(std::string_view authorization) {
+  constexpr std::string_view kBearer = "bearer";
+  if (authorization.size() <= kBearer.size() || (authorization[kBearer.size()] != ' ' && authorization[kBearer.size()] != '\t')) return std::nullopt;
+  for (std::size_t i = 0; i < kBearer.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != kBearer[i]) return std::nullopt;
+  }
+  return trim_blanks(authorization.substr(kBearer.size()));
+}
+
 }  // namespace
 
 std::string_view permission_name(Permission p) {
@@ -84,8 +98,9 @@ AccessDecision AccessPolicy::check(std::string_view certificate_name, std::strin
   if (!enabled_) return {};
   AccessDecision d;
   d.caller = std::string(certificate_name);
-  constexpr std::string_view kBearer = "Bearer ";
-  if (d.caller.empty() && authorization.rfind(kBearer, 0) == 0) d.caller = user_of(trim_blanks(authorization.substr(kBearer.size())));
+  if (d.caller.empty()) {
+    if (auto token = bearer_token(authorization)) d.caller = user_of(*token);
+  }
   if (d.caller.empty()) {
     d.outcome = Outcome::kUnauthenticated;
     d.message = authorization.empty() ? fmt::format("{}: authenticate with a client certificate or a bearer token", verb)

@@ -61,6 +61,13 @@ Result<int> GrpcFront::start() {
   // gRPC sets SO_REUSEPORT by default: a second server on the same port would then start and
   // silently take half the calls. One server per port.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // A caller that connects and says nothing, or stays connected without calling, is closed.
+  const auto& o = impl_->options;
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, static_cast<int>(o.handshake_timeout.count()));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, static_cast<int>(o.idle_timeout.count()));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, static_cast<int>(o.keepalive_time.count()));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, o.max_concurrent_streams);
   builder.RegisterService(&impl_->extender);
   builder.RegisterService(&impl_->cluster);
   impl_->server = builder.BuildAndStart();

@@ -7,6 +7,7 @@
 // port is plaintext, for a sidecar on localhost or a mesh that terminates TLS.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,11 @@ struct GrpcOptions {
   int max_message_bytes = 8 << 20;      ///< larger requests get RESOURCE_EXHAUSTED from gRPC itself
   /// Who may call which method (access.hpp); null: everyone. Health and reflection stay open.
   std::shared_ptr<const AccessPolicy> access;
+  // What a connection may hold (gRPC 1.51 has no cap on connections: these bound what each costs).
+  std::chrono::milliseconds handshake_timeout{10'000};  ///< TCP accepted → TLS and HTTP/2 settings done
+  std::chrono::milliseconds idle_timeout{300'000};      ///< no call for this long: GOAWAY, closed
+  std::chrono::milliseconds keepalive_time{120'000};    ///< a ping after this long quiet; a dead peer closed
+  int max_concurrent_streams = 128;                     ///< calls in flight on one connection
 };
 
 class GrpcFront {

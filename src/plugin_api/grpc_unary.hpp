@@ -8,6 +8,7 @@
 #include <google/protobuf/arena.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/support/proto_buffer_reader.h>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "plugin_api/access.hpp"
@@ -37,6 +38,9 @@ inline grpc::Status authorize(const grpc::CallbackServerContext& ctx, const Acce
   if (access == nullptr || !access->enabled()) return grpc::Status::OK;
   std::string_view authorization;
   const auto& metadata = ctx.client_metadata();
+  if (metadata.count("authorization") > 1) {
+    return {grpc::StatusCode::UNAUTHENTICATED, fmt::format("{}: two authorization values: send one bearer token", verb)};
+  }
   if (auto it = metadata.find("authorization"); it != metadata.end()) authorization = {it->second.data(), it->second.size()};
   const AccessDecision d = access->check(certificate_name(ctx), authorization, what, verb);
   if (d.allowed()) return grpc::Status::OK;

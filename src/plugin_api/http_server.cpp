@@ -3,8 +3,10 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -19,6 +21,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "fracpack/quoting.hpp"
 #include "plugin_api/http_encoding.hpp"
 
 namespace fracpack::api {
@@ -56,14 +59,53 @@ std::string peer_common_name(SSL* ssl) {
   return name;
 }
 
-/// Whether the framing of `header` is one a request smuggler relies on: Content-Length given
-/// twice or as a list (Beast accepts equal repeats, RFC 9112 §6.3 lets a server refuse them).
-std::optional<std::string> bad_framing(const http::request_parser<http::string_body>& parser) {
+/// A header the server refuses before reading any body: its status and why.
+struct HeaderRefusal {
+  int status;
+  std::string why;
+};
+
+/// Fields a request carries once at most: two of them leave which one counts to the reader (a
+/// proxy in front may pick the other).
+constexpr std::array kSingleFields{http::field::host, http::field::content_type, http::field::content_encoding,
+                                   http::field::authorization, http::field::expect, http::field::transfer_encoding};
+
+/// Whether `parser`'s header is one the server refuses: a framing a request smuggler relies on
+/// (Content-Length given twice or as a list, which Beast accepts when the values agree; any
+/// Transfer-Encoding), a field given twice, or an HTTP/1.1 request without its Host (RFC 9112
+/// §3.2, §6.1, §6.3).
+std::optional<HeaderRefusal> refused_header(const http::request_parser<http::string_body>& parser, std::size_t max_body) {
   const auto& h = parser.get();
-  if (h.count(http::field::content_length) > 1) return "two Content-Length fields";
-  const auto length = h[http::field::content_length];
-  if (sv(length).find(',') != std::string_view::npos) return "a Content-Length list";
+  if (h.count(http::field::content_length) > 1 || sv(h[http::field::content_length]).find(',') != std::string_view::npos) {
+    return HeaderRefusal{400, "the request gives its Content-Length more than once: give it once"};
+  }
+  for (const auto field : kSingleFields) {
+    if (h.count(field) > 1) return HeaderRefusal{400, fmt::format("the request has two {} fields: give it once", sv(http::to_string(field)))};
+  }
+  // Chunked bodies carry chunk extensions and trailers that no limit of Beast's counts (a caller
+  // without credentials could make the server hold hundreds of MB); other codings are unknown
+  // here. kube-scheduler always sends Content-Length.
+  if (parser.chunked()) {
+    return HeaderRefusal{411, fmt::format("send the body with Content-Length (at most {} bytes), not Transfer-Encoding: chunked", max_body)};
+  }
+  if (h.count(http::field::transfer_encoding) > 0) {
+    return HeaderRefusal{501, fmt::format("the transfer coding {:?} is not supported: send the body with Content-Length",
+                                          excerpt(sv(h[http::field::transfer_encoding])))};
+  }
+  if (h.version() >= 11 && h.count(http::field::host) == 0) return HeaderRefusal{400, "an HTTP/1.1 request names its Host"};
   return std::nullopt;
+}
+
+/// The origin form ("/path?query") of a request target; an absolute form
+/// ("http://host:port/path?query", RFC 9112 §3.2.2) is accepted as a server must.
+std::string_view origin_form(std::string_view target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() && iequals(target.substr(0, scheme.size()), scheme)) {
+      const auto slash = target.find_first_of("/?", scheme.size());
+      return slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+    }
+  }
+  return target;
 }
 
 }  // namespace
@@ -97,6 +139,8 @@ struct HttpServer::Impl {
   // Destroyed in reverse: the io context (and the connections its pending handlers own) before
   // the counters those connections decrement and the TLS context they were made from.
   std::atomic<std::size_t> open{0};      ///< connections
+  std::mutex clients_mutex;
+  std::unordered_map<std::string, std::size_t> clients;  ///< open connections by IP address
   std::atomic<std::size_t> handling{0};  ///< requests read whole, not yet answered
   std::atomic<bool> stopping{false};
   std::optional<asio::ssl::context> tls;
@@ -107,11 +151,23 @@ struct HttpServer::Impl {
 
   explicit Impl(HttpServerOptions o) : options(std::move(o)) {}
 
+  /// The route of `req`; a HEAD is answered as its GET, without the body (RFC 9110 §9.3.2).
   [[nodiscard]] const Route* find(const HttpRequest& req) const {
+    const std::string_view method = req.method == "HEAD" ? std::string_view("GET") : std::string_view(req.method);
     for (const auto& r : routes) {
-      if (r.method == req.method && r.path == req.path) return &r;
+      if (r.method == method && r.path == req.path) return &r;
     }
     return nullptr;
+  }
+
+  /// The methods `path` is served for ("GET, HEAD" or "POST"), "" when it is not served at all.
+  [[nodiscard]] std::string allowed_methods(std::string_view path) const {
+    std::string allow;
+    for (const auto& r : routes) {
+      if (r.path != path) continue;
+      allow += (allow.empty() ? "" : ", ") + r.method + (r.method == "GET" ? ", HEAD" : "");
+    }
+    return allow;
   }
 
   /// The answer to `req` (its body inflated first).
@@ -126,6 +182,9 @@ struct HttpServer::Impl {
     req.body = std::move(*decoded);
     if (route != nullptr) {
       route->handler(req, res);
+    } else if (const std::string allow = allowed_methods(req.path); !allow.empty()) {
+      res = refusal(405, req.path, fmt::format("{} is served for {}, not {:?}", req.path, allow, excerpt(req.method, 16)));
+      res.headers.emplace_back("Allow", allow);
     } else {
       not_found(req, res);
     }
@@ -134,6 +193,25 @@ struct HttpServer::Impl {
 
   Status make_tls();
   void accept();
+  void open_session(tcp::socket socket);
+
+  /// Counts a connection from `address`; false (nothing counted) at either cap.
+  bool admit_connection(const std::string& address) {
+    const std::lock_guard lock(clients_mutex);
+    std::size_t& from_client = clients[address];
+    if (open.load() >= options.max_connections || from_client >= options.max_connections_per_client) {
+      if (from_client == 0) clients.erase(address);
+      return false;
+    }
+    ++from_client;
+    ++open;
+    return true;
+  }
+  void release_connection(const std::string& address) {
+    const std::lock_guard lock(clients_mutex);
+    if (auto it = clients.find(address); it != clients.end() && --it->second == 0) clients.erase(it);
+    --open;
+  }
 };
 
 namespace {
@@ -144,8 +222,9 @@ namespace {
 template <class Derived>
 class Session {
  public:
-  Session(HttpServer::Impl* server, std::string remote) : server_(server), remote_(std::move(remote)) {}
-  ~Session() { --server_->open; }
+  Session(HttpServer::Impl* server, std::string address, std::string remote)
+      : server_(server), address_(std::move(address)), remote_(std::move(remote)) {}
+  ~Session() { server_->release_connection(address_); }
 
  public:
   Derived& self() { return static_cast<Derived&>(*this); }
@@ -156,7 +235,7 @@ class Session {
   void wait_request() {
     if (server_->stopping) return self().close();
     if (buffer_.size() > 0) return read_header();
-    socket().expires_after(options().idle_timeout);
+    socket().expires_after(served_ == 0 ? options().header_timeout : options().idle_timeout);
     self().stream().async_read_some(buffer_.prepare(4096), [s = self().shared_from_this()](beast::error_code ec, std::size_t n) {
       if (ec) return s->close();
       s->buffer_.commit(n);
@@ -180,14 +259,7 @@ class Session {
     }
     if (ec == beast::error::timeout || ec == http::error::end_of_stream || ec == asio::error::eof) return self().close();
     if (ec) return refuse(400, fmt::format("the request could not be read: {}", ec.message()));
-    if (auto bad = bad_framing(*parser_)) return refuse(400, fmt::format("the request has {}: give its length once", *bad));
-    // Chunked bodies carry chunk extensions and trailers that no limit of Beast's counts (a
-    // caller without credentials could make the server hold hundreds of MB): refused, as
-    // kube-scheduler always sends Content-Length.
-    if (parser_->chunked()) {
-      return refuse(411, fmt::format("send the body with Content-Length (at most {} bytes), not Transfer-Encoding: chunked",
-                                     options().max_body));
-    }
+    if (auto bad = refused_header(*parser_, options().max_body)) return refuse(bad->status, bad->why);
     header_fields_ = static_cast<std::size_t>(std::distance(parser_->get().begin(), parser_->get().end()));
     // Refused on its header (no credentials): the body is never read, so such a caller cannot
     // make the server hold --max-body bytes per connection.
@@ -222,7 +294,7 @@ class Session {
     const auto& message = parser_->get();
     HttpRequest req;
     req.method = std::string(sv(message.method_string()));
-    const std::string_view target = sv(message.target());
+    const std::string_view target = origin_form(sv(message.target()));
     const auto mark = target.find('?');
     req.path = std::string(target.substr(0, mark));
     if (mark != std::string_view::npos) req.query = std::string(target.substr(mark + 1));
@@ -252,6 +324,7 @@ class Session {
   void dispatch() {
     socket().expires_never();  // a handler may take seconds
     auto req = std::make_shared<HttpRequest>(request());
+    head_only_ = req->method == "HEAD";
     ++server_->handling;
     const auto* route = server_->find(*req);
     const bool gzip_it = options().gzip && accepts_gzip(req->header("Accept-Encoding"));
@@ -272,6 +345,7 @@ class Session {
     refuse_with(server_->refusal(status, path.substr(0, path.find('?')), why));
   }
   void refuse_with(HttpResponse res) {
+    head_only_ = false;
     keep_alive_ = false;
     lingering_ = true;
     write(std::move(res), false);
@@ -291,6 +365,7 @@ class Session {
     const bool again = keep_alive_ && ++served_ < options().keep_alive_requests && !server_->stopping;
     reply->keep_alive(again);
     reply->prepare_payload();
+    if (head_only_) reply->body().clear();  // the GET's Content-Length, no body
     socket().expires_after(options().write_timeout);
     http::async_write(self().stream(), *reply, [s = self().shared_from_this(), reply, again, handled](beast::error_code ec, std::size_t) {
       if (handled) --s->server_->handling;
@@ -316,12 +391,14 @@ class Session {
   }
 
   HttpServer::Impl* server_;  ///< outlives every connection (its io context owns them)
-  std::string remote_;
+  std::string address_;       ///< the client's IP address, counted in server_->clients
+  std::string remote_;        ///< address:port, for logs
   std::string peer_name_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = true;
   bool lingering_ = false;
+  bool head_only_ = false;  ///< the request being answered is a HEAD
   std::size_t header_fields_ = 0;  ///< fields in the request's header block (before any trailer)
   std::size_t dropped_ = 0;  ///< bytes read and dropped after a refusal
   std::size_t served_ = 0;
@@ -330,8 +407,8 @@ class Session {
 
 class PlainSession : public Session<PlainSession>, public std::enable_shared_from_this<PlainSession> {
  public:
-  PlainSession(HttpServer::Impl* server, tcp::socket socket, std::string remote)
-      : Session(server, std::move(remote)), stream_(std::move(socket)) {}
+  PlainSession(HttpServer::Impl* server, tcp::socket socket, std::string address, std::string remote)
+      : Session(server, std::move(address), std::move(remote)), stream_(std::move(socket)) {}
   beast::tcp_stream& stream() { return stream_; }
   void start() { wait_request(); }
   void close() {
@@ -347,8 +424,8 @@ class PlainSession : public Session<PlainSession>, public std::enable_shared_fro
 
 class TlsSession : public Session<TlsSession>, public std::enable_shared_from_this<TlsSession> {
  public:
-  TlsSession(HttpServer::Impl* server, tcp::socket socket, asio::ssl::context& tls, std::string remote)
-      : Session(server, std::move(remote)), stream_(std::move(socket), tls) {}
+  TlsSession(HttpServer::Impl* server, tcp::socket socket, asio::ssl::context& tls, std::string address, std::string remote)
+      : Session(server, std::move(address), std::move(remote)), stream_(std::move(socket), tls) {}
   beast::ssl_stream<beast::tcp_stream>& stream() { return stream_; }
   void start() {
     socket().expires_after(options().header_timeout);
@@ -397,22 +474,27 @@ Status HttpServer::Impl::make_tls() {
 void HttpServer::Impl::accept() {
   acceptor.async_accept(asio::make_strand(io), [self = this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-    if (!ec && self->open.load() >= self->options.max_connections) {
-      socket.close(ec);  // at the cap: the client retries; the connections already open keep working
-    } else if (!ec) {
-      beast::error_code ignored;
-      const auto peer = socket.remote_endpoint(ignored);
-      const std::string remote = fmt::format("{}:{}", peer.address().to_string(), peer.port());
-      socket.set_option(tcp::no_delay(true), ignored);  // small request, small answer: no Nagle wait
-      ++self->open;
-      if (self->tls) {
-        std::make_shared<TlsSession>(self, std::move(socket), *self->tls, remote)->start();
-      } else {
-        std::make_shared<PlainSession>(self, std::move(socket), remote)->start();
-      }
-    }
+    if (!ec) self->open_session(std::move(socket));
     self->accept();
   });
+}
+
+void HttpServer::Impl::open_session(tcp::socket socket) {
+  beast::error_code ignored;
+  const auto peer = socket.remote_endpoint(ignored);
+  std::string address = peer.address().to_string();
+  // At a cap the connection is closed: the client retries; the connections already open keep working.
+  if (!admit_connection(address)) {
+    socket.close(ignored);
+    return;
+  }
+  std::string remote = fmt::format("{}:{}", address, peer.port());
+  socket.set_option(tcp::no_delay(true), ignored);  // small request, small answer: no Nagle wait
+  if (tls) {
+    std::make_shared<TlsSession>(this, std::move(socket), *tls, std::move(address), std::move(remote))->start();
+  } else {
+    std::make_shared<PlainSession>(this, std::move(socket), std::move(address), std::move(remote))->start();
+  }
 }
 
 HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}

@@ -10,13 +10,20 @@
 //   `idle_timeout`, the rest of its header within `header_timeout`, its body within
 //   `body_timeout`, the answer written within `write_timeout`. A client that trickles one byte
 //   every half second is cut off when its deadline passes.
-// - `max_connections` open connections at most (more are closed at accept): not the thread count.
+// - `max_connections` open connections at most (more are closed at accept): not the thread count;
+//   and `max_connections_per_client` from one IP address, so that one caller cannot take them all.
+//   A new connection's first request must start within `header_timeout`, not `idle_timeout`: a
+//   caller that connects and says nothing holds its slot 10 s, not 60.
 // - Bodies are limited after decompression: a `Content-Encoding: gzip` or `deflate` body is
 //   inflated with zlib up to `max_body` bytes and refused (413) beyond. Other encodings get 415.
 // - Framing that smuggling relies on is refused (400): two Content-Length fields, a Content-Length
-//   list, Content-Length with chunked. A chunked body gets 411 (its chunk extensions and trailers
-//   would have no limit); trailer fields never count as headers. Headers are limited to
-//   `max_header_bytes` (431).
+//   list, Content-Length with chunked, two Host, Authorization, Content-Type, Content-Encoding,
+//   Expect or Transfer-Encoding fields, an HTTP/1.1 request without Host. A chunked body gets 411
+//   (its chunk extensions and trailers would have no limit), another transfer coding 501; trailer
+//   fields never count as headers. Headers are limited to `max_header_bytes` (431). Obsolete
+//   line folding is read as a space, as RFC 9112 §5.2 allows.
+// - A HEAD is answered as its GET without the body; a path served for another method gets 405
+//   with Allow; an absolute-form target ("http://host/healthz") is read as its path.
 // - TLS (`tls`): the port speaks only TLS 1.2+; with a client CA, the client must present a
 //   certificate it signed, and the request carries that certificate's subject common name.
 // - The listen backlog is the system's (SOMAXCONN), not 5.
@@ -74,6 +81,7 @@ struct HttpServerOptions {
   std::size_t max_body = 8u << 20;       ///< bytes after decompression
   std::size_t max_header_bytes = 64u << 10;
   std::size_t max_connections = 1024;
+  std::size_t max_connections_per_client = 256;  ///< from one IP address
   int io_threads = 2;                    ///< threads reading, running the handlers that do not wait, writing
   int workers = 64;                      ///< threads for handlers that may wait (a Bind, for its reservation pod)
   std::size_t keep_alive_requests = 100'000;  ///< requests on one connection before it is closed

@@ -142,6 +142,7 @@ bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Met
   http.listen.port = address->second;
   http.listen.max_body = options.max_body;
   http.listen.max_connections = options.http_max_connections;
+  http.listen.max_connections_per_client = options.http_max_connections_per_client;
   http.listen.gzip = options.http_gzip;
   if (!probes_only) http.listen.tls = {options.tls_cert, options.tls_key, options.tls_client_ca, !options.token_file.empty()};
   http.unresolvable_as_failed = options.unresolvable_as_failed;

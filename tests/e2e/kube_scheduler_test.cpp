@@ -550,7 +550,7 @@ TEST_CASE("a gang binds all its members or none: room for 3 of 4 binds none, roo
   REQUIRE_MESSAGE(KubeRig::wait_until([&] { return c.truth().size() == 4; }, std::chrono::seconds(30)),
                   c.truth().size() << " of 4 bound; " << c.api().failed_scheduling("default/member-0"));
   std::set<std::string> nodes;
-  for (const auto& [pod, node] : c.truth()) nodes.insert(node);
+  for (const auto& [pod, bound_to] : c.truth()) nodes.insert(bound_to);
   CHECK(nodes.size() == 4);
   c.converged();
 }

@@ -1,10 +1,5 @@
 // Who may call what: every verb of the JSON front and every RPC of the gRPC front, tried with no
 // credentials, wrong credentials and the right ones (access.hpp).
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <httplib.h>
 
 #include <fstream>
@@ -20,6 +15,7 @@
 #include "plugin_api/http_front.hpp"
 #include "support/builders.hpp"
 #include "support/kube_payloads.hpp"
+#include "support/raw_connection.hpp"
 #include "support/temp_files.hpp"
 #include "support/tls_files.hpp"
 
@@ -70,6 +66,10 @@ TEST_CASE("the token file: kube-apiserver's format read; bad lines refused with 
   auto p = policy(good);
   CHECK(p->enabled());
   CHECK(p->check("", "Bearer sched-token-0123456789", api::Permission::kSchedule, "filter").allowed());
+  CHECK(p->check("", "bearer sched-token-0123456789", api::Permission::kSchedule, "filter").allowed());  // RFC 9110 §11.1
+  CHECK(p->check("", "BEARER\tsched-token-0123456789", api::Permission::kSchedule, "filter").allowed());
+  CHECK_FALSE(p->check("", "Bearersched-token-0123456789", api::Permission::kSchedule, "filter").allowed());
+  CHECK_FALSE(p->check("", "Basic sched-token-0123456789", api::Permission::kSchedule, "filter").allowed());
   CHECK_FALSE(p->check("", "Bearer sched-token-012345678", api::Permission::kSchedule, "filter").allowed());  // a prefix
   CHECK_FALSE(p->check("", "Bearer sched-token-01234567890", api::Permission::kSchedule, "filter").allowed());
   const auto refused = p->check("", "Bearer sched-token-01234567890", api::Permission::kSchedule, "filter");
@@ -171,21 +171,9 @@ TEST_CASE("JSON front: a caller without credentials is refused on its header; it
   // wait for the body until its deadline), and the connection closes.
   auto res = c.Get("/healthz");  // warm: the server is up
   REQUIRE(res);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(s.port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  const std::string head = "POST /bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 8000000\r\n\r\n";
-  REQUIRE(::send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size()));
-  char buf[512];
-  const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-  ::close(fd);
-  REQUIRE(n > 0);
-  const std::string answer(buf, static_cast<std::size_t>(n));
+  RawConnection raw(s.port, nullptr, 10);
+  REQUIRE(raw.send("POST /bind HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 8000000\r\n\r\n"));
+  const std::string answer = raw.read_some();
   CHECK(answer.rfind("HTTP/1.1 401", 0) == 0);
   CHECK(answer.find("WWW-Authenticate: Bearer") != std::string::npos);
   // With the token, the same route reads its body as before.
@@ -293,6 +281,13 @@ TEST_CASE("gRPC front: every RPC with no, wrong and right credentials") {
     }
   }
   // Only the administrator's Apply went through: one node, no ghost removed, nothing else.
+  CHECK((*opened)->snapshot().nodes.size() == 1);
+  // Two authorization values: which one counts must not depend on the reader.
+  grpc::ClientContext twice;
+  twice.AddMetadata("authorization", "Bearer admin-token-0123456789");
+  twice.AddMetadata("authorization", "Bearer other-token-0123456789");
+  v1::SyncResponse synced;
+  CHECK(cluster->Sync(&twice, v1::SyncRequest{}, &synced).error_code() == grpc::StatusCode::UNAUTHENTICATED);
   CHECK((*opened)->snapshot().nodes.size() == 1);
 }
 

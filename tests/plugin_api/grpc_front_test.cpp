@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <functional>
 #include <set>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "plugin_api/grpc_status.hpp"
 #include "support/builders.hpp"
 #include "support/kube_payloads.hpp"
+#include "support/raw_connection.hpp"
 #include "support/tls_files.hpp"
 
 namespace fracpack::test {
@@ -35,13 +37,14 @@ struct Server {
   std::unique_ptr<v1::Extender::Stub> extender;
   std::unique_ptr<v1::Cluster::Stub> cluster;
 
-  explicit Server(api::TlsFiles tls = {}) {
+  explicit Server(api::TlsFiles tls = {}, const std::function<void(api::GrpcOptions&)>& tweak = {}) {
     auto opened = Extender::open(ExtenderOptions{});
     REQUIRE(opened.is_ok());
     core = std::move(*opened);
     api::GrpcOptions options;
     options.tls = std::move(tls);
     options.max_message_bytes = 1 << 20;
+    if (tweak) tweak(options);
     front = std::make_unique<api::GrpcFront>(*core, metrics, options);
     auto started = front->start();
     REQUIRE_MESSAGE(started.is_ok(), started.status().message());
@@ -539,12 +542,35 @@ TEST_CASE("TLS files are checked before gRPC starts: a key of another certificat
   CHECK(!std::filesystem::exists(state));
 }
 
+TEST_CASE("a gRPC connection that never handshakes, or stops calling, is closed; one that calls is served") {
+  using namespace std::chrono_literals;
+  Server s({}, [](api::GrpcOptions& o) {
+    o.handshake_timeout = 300ms;
+    o.idle_timeout = 500ms;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  RawConnection silent(s.port);
+  std::string read = "the server's settings frame";
+  while (!read.empty() && read != "timeout" && read != "error") read = silent.read_some();  // then its close
+  CHECK(read.empty());
+  CHECK(std::chrono::steady_clock::now() - start < 10s);
+  // A caller that calls is served; once it stops, its connection is closed (the channel goes idle).
+  s.apply({nvf("a", 1, 80000).obj});
+  v1::ExtenderFilterResult out;
+  const grpc::Status first = s.filter(kube_pod("p"), {"a"}, &out);
+  REQUIRE_MESSAGE(first.ok(), first.error_message());
+  CHECK(s.channel->GetState(false) == GRPC_CHANNEL_READY);
+  for (int i = 0; i < 100 && s.channel->GetState(false) == GRPC_CHANNEL_READY; ++i) std::this_thread::sleep_for(100ms);
+  CHECK(s.channel->GetState(false) == GRPC_CHANNEL_IDLE);
+  REQUIRE(s.filter(kube_pod("p"), {"a"}, &out).ok());  // and it reconnects when it calls again
+}
+
 TEST_CASE("TLS and mutual TLS: the client that trusts the CA and shows a certificate gets in, others do not") {
   TlsFiles files;  // a CA, a server certificate for 127.0.0.1, a client certificate; and a stranger's
   SUBCASE("server TLS") {
     Server s({files.server_cert, files.server_key, ""});
     REQUIRE(s.core->apply({nvf("a", 1, 80000).obj}, nullptr).is_ok());
-    auto good = api::connect("grpc://" + s.address(), {files.ca, "", ""});
+    auto good = api::connect("grpc://" + s.address(), {files.ca, "", "", ""});
     REQUIRE(good);
     auto nodes = (*good)->node_names();
     REQUIRE_MESSAGE(nodes.is_ok(), nodes.status().message());
@@ -552,20 +578,20 @@ TEST_CASE("TLS and mutual TLS: the client that trusts the CA and shows a certifi
     auto plain = api::connect(s.address());  // plaintext to a TLS port
     REQUIRE(plain);
     CHECK_FALSE((*plain)->node_names().is_ok());
-    auto stranger = api::connect(s.address(), {files.stranger_ca, "", ""});  // does not trust this server
+    auto stranger = api::connect(s.address(), {files.stranger_ca, "", "", ""});  // does not trust this server
     REQUIRE(stranger);
     CHECK_FALSE((*stranger)->node_names().is_ok());
   }
   SUBCASE("mutual TLS") {
     Server s({files.server_cert, files.server_key, files.ca});
-    auto good = api::connect(s.address(), {files.ca, files.client_cert, files.client_key});
+    auto good = api::connect(s.address(), {files.ca, files.client_cert, files.client_key, ""});
     REQUIRE(good);
     auto nodes = (*good)->node_names();
     CHECK_MESSAGE(nodes.is_ok(), nodes.status().message());
-    auto anonymous = api::connect(s.address(), {files.ca, "", ""});  // no client certificate
+    auto anonymous = api::connect(s.address(), {files.ca, "", "", ""});  // no client certificate
     REQUIRE(anonymous);
     CHECK_FALSE((*anonymous)->node_names().is_ok());
-    auto forged = api::connect(s.address(), {files.ca, files.stranger_cert, files.stranger_key});  // signed by another CA
+    auto forged = api::connect(s.address(), {files.ca, files.stranger_cert, files.stranger_key, ""});  // signed by another CA
     REQUIRE(forged);
     CHECK_FALSE((*forged)->node_names().is_ok());
   }

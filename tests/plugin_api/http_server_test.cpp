@@ -1,9 +1,5 @@
 // The HTTP server under the JSON front, attacked the way a hostile or broken caller would: slow
 // clients, too many connections, compressed bombs, smuggling framings, plaintext on a TLS port.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <httplib.h>
 
@@ -14,6 +10,7 @@
 
 #include "plugin_api/http_encoding.hpp"
 #include "plugin_api/http_server.hpp"
+#include "support/raw_connection.hpp"
 #include "support/tls_files.hpp"
 
 namespace fracpack::test {
@@ -48,36 +45,7 @@ api::HttpServerOptions small_limits() {
   return o;
 }
 
-/// A raw TCP connection, to send what no well-behaved client would.
-struct Raw {
-  int fd = -1;
-  explicit Raw(int port) {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    timeval tv{20, 0};  // a test that waits longer than this fails instead of hanging
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  }
-  ~Raw() { ::close(fd); }
-  Raw(const Raw&) = delete;
-  Raw& operator=(const Raw&) = delete;
-  bool send(std::string_view bytes) const { return ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()); }
-  /// Everything the server sends until it closes ("" when it closed without a word). Throws
-  /// nothing: a receive timeout reads as "timeout".
-  [[nodiscard]] std::string read_all() const {
-    std::string out;
-    char buf[4096];
-    for (;;) {
-      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-      if (n == 0) return out;
-      if (n < 0) return out + (errno == EAGAIN || errno == EWOULDBLOCK ? "timeout" : "error");
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-};
+using Raw = RawConnection;
 
 TEST_CASE("a gzip bomb is refused once it inflates past the body limit, and the server keeps serving") {
   Echo s(small_limits());
@@ -173,9 +141,89 @@ TEST_CASE("framings request smuggling relies on are refused with 400; an oversiz
   CHECK(s.client().Get("/who")->status == 200);
 }
 
+TEST_CASE("a field given twice, another transfer coding, or HTTP/1.1 without Host is refused; HTTP/1.0 needs no Host") {
+  Echo s(small_limits());
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"Host: x\r\nHost: y\r\n", "HTTP/1.1 400"},
+      {"Host: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n", "HTTP/1.1 400"},
+      {"Host: x\r\nContent-Encoding: gzip\r\nContent-Encoding: identity\r\n", "HTTP/1.1 400"},
+      {"Host: x\r\nTransfer-Encoding: identity\r\n", "HTTP/1.1 501"},
+      {"Host: x\r\nTransfer-Encoding: gzip, chunked\r\n", "HTTP/1.1 400"},  // with Content-Length
+      {"", "HTTP/1.1 400"},  // no Host
+  };
+  for (const auto& [fields, status] : cases) {
+    CAPTURE(fields);
+    Raw r(s.port);
+    REQUIRE(r.send("POST /echo HTTP/1.1\r\n" + fields + "Content-Length: 3\r\n\r\nabc"));
+    const std::string answer = r.read_all();
+    CHECK(answer.rfind(status, 0) == 0);
+    CHECK(answer.find("\r\n\r\n3") == std::string::npos);  // never echoed as read
+  }
+  Raw old(s.port);
+  REQUIRE(old.send("GET /who HTTP/1.0\r\n\r\n"));
+  CHECK(old.read_all().rfind("HTTP/1.1 200", 0) == 0);
+}
+
+TEST_CASE("HEAD answers as GET without the body; another method gets 405 with Allow; absolute-form targets are read") {
+  Echo s(small_limits());
+  Raw r(s.port);
+  // HEAD, then GET on the same connection: had a body followed the HEAD's header, it would be
+  // read as the start of the next answer.
+  REQUIRE(r.send("HEAD /who HTTP/1.1\r\nHost: x\r\n\r\nGET http://x:1/who?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const std::string both = r.read_all();
+  const auto second = both.find("HTTP/1.1", 1);
+  REQUIRE(second != std::string::npos);
+  const std::string head = both.substr(0, second);
+  CHECK(head.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(head.find("Content-Length: 5\r\n") != std::string::npos);  // "peer=", the GET's length
+  CHECK(head.substr(head.size() - 4) == "\r\n\r\n");               // and nothing after the header
+  CHECK(both.substr(second).rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(both.substr(both.size() - 5) == "peer=");
+
+  Raw wrong(s.port);
+  REQUIRE(wrong.send("GET /echo HTTP/1.1\r\nHost: x\r\n\r\nPOST /who HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+  const std::string answers = wrong.read_all();
+  CHECK(answers.rfind("HTTP/1.1 405", 0) == 0);
+  CHECK(answers.find("Allow: POST\r\n") != std::string::npos);
+  CHECK(answers.find("Allow: GET, HEAD\r\n") != std::string::npos);
+  CHECK(s.client().Get("/nowhere")->status == 404);
+}
+
+TEST_CASE("one client cannot take every connection: its own cap closes its extra ones, another client is served") {
+  api::HttpServerOptions o = small_limits();
+  o.max_connections_per_client = 2;
+  Echo s(o);
+  Raw a(s.port), b(s.port);
+  for (int i = 0; i < 200 && s.server.connections() < 2; ++i) std::this_thread::sleep_for(5ms);
+  REQUIRE(s.server.connections() == 2);
+  Raw third(s.port);
+  CHECK(third.read_all().empty());  // closed at accept
+  Raw other(s.port, "127.0.0.2");
+  REQUIRE(other.send("GET /who HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  CHECK(other.read_all().rfind("HTTP/1.1 200", 0) == 0);
+}
+
+TEST_CASE("a new connection must start its first request within the header deadline; later ones get the idle one") {
+  api::HttpServerOptions o = small_limits();
+  o.header_timeout = 300ms;
+  o.idle_timeout = 20s;
+  Echo s(o);
+  Raw silent(s.port);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(silent.read_all().empty());  // closed, not the test's 20 s receive timeout
+  CHECK(std::chrono::steady_clock::now() - start < 10s);
+  Raw talking(s.port);
+  REQUIRE(talking.send("GET /who HTTP/1.1\r\nHost: x\r\n\r\n"));
+  char buf[512];
+  REQUIRE(::recv(talking.fd, buf, sizeof buf, 0) > 0);
+  std::this_thread::sleep_for(900ms);  // three header deadlines: a served connection may idle longer
+  REQUIRE(talking.send("GET /who HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  CHECK(talking.read_all().rfind("HTTP/1.1 200", 0) == 0);
+}
+
 TEST_CASE("a chunked body is refused before it is read (its extensions and trailers have no limit), 411") {
   Echo s(small_limits());
-  for (const std::string body : {std::string("5\r\nhello\r\n0\r\n\r\n"), "5;" + std::string(100000, 'a') + "\r\nhello\r\n0\r\n\r\n",
+  for (const std::string& body : {std::string("5\r\nhello\r\n0\r\n\r\n"), "5;" + std::string(100000, 'a') + "\r\nhello\r\n0\r\n\r\n",
                                  "0\r\nAuthorization: Bearer x\r\nX-T: " + std::string(100000, 'a') + "\r\n\r\n"}) {
     Raw r(s.port);
     REQUIRE(r.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + body));
