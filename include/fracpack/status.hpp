@@ -31,6 +31,7 @@ enum class Code {
   kAlreadyExists,
   kResourceExhausted,
   kFailedPrecondition,  ///< the server is not in a state to do this (an Apply while the API server is the truth)
+  kUnavailable,         ///< not now, here: a follower replica, or a leader catching up (retry, at the leader)
   kInternal,
 };
 

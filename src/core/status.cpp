@@ -12,6 +12,7 @@ std::string_view code_name(Code code) {
     case Code::kAlreadyExists: return "AlreadyExists";
     case Code::kResourceExhausted: return "ResourceExhausted";
     case Code::kFailedPrecondition: return "FailedPrecondition";
+    case Code::kUnavailable: return "Unavailable";
     case Code::kInternal: return "Internal";
   }
   return "Unknown";

@@ -115,7 +115,10 @@ void ClusterWatch::check_synced() {
 
 void ClusterWatch::resync() {
   for (const auto& r : reflectors_) {
-    if (r->kind() == "Pod") resync_generation_ = r->relist();
+    if (r->kind() != "Pod") continue;
+    const std::uint64_t generation = r->request_relist();
+    resync_generation_ = generation;  // resynced() is false from here until that list is applied
+    r->await_relist(generation);
   }
 }
 

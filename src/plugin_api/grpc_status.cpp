@@ -21,6 +21,7 @@ grpc::StatusCode code_for(Code code) {
     case Code::kUnschedulableAndUnresolvable: return grpc::StatusCode::FAILED_PRECONDITION;
     case Code::kAlreadyExists: return grpc::StatusCode::ALREADY_EXISTS;
     case Code::kFailedPrecondition: return grpc::StatusCode::FAILED_PRECONDITION;
+    case Code::kUnavailable: return grpc::StatusCode::UNAVAILABLE;
     case Code::kInternal: return grpc::StatusCode::INTERNAL;
   }
   return grpc::StatusCode::UNKNOWN;
@@ -87,6 +88,7 @@ Code from_grpc(grpc::StatusCode code) {
     case grpc::StatusCode::ABORTED: return Code::kUnschedulable;
     case grpc::StatusCode::FAILED_PRECONDITION: return Code::kFailedPrecondition;
     case grpc::StatusCode::ALREADY_EXISTS: return Code::kAlreadyExists;
+    case grpc::StatusCode::UNAVAILABLE: return Code::kUnavailable;
     default: return Code::kInternal;
   }
 }

@@ -17,7 +17,8 @@ namespace fracpack::api {
 /// kUnschedulableAndUnresolvable and kFailedPrecondition → FAILED_PRECONDITION with a
 /// google.rpc.PreconditionFailure whose type is the code's name ("UnschedulableAndUnresolvable",
 /// "FailedPrecondition"); kNotFound → NOT_FOUND; kUnschedulable → ABORTED; kAlreadyExists →
-/// ALREADY_EXISTS; kInternal → INTERNAL; kOk → OK. The message is cut to 1,024 characters.
+/// ALREADY_EXISTS; kUnavailable → UNAVAILABLE (retry: gRPC's own code for a server that cannot
+/// answer now); kInternal → INTERNAL; kOk → OK. The message is cut to 1,024 characters.
 grpc::Status to_grpc(const Status& status, std::string_view field = {});
 
 /// The fracpack Code a gRPC status code stands for. FAILED_PRECONDITION alone is

@@ -12,6 +12,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
@@ -145,6 +146,10 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false};
   std::optional<asio::ssl::context> tls;
   asio::io_context io;  // run by `io_threads` threads
+  /// Keeps `io` running with nothing pending on it: while stopping, a worker's answer is posted
+  /// to a connection that waits on nothing (without it, io.run() would return first and the
+  /// answer, and stop(), would wait for ever).
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
   tcp::acceptor acceptor{io};
   std::vector<std::thread> threads;  ///< each runs `io`: reads, handlers that do not wait, writes
   std::optional<asio::thread_pool> workers;  ///< handlers that may wait
@@ -526,6 +531,7 @@ Result<int> HttpServer::start() {
   if (i.acceptor.bind(endpoint, ec); ec) return failed("bind");
   if (i.acceptor.listen(asio::socket_base::max_listen_connections, ec); ec) return failed("listen");
   i.workers.emplace(static_cast<std::size_t>(std::max(1, i.options.workers)));
+  i.keep_running.emplace(i.io.get_executor());
   i.accept();
   for (int t = 0; t < std::max(1, i.options.io_threads); ++t) i.threads.emplace_back([&i] { i.io.run(); });
   return static_cast<int>(i.acceptor.local_endpoint().port());
@@ -542,6 +548,7 @@ void HttpServer::stop() {
   // The requests being handled finish and their answers are written (a Bind may wait for its
   // reservation pod), then every connection closes.
   while (i.handling.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  i.keep_running.reset();
   i.io.stop();
   for (auto& t : i.threads) t.join();
   i.threads.clear();

@@ -112,8 +112,8 @@ class HttpServer {
   /// Binds and starts serving in the background. Returns the bound port; kInvalidArgument for
   /// TLS files that cannot be used, kInternal when the address cannot be bound.
   Result<int> start();
-  /// Stops accepting, lets the requests being handled finish and be answered (up to a second
-  /// after the last handler returns), then closes every connection.
+  /// Stops accepting, lets the requests being handled finish and be answered (as long as their
+  /// handlers take: a Bind may wait for its reservation pod), then closes every connection.
   void stop();
   /// Connections open now (tests, metrics).
   [[nodiscard]] std::size_t connections() const;

@@ -74,6 +74,12 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
       return st;
     }
   }
+  if (gate_) {
+    if (Status st = gate_(); !st.is_ok()) {  // the lead lost while the reservation pod was awaited
+      give_back(std::move(pooled));
+      return st;
+    }
+  }
   json metadata = {{"name", name}, {"namespace", ns}};
   if (!uid.empty()) metadata["uid"] = uid;
   if (!annotations.empty()) metadata["annotations"] = annotations;

@@ -13,6 +13,7 @@
 #include <deque>
 #include <thread>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,6 +53,10 @@ class KubeBinder {
   /// the pod's GPUs gets its reservation pod (created and waited for when new), the pod gets its
   /// runai-gpu-group label(s), and the Binding names the reported GPUs. Null: off.
   void use_reservations(GpuReservations* reservations) { reservations_ = reservations; }
+  /// Checked again right before the Binding is sent (after a wait for a reservation pod that can
+  /// take seconds): a replica that lost the lead meanwhile sends nothing (leadership.hpp). Its
+  /// refusal is returned as is, with *maybe_bound false.
+  void use_gate(std::function<Status()> may_act) { gate_ = std::move(may_act); }
 
  private:
   /// The reservation step of bind() for a fraction: each GPU's reservation pod (created and
@@ -86,6 +91,7 @@ class KubeBinder {
   std::mutex mu_;
   std::vector<Idle> idle_;  ///< kube-scheduler binds in parallel
   GpuReservations* reservations_ = nullptr;
+  std::function<Status()> gate_;  ///< empty: always allowed
   std::mutex label_mu_;
   std::condition_variable label_wake_;
   std::deque<DueLabel> labels_due_;  ///< under label_mu_, in order (a retry goes to the back)

@@ -1,6 +1,8 @@
 #include "plugin_api/leader_election.hpp"
 
+#include <algorithm>
 #include <random>
+#include <string_view>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -24,6 +26,29 @@ std::int64_t transitions_of(const json& lease) {
   if (it == lease.end() || !it->is_object()) return 0;
   const auto t = it->find("leaseTransitions");
   return t != it->end() && t->is_number_integer() ? t->get<std::int64_t>() : 0;
+}
+
+/// spec.leaseDurationSeconds, 0 when absent.
+std::chrono::milliseconds duration_of(const json& lease) {
+  const auto it = lease.find("spec");
+  if (it == lease.end() || !it->is_object()) return {};
+  const auto d = it->find("leaseDurationSeconds");
+  if (d == it->end() || !d->is_number_integer()) return {};
+  return std::chrono::milliseconds(std::clamp<std::int64_t>(d->get<std::int64_t>(), 0, 86'400) * 1000);
+}
+
+/// A Prometheus label value: backslash, quote and newline escaped.
+std::string label_value(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
 }
 
 }  // namespace
@@ -80,7 +105,8 @@ std::string LeaderElector::metrics() const {
       "# TYPE fracpack_leader gauge\nfracpack_leader{{lease=\"{}/{}\",identity=\"{}\"}} {}\n"
       "# HELP fracpack_leader_transitions_total Times this replica took the lead.\n"
       "# TYPE fracpack_leader_transitions_total counter\nfracpack_leader_transitions_total {}\n",
-      options_.lease_namespace, options_.lease_name, options_.identity, leading() ? 1 : 0, transitions_.load());
+      label_value(options_.lease_namespace), label_value(options_.lease_name), label_value(options_.identity), leading() ? 1 : 0,
+      transitions_.load());
 }
 
 std::string LeaderElector::path(bool collection) const {
@@ -100,16 +126,20 @@ void LeaderElector::run() {
   bool was_leading = false;
   while (!stopping_) {
     const auto attempt = Clock::now();  // a renewal counts from before it was sent: the conservative end
-    if (try_acquire_or_renew()) renewed_at_ = attempt.time_since_epoch().count();
+    bool taken = false;                  // the Lease was another's, or nobody's, before this write
+    const bool renewed = try_acquire_or_renew(taken);
+    auto lose = [&] {
+      spdlog::info("leader election: lost the lead on Lease {}/{} as {}", options_.lease_namespace, options_.lease_name, options_.identity);
+      renewed_at_ = 0;
+      was_leading = false;
+      if (on_leading_) on_leading_(false);
+    };
+    if (was_leading && taken) lose();  // lost and taken again in between: what held while leading may not now
+    if (renewed && !was_leading) take_lead();
+    if (renewed) renewed_at_ = attempt.time_since_epoch().count();
     const bool now_leading = leading();
-    if (now_leading != was_leading) {
-      was_leading = now_leading;
-      if (now_leading) ++transitions_;
-      spdlog::info("leader election: {} the lead on Lease {}/{} as {}", now_leading ? "took" : "lost", options_.lease_namespace,
-                   options_.lease_name, options_.identity);
-      if (!now_leading) renewed_at_ = 0;
-      if (on_leading_) on_leading_(now_leading);
-    }
+    if (was_leading && !now_leading) lose();
+    was_leading = now_leading;
     const auto wait = now_leading ? options_.retry_period : std::chrono::milliseconds(static_cast<std::int64_t>(
                                                                  static_cast<double>(options_.retry_period.count()) * factor(jitter)));
     if (!pause(wait)) break;
@@ -119,7 +149,14 @@ void LeaderElector::run() {
   renewed_at_ = 0;
 }
 
-bool LeaderElector::try_acquire_or_renew() {
+void LeaderElector::take_lead() {
+  renewed_at_ = 0;  // not leading until the hook has run: it prepares what a Bind needs first
+  ++transitions_;
+  spdlog::info("leader election: took the lead on Lease {}/{} as {}", options_.lease_namespace, options_.lease_name, options_.identity);
+  if (on_leading_) on_leading_(true);
+}
+
+bool LeaderElector::try_acquire_or_renew(bool& taken) {
   auto client = api_->client(std::chrono::seconds(std::max<std::int64_t>(1, options_.retry_period.count() / 1000)));
   auto res = client->Get(path(false), {{"Accept", "application/json"}});
   const auto now = Clock::now();
@@ -130,6 +167,13 @@ bool LeaderElector::try_acquire_or_renew() {
   }
   json lease;
   if (res->status == 404) {
+    // Deleted by hand: its last holder (another replica) may still think it leads until its
+    // renew deadline. Created again only once it would have expired; by its holder at once.
+    const std::string last = observed_.is_object() ? holder_of(observed_) : "";
+    if (!last.empty() && last != options_.identity && now < observed_at_ + std::max(options_.lease_duration, duration_of(observed_))) {
+      return false;
+    }
+    taken = last != options_.identity || !leading();
     lease = {{"apiVersion", "coordination.k8s.io/v1"},
              {"kind", "Lease"},
              {"metadata", {{"name", options_.lease_name}, {"namespace", options_.lease_namespace}}},
@@ -144,17 +188,25 @@ bool LeaderElector::try_acquire_or_renew() {
       std::lock_guard lock(mu_);
       leader_ = holder;
     }
-    if (!holder.empty() && holder != options_.identity && now < observed_at_ + options_.lease_duration) return false;
-    if (holder != options_.identity) {  // taking it over
-      lease["spec"]["leaseTransitions"] = transitions_of(lease) + (holder.empty() ? 0 : 1);
+    // The holder's own lease duration counts when it is the longer (a rolling update that
+    // changes the flag must not let a follower take over inside the old leader's deadline).
+    const auto duration = std::max(options_.lease_duration, duration_of(lease));
+    if (!holder.empty() && holder != options_.identity) {
+      renewed_at_ = 0;  // another replica holds it: this one stops leading now, not at its renew deadline
+      if (now < observed_at_ + duration) return false;
+    }
+    if (holder != options_.identity) {  // taking it over (client-go counts every change of holder)
+      lease["spec"]["leaseTransitions"] = transitions_of(lease) + 1;
       lease["spec"]["acquireTime"] = k8s::format_micro_time(wall);
+      taken = true;
     }
   } else {
     spdlog::warn("leader election: GET Lease {}/{}: HTTP {}", options_.lease_namespace, options_.lease_name, res->status);
     return false;
   }
   lease["spec"]["holderIdentity"] = options_.identity;
-  lease["spec"]["leaseDurationSeconds"] = std::max<std::int64_t>(1, options_.lease_duration.count() / 1000);
+  // Whole seconds (the field's unit), rounded up: a follower never waits less than the flag says.
+  lease["spec"]["leaseDurationSeconds"] = std::max<std::int64_t>(1, (options_.lease_duration.count() + 999) / 1000);
   lease["spec"]["renewTime"] = k8s::format_micro_time(wall);
   return write(lease, res->status == 404);
 }

@@ -11,6 +11,7 @@
 // - The leader renews every `retry_period`. It leads only while its last successful renewal is
 //   less than `renew_deadline` old, checked at each use (leading()), so a leader that cannot renew
 //   stops binding `lease_duration - renew_deadline` (5 s by default) before anyone may take over.
+//   A follower waits the longer of its own `lease_duration` and the Lease's leaseDurationSeconds.
 // - Stopped while leading (SIGTERM), it releases the Lease (holderIdentity "", as client-go's
 //   ReleaseOnCancel): a follower takes over within `retry_period` instead of `lease_duration`.
 //
@@ -48,8 +49,9 @@ Status check(const LeaderElectionOptions& options);
 
 class LeaderElector {
  public:
-  /// `on_leading`: called from the elector's thread when this replica takes the lead (true) and
-  /// when it stops leading (false).
+  /// `on_leading`: called from the elector's thread when this replica takes the lead (true),
+  /// before leading() first answers true (whatever a Bind needs is prepared there), and when it
+  /// stops leading (false). It must return quickly: the renewals wait for it.
   LeaderElector(std::shared_ptr<KubeConnection> api, LeaderElectionOptions options, std::function<void(bool)> on_leading);
   ~LeaderElector();
   LeaderElector(const LeaderElector&) = delete;
@@ -69,8 +71,11 @@ class LeaderElector {
  private:
   using Clock = std::chrono::steady_clock;
   void run();
-  /// One attempt: true when this replica holds the Lease after it.
-  bool try_acquire_or_renew();
+  /// One attempt: true when this replica holds the Lease after it; `taken` set when it was
+  /// another's (or nobody's) before.
+  bool try_acquire_or_renew(bool& taken);
+  /// Counts and announces a lead just taken; on_leading(true) runs before leading() is true.
+  void take_lead();
   bool write(const nlohmann::json& lease, bool create);
   void release();
   /// Sleeps about `d`, less if stopped. False when stopped.

@@ -11,8 +11,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "fracpack/status.hpp"
 #include "plugin_api/cluster_watch.hpp"
@@ -26,7 +30,10 @@ class Leadership {
  public:
   /// `pod_namespace`: where this replica's pod is ($POD_NAMESPACE); "" = no pod to label.
   Leadership(std::shared_ptr<KubeConnection> api, LeaderElectionOptions options, std::string pod_namespace);
-  /// OK while leading and caught up; kFailedPrecondition saying why not.
+  ~Leadership();
+  Leadership(const Leadership&) = delete;
+  Leadership& operator=(const Leadership&) = delete;
+  /// OK while leading and caught up; kUnavailable saying why not (retry, at the leader).
   [[nodiscard]] Status may_act() const;
   /// The watch to relist when taking the lead. Before start().
   void follow(ClusterWatch* watch) { watch_ = watch; }
@@ -37,13 +44,23 @@ class Leadership {
 
  private:
   void on_leading(bool leading);
-  /// Sets or removes kLeaderLabel on this replica's pod.
-  void label(bool leading);
+  /// Asks the labeller for kLeaderLabel set (leading) or removed; it retries until the API
+  /// server takes it (a Service selecting no pod would stop scheduling), off the elector's
+  /// thread (a slow PATCH must not delay a renewal).
+  void want_label(bool leading);
+  void run_labeller();
+  /// One PATCH of kLeaderLabel on this replica's pod; false when the API server did not take it.
+  bool label(bool leading);
 
   std::shared_ptr<KubeConnection> api_;
   std::string pod_namespace_;
   LeaderElector elector_;
   ClusterWatch* watch_ = nullptr;
+  std::mutex label_mu_;
+  std::condition_variable label_wake_;
+  std::optional<bool> label_wanted_;  ///< under label_mu_: the state to write, nullopt when written
+  bool label_stopping_ = false;       ///< under label_mu_
+  std::thread labeller_;
 };
 
 }  // namespace fracpack::api

@@ -109,13 +109,22 @@ void Reflector::run() {
 }
 
 std::uint64_t Reflector::relist() {
+  const std::uint64_t generation = request_relist();
+  await_relist(generation);
+  return generation;
+}
+
+std::uint64_t Reflector::request_relist() {
   const std::uint64_t generation = ++relists_requested_;
   relist_wanted_ = true;
+  return generation;
+}
+
+void Reflector::await_relist(std::uint64_t generation) {
   // The open watch (or a list begun before) ends now; the loop takes the flag when it lists.
   if (thread_.joinable()) {
     cut_until([this, generation] { return listed_since(generation) || exited_.load(); }, std::chrono::seconds(5), generation);
   }
-  return generation;
 }
 
 Reflector::Outcome Reflector::list() {

@@ -74,6 +74,10 @@ class Reflector {
   /// for: a list begun after this call has every write the API server made before it (a LIST
   /// without resourceVersion is a quorum read).
   std::uint64_t relist();
+  /// relist() in two steps: the generation at once (nothing waits), then the cut and the wait
+  /// (up to 5 s) for that list. A caller that gates on listed_since() stores the generation first.
+  std::uint64_t request_relist();
+  void await_relist(std::uint64_t generation);
   /// Whether a list of `generation` (relist()) or later has been handed over.
   [[nodiscard]] bool listed_since(std::uint64_t generation) const { return relists_served_.load() >= generation; }
   [[nodiscard]] const std::string& kind() const { return options_.kind; }

@@ -115,9 +115,16 @@ std::shared_ptr<const api::AccessPolicy> access_policy(const ServeOptions& optio
     return nullptr;
   }
   for (const auto* address : {&options.http, &options.grpc}) {
-    if (policy->enabled() || !*address || options.allow_unauthenticated) continue;
+    if (!*address) continue;
     const auto split = split_address(**address);
-    if (split && !loopback(split->first)) {
+    const bool beyond_loopback = split && !loopback(split->first);
+    if (beyond_loopback && !options.token_file.empty() && options.tls_cert.empty()) {
+      spdlog::error("{}: --token-file without --tls-cert would carry bearer tokens over the network in plaintext, for anyone "
+                    "on the path to read and replay; give --tls-cert and --tls-key, or listen on 127.0.0.1", **address);
+      return nullptr;
+    }
+    if (policy->enabled() || options.allow_unauthenticated) continue;
+    if (beyond_loopback) {
       spdlog::error("{}: listening beyond loopback with authentication off lets anyone who reaches the port bind pods and "
                     "change the ledger; give --tls-client-ca (mutual TLS) or --token-file, listen on 127.0.0.1, or pass "
                     "--allow-unauthenticated", **address);
@@ -221,6 +228,7 @@ int serve(const ServeOptions& options) {
     return 2;
   }
   if (leadership) (*core)->set_act_gate([l = leadership.get()] { return l->may_act(); });
+  if (leadership && binder) binder->use_gate([l = leadership.get()] { return l->may_act(); });
   if (binder) {
     binder->use_reservations((*core)->reservations());
     if (core_options.reservation.enabled) {
@@ -278,11 +286,14 @@ int serve(const ServeOptions& options) {
   int signal = 0;
   sigwait(&stop_signals, &signal);
   spdlog::info("signal {}: stopping", signal);
-  // The fronts first: a Bind waiting for a reservation pod's report still sees it come.
+  // The Lease first: a follower takes over at its next try, not after the lease duration, and a
+  // Bind still waiting for its reservation pod sends no Binding once it ends (KubeBinder's gate).
+  // Then the fronts, while the watch still runs: a Bind waiting for a reservation pod's report
+  // (without leader election) still sees it come.
+  if (leadership) leadership->stop();
   if (http_front) http_front->stop();
   if (health_front) health_front->stop();
   if (grpc_front) grpc_front->stop();
-  if (leadership) leadership->stop();  // releases the Lease: a follower takes over at its next try
   if (watch) watch->stop();
   return 0;
 }

@@ -319,5 +319,15 @@ TEST_CASE("serve refuses to listen beyond loopback with authentication off, unle
   CHECK(log.find("--allow-scheduler and --allow-admin name authenticated callers") != std::string::npos);
 }
 
+TEST_CASE("serve refuses bearer tokens in plaintext beyond loopback") {
+  TokenFile tokens;
+  for (const char* listen : {"--http 0.0.0.0:0", "--grpc 0.0.0.0:0"}) {
+    CAPTURE(listen);
+    const auto [rc, log] = serve_refusal(fmt::format("{} --token-file {}", listen, tokens.path));
+    CHECK(rc == 2);
+    CHECK(log.find("--token-file without --tls-cert would carry bearer tokens over the network in plaintext") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace fracpack::test

@@ -83,6 +83,26 @@ struct Rig {
   }
 };
 
+/// Replica a leads through a path that can be cut; replica b follows, directly, and has seen a
+/// hold the Lease. Both stopped at the end, b first.
+struct CutLeader {
+  Rig& r;
+  Cuttable path_of_a;
+  api::LeaderElector a;
+  api::LeaderElector b;
+  CutLeader(Rig& rig, const api::LeaderElectionOptions& options_of_a)
+      : r(rig), path_of_a(rig.port), a(connect(path_of_a.port), options_of_a, nullptr), b(connect(rig.port), fast("replica-b"), nullptr) {
+    a.start();
+    REQUIRE(KubeRig::wait_until([&] { return a.leading(); }, 5s));
+    b.start();
+    std::this_thread::sleep_for(500ms);
+  }
+  ~CutLeader() {
+    b.stop();
+    a.stop();
+  }
+};
+
 TEST_CASE("the options are client-go's checks: retry < renew deadline < lease duration, an identity, DNS names") {
   CHECK(api::check(fast("a")).is_ok());
   auto o = fast("a");
@@ -120,8 +140,9 @@ TEST_CASE("two candidates: one leads at a time, the Lease names it; a released L
   REQUIRE(KubeRig::wait_until([&] { return b.leading(); }, 5s));
   const json after = r.rig->get(kLease);
   CHECK(after["spec"]["holderIdentity"] == "replica-b");
-  CHECK(after["spec"]["leaseTransitions"] == before["spec"].value("leaseTransitions", 0));  // released: not a takeover
-  CHECK(after["spec"]["leaseDurationSeconds"] == 1);
+  // client-go counts every change of holder, a released Lease's too.
+  CHECK(after["spec"]["leaseTransitions"] == before["spec"].value("leaseTransitions", 0) + 1);
+  CHECK(after["spec"]["leaseDurationSeconds"] == 2);  // 1.5 s rounded up: a follower never waits less than the flag
   b.stop();
 }
 
@@ -129,14 +150,10 @@ TEST_CASE("a leader cut off from the API server stops leading before the Lease c
   auto binary = require_kube_rig();
   if (!binary) return;
   Rig r(*binary);
-  Cuttable path_of_a(r.port);
-  api::LeaderElector a(connect(path_of_a.port), fast("replica-a"), nullptr);
-  a.start();
-  REQUIRE(KubeRig::wait_until([&] { return a.leading(); }, 5s));
-  api::LeaderElector b(connect(r.port), fast("replica-b"), nullptr);
-  b.start();
-  std::this_thread::sleep_for(500ms);
-  path_of_a.cut = true;
+  CutLeader cl(r, fast("replica-a"));
+  api::LeaderElector& a = cl.a;
+  api::LeaderElector& b = cl.b;
+  cl.path_of_a.cut = true;
   // Sample both every 10 ms: at no moment may both lead, and a must stop before b starts.
   bool both = false;
   bool a_stopped_first = false;
@@ -152,12 +169,80 @@ TEST_CASE("a leader cut off from the API server stops leading before the Lease c
   CHECK(b.leading());
   CHECK(r.holder() == "replica-b");
   CHECK(r.rig->get(kLease)["spec"]["leaseTransitions"] == 1);
-  path_of_a.cut = false;  // a can reach the API server again: it stays a follower
+  cl.path_of_a.cut = false;  // a can reach the API server again: it stays a follower
   std::this_thread::sleep_for(600ms);
   CHECK_FALSE(a.leading());
   CHECK(b.leading());
-  b.stop();
+}
+
+TEST_CASE("a Lease deleted by hand: the old leader keeps it or waits out its duration; never two leaders") {
+  auto binary = require_kube_rig();
+  if (!binary) return;
+  Rig r(*binary);
+  for (const bool leader_first : {true, false}) {
+    CAPTURE(leader_first);
+    api::LeaderElector a(connect(r.port), fast("replica-a"), nullptr);
+    a.start();
+    REQUIRE(KubeRig::wait_until([&] { return a.leading(); }, 5s));
+    api::LeaderElector b(connect(r.port), fast("replica-b"), nullptr);
+    b.start();
+    std::this_thread::sleep_for(500ms);  // b has seen a hold it
+    REQUIRE(r.rig->send("DELETE", kLease) == 200);
+    bool both = false;
+    const auto until = std::chrono::steady_clock::now() + 3s;  // two lease durations
+    while (std::chrono::steady_clock::now() < until) {
+      both = both || (a.leading() && b.leading());
+      std::this_thread::sleep_for(5ms);
+    }
+    CHECK_FALSE(both);
+    CHECK(a.leading() != b.leading());
+    CHECK(!r.holder().empty());
+    // a leader stopped first hands over; the next round starts from a fresh Lease
+    (leader_first ? a : b).stop();
+    (leader_first ? b : a).stop();
+    r.rig->send("DELETE", kLease);
+  }
+}
+
+TEST_CASE("taking the lead: the hook runs before leading() is true, so what a Bind needs is ready first") {
+  auto binary = require_kube_rig();
+  if (!binary) return;
+  Rig r(*binary);
+  std::atomic<int> hooks{0};
+  std::atomic<int> leading_inside{0};
+  api::LeaderElector* self = nullptr;
+  api::LeaderElector a(connect(r.port), fast("replica-a"), [&](bool leading) {
+    if (!leading) return;
+    ++hooks;
+    std::this_thread::sleep_for(300ms);  // a slow preparation: a Bind sampled now must be refused
+    if (self->leading()) ++leading_inside;
+  });
+  self = &a;
+  a.start();
+  bool early = false;
+  KubeRig::wait_until([&] {
+    const bool l = a.leading();
+    early = early || (l && hooks == 0);
+    return l;
+  }, 5s);
+  CHECK(a.leading());
+  CHECK(hooks == 1);
+  CHECK(leading_inside == 0);
+  CHECK_FALSE(early);
   a.stop();
+}
+
+TEST_CASE("a follower waits out the holder's leaseDurationSeconds when it is longer than its own") {
+  auto binary = require_kube_rig();
+  if (!binary) return;
+  Rig r(*binary);
+  api::LeaderElectionOptions slow = fast("replica-a");
+  slow.lease_duration = 4000ms;  // an old leader with a longer lease than the new replica's 1.5 s
+  CutLeader cl(r, slow);
+  cl.path_of_a.cut = true;
+  const auto cut_at = std::chrono::steady_clock::now();
+  REQUIRE(KubeRig::wait_until([&] { return cl.b.leading(); }, 10s));
+  CHECK(std::chrono::steady_clock::now() - cut_at >= 3500ms);  // 4 s from a's last renewal, at most a retry before the cut
 }
 
 TEST_CASE("a follower never binds: the gate's refusal is the Bind's answer, and the ledger is unchanged") {
