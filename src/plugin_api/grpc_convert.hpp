@@ -9,12 +9,9 @@
 #include "fracpack/extender.hpp"
 #include "fracpack/v1/cluster.pb.h"
 #include "fracpack/v1/extender.pb.h"
+#include "plugin_api/json_object.hpp"
 
 namespace fracpack::api {
-
-/// A Kubernetes object sent as JSON bytes in request field `field` ("pod", "objects[2]").
-/// kInvalidArgument with subject `field` when the bytes are not a JSON object.
-Result<nlohmann::json> parse_object(const std::string& bytes, const std::string& field);
 
 void to_proto(const FilterAnswer& answer, v1::ExtenderFilterResult* out);
 void to_proto(const BindAnswer& answer, v1::Allocation* out);

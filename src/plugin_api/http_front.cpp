@@ -271,7 +271,6 @@ struct HttpFront::Impl {
     return {{"Status", std::string(code_name(e->code))}, {"Reason", e->summary}, {"Nodes", nodes}, {"NodesOmitted", e->nodes_omitted}};
   }
 
-  /// Answers `handler(req.body)` as JSON, a BadRequest (or a wrong type deep inside) as 400.
   /// Whether the caller may `what`; if not, `res` is its 401 or 403 and the refusal is logged.
   bool allowed(const HttpRequest& req, HttpResponse& res, Permission what, const char* verb) const {
     if (!options.access) return true;
@@ -286,6 +285,7 @@ struct HttpFront::Impl {
     return false;
   }
 
+  /// Answers `handler(req.body)` as JSON, a BadRequest (or a wrong type deep inside) as 400.
   template <class Handler>
   void serve(const char* path, const char* verb, Handler handler, Permission what) {
     // A Bind that creates the Binding in the API server waits for it (and for a new GPU's

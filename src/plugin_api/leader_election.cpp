@@ -28,6 +28,13 @@ std::int64_t transitions_of(const json& lease) {
   return t != it->end() && t->is_number_integer() ? t->get<std::int64_t>() : 0;
 }
 
+std::string resource_version(const json& object) {
+  const auto m = object.find("metadata");
+  if (m == object.end() || !m->is_object()) return "";
+  const auto v = m->find("resourceVersion");
+  return v != m->end() && v->is_string() ? v->get<std::string>() : "";
+}
+
 /// spec.leaseDurationSeconds, 0 when absent.
 std::chrono::milliseconds duration_of(const json& lease) {
   const auto it = lease.find("spec");
@@ -184,6 +191,7 @@ bool LeaderElector::try_acquire_or_renew(bool& taken) {
     if (!observed_.is_object() || observed_.value("spec", json()) != lease.value("spec", json())) observed_at_ = now;
     observed_ = lease;
     const std::string holder = holder_of(lease);
+    warn_if_identity_shared(lease, holder, now);
     {
       std::lock_guard lock(mu_);
       leader_ = holder;
@@ -226,10 +234,25 @@ bool LeaderElector::write(const json& lease, bool create) {
   if (written.is_object()) {
     observed_ = written;
     observed_at_ = Clock::now();
+    written_version_ = resource_version(written);
+    written_renew_time_ = written.contains("spec") ? written["spec"].value("renewTime", "") : "";
   }
   std::lock_guard lock(mu_);
   leader_ = options_.identity;
   return true;
+}
+
+void LeaderElector::warn_if_identity_shared(const json& lease, const std::string& holder, Clock::time_point now) {
+  // Our name on a version we did not write: another replica runs with this identity, and both
+  // believe they lead (the optimistic concurrency cannot tell two writers of one name apart).
+  if (holder != options_.identity || written_version_.empty() || resource_version(lease) == written_version_) return;
+  const std::string renewed = lease.contains("spec") && lease["spec"].is_object() ? lease["spec"].value("renewTime", "") : "";
+  if (renewed == written_renew_time_) return;  // another writer (an annotation by hand), not a renewal
+  if (now < last_shared_warning_ + std::chrono::minutes(1)) return;
+  last_shared_warning_ = now;
+  spdlog::error("leader election: another replica renews Lease {}/{} as {}: identities must be unique (the pod name, "
+                "--leader-elect-identity); both replicas bind now",
+                options_.lease_namespace, options_.lease_name, options_.identity);
 }
 
 void LeaderElector::release() {

@@ -78,6 +78,8 @@ class LeaderElector {
   void take_lead();
   bool write(const nlohmann::json& lease, bool create);
   void release();
+  /// Logs (once a minute) a Lease naming this identity at a version this replica did not write.
+  void warn_if_identity_shared(const nlohmann::json& lease, const std::string& holder, Clock::time_point now);
   /// Sleeps about `d`, less if stopped. False when stopped.
   bool pause(std::chrono::milliseconds d);
   [[nodiscard]] std::string path(bool collection) const;
@@ -92,6 +94,9 @@ class LeaderElector {
   std::string leader_;                 ///< under mu_
   nlohmann::json observed_;            ///< the Lease as last read (elector thread only)
   Clock::time_point observed_at_{};    ///< when its spec last changed, by this clock
+  std::string written_version_;        ///< resourceVersion of this replica's last write (elector thread only)
+  std::string written_renew_time_;     ///< its spec.renewTime
+  Clock::time_point last_shared_warning_{};
   std::condition_variable wake_;
   std::thread thread_;
 };

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "fracpack/status.hpp"
-#include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/json_bytes.hpp"
+#include "plugin_api/json_object.hpp"
 
 namespace fracpack::api {
 

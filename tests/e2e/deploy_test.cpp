@@ -105,8 +105,13 @@ TEST_CASE("the kube-scheduler configuration in the manifests is one kube-schedul
 /// One request as RBAC sees it.
 struct Access {
   std::string verb, group, resource, ns;  ///< ns "" = cluster-wide (a list or watch across namespaces)
-  bool operator<(const Access& o) const { return std::tie(verb, group, resource, ns) < std::tie(o.verb, o.group, o.resource, o.ns); }
-  [[nodiscard]] std::string text() const { return fmt::format("{} {}/{} in {}", verb, group, resource, ns.empty() ? "*" : ns); }
+  std::string name = "*";                 ///< the object a request names; a rule's resourceName, "*" for any
+  bool operator<(const Access& o) const {
+    return std::tie(verb, group, resource, ns, name) < std::tie(o.verb, o.group, o.resource, o.ns, o.name);
+  }
+  [[nodiscard]] std::string text() const {
+    return fmt::format("{} {}/{}{} in {}", verb, group, resource, name == "*" ? "" : " " + name, ns.empty() ? "*" : ns);
+  }
 };
 
 /// "GET /api/v1/namespaces/x/pods/p?y" → get ""/pods in x.
@@ -137,6 +142,7 @@ std::optional<Access> access_of(const std::string& method, const std::string& ur
   if (i >= parts.size()) return std::nullopt;
   a.resource = parts[i];
   const bool named = i + 1 < parts.size();
+  if (named) a.name = parts[i + 1];
   if (i + 2 < parts.size()) a.resource += "/" + parts[i + 2];
   const bool watch = query.find("watch=true") != std::string::npos || query.find("watch=1") != std::string::npos;
   if (method == "GET") a.verb = named ? "get" : watch ? "watch" : "list";
@@ -169,7 +175,10 @@ std::set<Access> granted() {
     for (const auto& rule : role["rules"]) {
       for (const auto& g : rule["apiGroups"]) {
         for (const auto& r : rule["resources"]) {
-          for (const auto& v : rule["verbs"]) out.insert({v, g, r, ns});
+          const json names = rule.contains("resourceNames") ? rule["resourceNames"] : json::array({"*"});
+          for (const auto& v : rule["verbs"]) {
+            for (const auto& n : names) out.insert({v, g, r, ns, n});
+          }
         }
       }
     }
@@ -177,8 +186,14 @@ std::set<Access> granted() {
   return out;
 }
 
+/// A rule for this namespace or cluster-wide, for this object's name or any (RBAC's resourceNames).
 bool allowed(const std::set<Access>& rules, const Access& a) {
-  return rules.count(a) > 0 || rules.count({a.verb, a.group, a.resource, ""}) > 0;  // a cluster-wide rule covers every namespace
+  for (const std::string& ns : {a.ns, std::string()}) {
+    for (const std::string& name : {a.name, std::string("*")}) {
+      if (rules.count({a.verb, a.group, a.resource, ns, name}) > 0) return true;
+    }
+  }
+  return false;
 }
 
 TEST_CASE("the RBAC rules allow every request fracpack makes, and every rule is used") {
@@ -275,7 +290,8 @@ TEST_CASE("the RBAC rules allow every request fracpack makes, and every rule is 
   for (const auto& rule : rules) {
     if (rule.verb == "get" && rule.resource == "pods") continue;
     const bool seen = std::any_of(used.begin(), used.end(), [&](const Access& a) {
-      return a.verb == rule.verb && a.group == rule.group && a.resource == rule.resource && (rule.ns.empty() || a.ns == rule.ns);
+      return a.verb == rule.verb && a.group == rule.group && a.resource == rule.resource && (rule.ns.empty() || a.ns == rule.ns) &&
+             (rule.name == "*" || a.name == rule.name);
     });
     CHECK_MESSAGE(seen, "RBAC grants what fracpack never asked for: ", rule.text());
   }

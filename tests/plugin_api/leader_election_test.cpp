@@ -2,9 +2,12 @@
 // one leader at a time, a released Lease taken over at once, and a leader cut off from the API
 // server stops leading before anyone else may start.
 #include <atomic>
+#include <sstream>
 #include <thread>
 
 #include <doctest/doctest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include "fracpack/extender.hpp"
 #include "fracpack/k8s/time.hpp"
@@ -202,6 +205,27 @@ TEST_CASE("a Lease deleted by hand: the old leader keeps it or waits out its dur
     (leader_first ? b : a).stop();
     r.rig->send("DELETE", kLease);
   }
+}
+
+TEST_CASE("two replicas with one identity: each says so in its log") {
+  auto binary = require_kube_rig();
+  if (!binary) return;
+  Rig r(*binary);
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  {
+    api::LeaderElector a(connect(r.port), fast("same-name"), nullptr);
+    api::LeaderElector b(connect(r.port), fast("same-name"), nullptr);
+    a.start();
+    b.start();
+    KubeRig::wait_until([&] { return log.str().find("identities must be unique") != std::string::npos; }, 5s);
+    b.stop();
+    a.stop();
+  }
+  spdlog::set_default_logger(previous);
+  CHECK(log.str().find("another replica renews Lease kube-system/fracpack as same-name: identities must be unique") != std::string::npos);
 }
 
 TEST_CASE("taking the lead: the hook runs before leading() is true, so what a Bind needs is ready first") {
