@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fracpack {
 
@@ -22,6 +23,13 @@ inline constexpr std::size_t kExcerptChars = 64;
 /// `max_chars` characters (never half of one) followed by "…(N characters)", N its full length.
 /// For quoting names and values from input into messages.
 std::string excerpt(std::string_view text, std::size_t max_chars = kExcerptChars);
+
+/// Items of input a message lists before cutting the list short.
+inline constexpr std::size_t kExcerptItems = 8;
+
+/// `items` ", "-separated, each excerpt()ed; past `max_items`, "… (N in all)". For lists from
+/// input (a pod's 10,000 containers, its 40,000 resource names) quoted into one message.
+std::string excerpt_list(const std::vector<std::string>& items, std::size_t max_items = kExcerptItems);
 
 /// `text` with every control character escaped, C-style: "\n", "\r", "\t", "\x1b" (other C0 and
 /// DEL), "\u009b" (C1 controls), "\u2028"/"\u2029" (Unicode line and paragraph separators), and

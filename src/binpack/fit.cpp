@@ -90,6 +90,10 @@ void check_resources(const NodeSpec& node, const NodeUsage* used, const PodReque
                          free_text(memory_free, " MiB", kBytesPerMiB));
     });
   }
+  // kube-scheduler names each short resource; a pod asking for thousands of names gets the first
+  // few and a count, so that neither a verdict nor the summary grows with what the pod made up.
+  constexpr std::size_t kNamed = 8;
+  std::size_t short_of = 0;
   for (const auto* resources : {&pod.rdma, &pod.extended}) {
     for (const auto& [name, amount] : *resources) {
       auto have = node.extended.find(name);
@@ -98,11 +102,11 @@ void check_resources(const NodeSpec& node, const NodeUsage* used, const PodReque
         auto held = used->extended.find(name);
         free = saturating_add(free, held == used->extended.end() ? 0 : -held->second);
       }
-      if (amount > free) {
-        v.add(code, fmt::format("Insufficient {}", excerpt(name)), [&] { return fmt::format("requested {}, {} {}", amount, of, free); });
-      }
+      if (amount <= free || ++short_of > kNamed) continue;
+      v.add(code, fmt::format("Insufficient {}", excerpt(name)), [&] { return fmt::format("requested {}, {} {}", amount, of, free); });
     }
   }
+  if (short_of > kNamed) v.add(code, "Insufficient other extended resources", [&] { return fmt::format("{} more resources short", short_of - kNamed); });
 }
 
 /// The GPU kind rules that no amount of waiting or preemption changes.

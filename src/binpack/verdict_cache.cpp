@@ -1,6 +1,8 @@
 #include "fracpack/verdict_cache.hpp"
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 
 #include "binpack/fit.hpp"
 #include "binpack/gpu_choice.hpp"
@@ -49,8 +51,9 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   const Verdict verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
   e.code = verdict.code;
   std::string categories;
+  std::set<std::string_view> seen;  // once per category, in the verdict's order
   for (const auto& r : verdict.reasons) {
-    if (categories.find(r.category) != std::string::npos) continue;  // once per category
+    if (!seen.insert(r.category).second) continue;
     if (!categories.empty()) categories += "; ";
     categories += r.category;
   }

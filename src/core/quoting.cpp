@@ -47,6 +47,13 @@ std::string escape_for(char32_t c) {
 
 }  // namespace
 
+std::string excerpt_list(const std::vector<std::string>& items, std::size_t max_items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < max_items; ++i) out += (i == 0 ? "" : ", ") + excerpt(items[i]);
+  if (items.size() > max_items) out += fmt::format(", … ({} in all)", items.size());
+  return out;
+}
+
 std::string excerpt(std::string_view text, std::size_t max_chars) {
   std::size_t chars = 0;
   std::size_t cut = text.size();  // the byte where character max_chars + 1 starts

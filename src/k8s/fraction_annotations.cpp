@@ -27,9 +27,7 @@ std::string key_of(const std::string& ctr, std::string_view suffix) {
   return fmt::format("{}{}.{}", kContainerPrefix, ctr, suffix);
 }
 
-std::string list(const std::vector<std::string>& names) {
-  return fmt::format("{}", fmt::join(names, ", "));
-}
+std::string list(const std::vector<std::string>& names) { return excerpt_list(names); }
 
 /// The NvFractions keys of one container.
 struct NvKeys {

@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "plugin_api/access.hpp"
+#include "plugin_api/certificate_name.hpp"
 #include "plugin_api/grpc_status.hpp"
 #include "plugin_api/metrics.hpp"
 
@@ -25,12 +26,14 @@ inline google::protobuf::ArenaOptions arena_options() {
   return options;
 }
 
-/// The caller's verified certificate name (mutual TLS), "" without one.
+/// The caller's verified certificate name (mutual TLS), "" without one: read from the peer's
+/// certificate as the JSON front reads it (certificate_name.hpp), not from gRPC's own CN property,
+/// which takes the first of several.
 inline std::string certificate_name(const grpc::CallbackServerContext& ctx) {
   const auto auth = ctx.auth_context();
-  if (!auth) return "";
-  const auto names = auth->FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
-  return names.empty() ? "" : std::string(names.front().data(), names.front().size());
+  if (!auth || !auth->IsPeerAuthenticated()) return "";
+  const auto pem = auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+  return pem.empty() ? "" : certificate_name_of_pem({pem.front().data(), pem.front().size()});
 }
 
 /// OK, or UNAUTHENTICATED / PERMISSION_DENIED when the caller may not `what` (access.hpp).

@@ -47,6 +47,11 @@ Result<std::string> inflate_bounded(const std::string& in, std::size_t limit, in
       return Status(Code::kInvalidArgument, fmt::format("the body is not valid in its Content-Encoding: {}", z.msg != nullptr ? z.msg : "zlib error"));
     }
   }
+  // One stream, nothing after it: a reader that decodes every gzip member (RFC 1952 allows
+  // several) would see another body than this server does.
+  if (z.avail_in != 0) {
+    return Status(Code::kInvalidArgument, fmt::format("{} bytes follow the compressed body: send one stream", z.avail_in));
+  }
   return out;
 }
 

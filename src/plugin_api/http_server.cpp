@@ -16,13 +16,17 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include "fracpack/quoting.hpp"
+#include "plugin_api/certificate_name.hpp"
 #include "plugin_api/http_encoding.hpp"
 
 namespace fracpack::api {
@@ -43,19 +47,10 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-/// The subject common name of the peer's verified certificate, "" without one.
+/// The caller's name in the peer's verified certificate, "" without one (certificate_name.hpp).
 std::string peer_common_name(SSL* ssl) {
   X509* cert = SSL_get1_peer_certificate(ssl);
-  if (cert == nullptr) return "";
-  std::string name;
-  X509_NAME* subject = X509_get_subject_name(cert);
-  const int at = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
-  if (at >= 0) {
-    unsigned char* utf8 = nullptr;
-    const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, at)));
-    if (n > 0) name.assign(reinterpret_cast<char*>(utf8), static_cast<std::size_t>(n));
-    OPENSSL_free(utf8);
-  }
+  std::string name = certificate_name(cert);
   X509_free(cert);
   return name;
 }
@@ -151,6 +146,8 @@ struct HttpServer::Impl {
   /// answer, and stop(), would wait for ever).
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_pause{io};  ///< after an accept error (EMFILE): a pause, not a spin
+  std::chrono::steady_clock::time_point accept_error_logged{};
   std::vector<std::thread> threads;  ///< each runs `io`: reads, handlers that do not wait, writes
   std::optional<asio::thread_pool> workers;  ///< handlers that may wait
 
@@ -350,7 +347,7 @@ class Session {
     refuse_with(server_->refusal(status, path.substr(0, path.find('?')), why));
   }
   void refuse_with(HttpResponse res) {
-    head_only_ = false;
+    head_only_ = parser_ && parser_->is_header_done() && parser_->get().method() == http::verb::head;
     keep_alive_ = false;
     lingering_ = true;
     write(std::move(res), false);
@@ -479,8 +476,22 @@ Status HttpServer::Impl::make_tls() {
 void HttpServer::Impl::accept() {
   acceptor.async_accept(asio::make_strand(io), [self = this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !self->acceptor.is_open()) return;
-    if (!ec) self->open_session(std::move(socket));
-    self->accept();
+    if (!ec) {
+      self->open_session(std::move(socket));
+      return self->accept();
+    }
+    // Out of file descriptors (or another accept error): the pending connection stays queued,
+    // so accepting again at once would spin. Wait, then try again; say so once a minute.
+    const auto now = std::chrono::steady_clock::now();
+    if (now - self->accept_error_logged > std::chrono::minutes(1)) {
+      self->accept_error_logged = now;
+      spdlog::warn("http {}:{}: cannot accept connections: {} (open now: {}; raise the file limit or lower --http-max-connections)",
+                   self->options.host, self->options.port, ec.message(), self->open.load());
+    }
+    self->accept_pause.expires_after(std::chrono::milliseconds(100));
+    self->accept_pause.async_wait([self](beast::error_code wait) {
+      if (!wait) self->accept();
+    });
   });
 }
 
@@ -544,6 +555,7 @@ void HttpServer::stop() {
   asio::post(i.io, [&i] {
     beast::error_code ignored;
     i.acceptor.close(ignored);
+    i.accept_pause.cancel();
   });
   // The requests being handled finish and their answers are written (a Bind may wait for its
   // reservation pod), then every connection closes.

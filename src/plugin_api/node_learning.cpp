@@ -25,7 +25,7 @@ std::map<std::string, std::string> learn_nodes(Extender& core, NodeNames names, 
   // One bad node must not keep the good ones out: apply them one by one (the rare path).
   for (auto& [name, node] : learned) {
     if (Status st = core.apply({node}, &warnings); !st.is_ok()) {
-      spdlog::warn("node {} sent by the scheduler: {}", printable(name), printable(st.message()));
+      spdlog::warn("node {} sent by the scheduler: {}", printable(excerpt(name, 253)), printable(excerpt(st.message(), 1024)));
       rejected[name] = st.message();
     }
   }

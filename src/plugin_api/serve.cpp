@@ -1,5 +1,7 @@
 #include "fracpack/serve.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
@@ -171,6 +173,25 @@ bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Met
   return true;
 }
 
+/// Raises the soft limit on open files to the hard one (as Go does at start): every connection,
+/// the state file and the API server's clients each hold one, and containers often start with a
+/// soft limit of 1,024, the default --http-max-connections. Warns when even the hard limit is short.
+void raise_file_limit(const ServeOptions& options) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+    getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  const auto needed = static_cast<rlim_t>(options.http_max_connections) + 256;  // the rest: state, clients, gRPC
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < needed) {
+    spdlog::warn("open files limited to {}: below --http-max-connections ({}) + 256; connections beyond the limit wait "
+                 "until others close (raise the limit, ulimit -n, or lower --http-max-connections)",
+                 limit.rlim_cur, options.http_max_connections);
+  }
+}
+
 }  // namespace
 
 int serve(const ServeOptions& options) {
@@ -185,6 +206,7 @@ int serve(const ServeOptions& options) {
   // A peer that closed its end (kube-scheduler, the API server) must not kill the process that
   // writes to it: OpenSSL and the API server's client write without MSG_NOSIGNAL.
   std::signal(SIGPIPE, SIG_IGN);
+  raise_file_limit(options);
 
   // Flags first: a mistake must not leave a state file behind.
   if (!options.http && !options.grpc) {

@@ -60,6 +60,15 @@ TEST_CASE("a newline in a node name does not forge a log line; an ESC does not r
   CHECK(text.find("node " + node + " sent by") != std::string::npos);
 }
 
+TEST_CASE("a made-up 1 MiB name is logged as its first 253 characters (the longest Kubernetes name)") {
+  CapturedLog log;
+  const std::string huge(1u << 20, 'n');
+  api::log_bind("default/" + huge, huge, Status(Code::kNotFound, "pod: " + huge));
+  const std::string text = log.out.str();
+  CHECK(text.size() < 4096);
+  CHECK(text.find(std::string(253, 'n') + "…(") != std::string::npos);
+}
+
 TEST_CASE("excerpt keeps short text and cuts long text to 64 characters with its length") {
   CHECK(excerpt("node-a") == "node-a");
   CHECK(excerpt(std::string(64, 'x')) == std::string(64, 'x'));
@@ -70,6 +79,13 @@ TEST_CASE("excerpt keeps short text and cuts long text to 64 characters with its
   for (int i = 0; i < 100; ++i) accents += "é";
   CHECK(excerpt(accents) == accents.substr(0, 128) + "…(100 characters)");
   CHECK(excerpt("") == "");
+}
+
+TEST_CASE("excerpt_list names the first items, each cut short, and counts them all") {
+  CHECK(excerpt_list({}) == "");
+  CHECK(excerpt_list({"a", "b"}) == "a, b");
+  CHECK(excerpt_list({"a", "b", "c"}, 2) == "a, b, … (3 in all)");
+  CHECK(excerpt_list({std::string(100, 'x')}) == std::string(64, 'x') + "…(100 characters)");
 }
 
 TEST_CASE("printable escapes control characters and bytes that are not UTF-8, and nothing else") {

@@ -61,6 +61,12 @@ TEST_CASE("§1.1 the container must exist and only one container may carry the k
                  "only one container per pod"));
   auto second = PodBuilder("p").container("worker").gpu_memory("8Gi", "worker").spec();
   CHECK(second.fraction()->container == "worker");
+  // 2,000 containers carrying the keys: the message names the first few and counts them all.
+  PodBuilder crowd("p");
+  for (int i = 0; i < 2000; ++i) crowd.container(fmt::format("c{}", i)).gpu_memory("1Gi", fmt::format("c{}", i));
+  const std::string refused = pod_error(crowd);
+  CHECK(contains(refused, "… (2000 in all); only one container per pod"));
+  CHECK(refused.size() < 1024);
 }
 
 TEST_CASE("§1.1 unknown NvFractions keys are typos, not silently ignored") {

@@ -11,6 +11,8 @@
 #include "fracpack/v1/cluster.grpc.pb.h"
 #include "fracpack/v1/extender.grpc.pb.h"
 #include "plugin_api/access.hpp"
+#include "plugin_api/client.hpp"
+#include "plugin_api/certificate_name.hpp"
 #include "plugin_api/grpc_front.hpp"
 #include "plugin_api/http_front.hpp"
 #include "support/builders.hpp"
@@ -176,6 +178,12 @@ TEST_CASE("JSON front: a caller without credentials is refused on its header; it
   const std::string answer = raw.read_some();
   CHECK(answer.rfind("HTTP/1.1 401", 0) == 0);
   CHECK(answer.find("WWW-Authenticate: Bearer") != std::string::npos);
+  // A HEAD refused is refused without a body, as every HEAD answer (RFC 9110 §9.3.2).
+  RawConnection head(s.port, nullptr, 10);
+  REQUIRE(head.send("HEAD /snapshot HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const std::string refused = head.read_all();
+  CHECK(refused.rfind("HTTP/1.1 401", 0) == 0);
+  CHECK(refused.substr(refused.size() - 4) == "\r\n\r\n");
   // With the token, the same route reads its body as before.
   auto bound = c.Post("/bind", {{"Authorization", "Bearer sched-token-0123456789"}}, R"({"PodName":"x","PodNamespace":"y","Node":"a"})",
                       "application/json");
@@ -197,6 +205,48 @@ TEST_CASE("JSON front over mutual TLS: the certificate names the caller; a name 
     REQUIRE_MESSAGE(res, httplib::to_string(res.error()));
     CHECK(res->status == expected);
   }
+}
+
+TEST_CASE("a certificate with two common names names nobody, whichever comes first (both fronts)") {
+  TlsFiles pki;
+  TokenFile tokens;
+  HttpServer s(policy(tokens, true, {"client"}), {pki.server_cert, pki.server_key, pki.ca});
+  const std::string filter = json{{"Pod", kube_pod("p")}, {"NodeNames", {"a"}}}.dump();
+  for (const std::string subject : {"/CN=client/CN=nobody", "/CN=nobody/CN=client", "/O=no-cn"}) {
+    CAPTURE(subject);
+    const auto [cert, key] = pki.client_with_subject(fmt::format("odd-{}", subject.size()), subject);
+    std::ifstream in(cert);
+    const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(api::certificate_name_of_pem(pem).empty());
+    httplib::SSLClient c("127.0.0.1", s.port, cert, key);
+    c.set_ca_cert_path(pki.ca.c_str());
+    c.enable_server_certificate_verification(true);
+    auto res = c.Post("/filter", filter, "application/json");
+    REQUIRE_MESSAGE(res, httplib::to_string(res.error()));
+    CHECK(res->status == 401);
+  }
+  std::ifstream in(pki.client_cert);
+  CHECK(api::certificate_name_of_pem(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())) == "client");
+  // gRPC: the same name from the same certificate.
+  auto opened = Extender::open(ExtenderOptions{});
+  REQUIRE(opened.is_ok());
+  api::Metrics metrics;
+  api::GrpcOptions options;
+  options.tls = {pki.server_cert, pki.server_key, pki.ca};
+  options.access = policy(tokens, true, {"client"});
+  api::GrpcFront front(**opened, metrics, options);
+  auto port = front.start();
+  REQUIRE(port.is_ok());
+  const std::string address = fmt::format("127.0.0.1:{}", *port);
+  auto named = api::connect(address, {pki.ca, pki.client_cert, pki.client_key, ""});
+  REQUIRE(named);
+  CHECK((*named)->node_names().is_ok());
+  const auto [cert, key] = pki.client_with_subject("odd-grpc", "/CN=client/CN=nobody");
+  auto twice = api::connect(address, {pki.ca, cert, key, ""});
+  REQUIRE(twice);
+  const auto refused = (*twice)->node_names();
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().message().find("authenticate") != std::string::npos);
 }
 
 TEST_CASE("client CA and tokens together: a certificate is optional, a token is enough, nothing is not") {

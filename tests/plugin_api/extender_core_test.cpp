@@ -152,6 +152,23 @@ TEST_CASE("an infeasible pod is an answer with reasons, never an error") {
   CHECK(bad.status().code() == Code::kInvalidArgument);
 }
 
+TEST_CASE("a pod asking for thousands of made-up resources: reasons name a few and count the rest") {
+  auto core = open_core();
+  REQUIRE(core->apply({nvf("a", 1, 80000).obj, nvf("b", 1, 80000).obj}, nullptr).is_ok());
+  PodBuilder many("many");
+  for (int i = 0; i < 20'000; ++i) many.request(fmt::format("z{}.io/x", i), "1");
+  auto f = core->filter(many.obj, {"a", "b"});  // linear in the names: seconds would mean a quadratic crept back
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  const std::string& reason = f->unresolvable.at("a");
+  CHECK(reason.size() < 1024);
+  CHECK(reason.find("Insufficient other extended resources") != std::string::npos);
+  auto e = core->explain(many.obj);
+  REQUIRE(e.is_ok());
+  CHECK(e->summary.size() < 1024);
+  CHECK(e->nodes.at(0).second.reasons.size() <= 9);
+}
+
 TEST_CASE("a lost Filter → Bind race is a clean refusal, never an overcommit") {
   auto core = open_core();
   REQUIRE(core->apply({nvf("a", 1, 24600).obj}, nullptr).is_ok());

@@ -1,6 +1,11 @@
 // The HTTP server under the JSON front, attacked the way a hostile or broken caller would: slow
 // clients, too many connections, compressed bombs, smuggling framings, plaintext on a TLS port.
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+
 #include <httplib.h>
 
 #include <atomic>
@@ -71,6 +76,20 @@ TEST_CASE("a gzip bomb is refused once it inflates past the body limit, and the 
   REQUIRE(brotli);
   CHECK(brotli->status == 415);
   CHECK(c.Get("/who")->status == 200);
+}
+
+TEST_CASE("bytes after the compressed body are refused: a proxy decoding every gzip member would see another body") {
+  Echo s(small_limits());
+  auto c = s.client();
+  for (const std::string& body : {api::gzip("{}") + "GARBAGE", api::gzip("{}") + api::gzip(std::string(1000, ' '))}) {
+    auto res = c.Post("/echo", {{"Content-Encoding", "gzip"}}, body, "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 400);
+    CHECK(res->body.find("follow the compressed body") != std::string::npos);
+  }
+  auto one = c.Post("/echo", {{"Content-Encoding", "gzip"}}, api::gzip("{}"), "application/json");
+  REQUIRE(one);
+  CHECK(one->status == 200);
 }
 
 TEST_CASE("slow clients hold sockets, not threads: with 100 trickling headers, every request still answers") {
@@ -222,6 +241,44 @@ TEST_CASE("a new connection must start its first request within the header deadl
   std::this_thread::sleep_for(900ms);  // three header deadlines: a served connection may idle longer
   REQUIRE(talking.send("GET /who HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
   CHECK(talking.read_all().rfind("HTTP/1.1 200", 0) == 0);
+}
+
+TEST_CASE("out of file descriptors, the server pauses accepting instead of spinning, and serves again after") {
+  Echo s(small_limits());
+  rlimit before{};
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &before) == 0);
+  int in_use = 0;  // the highest descriptor open now, a bound on how many are
+  for (int fd = 0; fd < 65536; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1) in_use = fd;
+  }
+  rlimit tight = before;
+  tight.rlim_cur = static_cast<rlim_t>(in_use + 20);
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+  std::vector<int> clients;  // each takes a descriptor here and one in the server, until none is left
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) break;
+    clients.push_back(fd);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(s.port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    std::this_thread::sleep_for(5ms);  // the server accepts it, or fails to
+  }
+  timespec t0{}, t1{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+  std::this_thread::sleep_for(1s);  // a connection waits in the backlog that the server cannot accept
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+  const double cpu = static_cast<double>(t1.tv_sec - t0.tv_sec) + static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  for (const int fd : clients) ::close(fd);
+  REQUIRE(setrlimit(RLIMIT_NOFILE, &before) == 0);
+  CHECK(clients.size() > 3);
+  CHECK_MESSAGE(cpu < 0.5, "the process used " << cpu << " s of CPU in 1 s while it could not accept: a spin");  // a spin: ~1-2 s
+  std::this_thread::sleep_for(300ms);  // the next try, after its pause
+  auto res = s.client().Get("/who");
+  REQUIRE(res);
+  CHECK(res->status == 200);
 }
 
 TEST_CASE("stop() with a waiting handler in flight: its answer is written, then stop returns") {

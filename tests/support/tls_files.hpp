@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include <stdexcept>
 
@@ -40,6 +41,15 @@ struct TlsFiles {
     stranger_key = path("stranger.key");
   }
   ~TlsFiles() { std::filesystem::remove_all(dir); }
+
+  /// A client certificate signed by the CA with subject `subject` ("/CN=a/CN=b"): its PEM and
+  /// key paths, files named after `name`.
+  [[nodiscard]] std::pair<std::string, std::string> client_with_subject(const std::string& name, const std::string& subject) const {
+    run(fmt::format("openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '{1}' "
+                    "-keyout {0}.key -out {0}.csr && openssl x509 -req -in {0}.csr -CA ca.pem -CAkey ca.key "
+                    "-CAcreateserial -days 2 -extfile client.ext -out {0}.pem", name, subject));
+    return {path(name + ".pem"), path(name + ".key")};
+  }
   TlsFiles(const TlsFiles&) = delete;
   TlsFiles& operator=(const TlsFiles&) = delete;
 
