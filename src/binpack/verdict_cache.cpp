@@ -1,8 +1,8 @@
 #include "fracpack/verdict_cache.hpp"
 
 #include <algorithm>
-#include <set>
 #include <string_view>
+#include <vector>
 
 #include "binpack/fit.hpp"
 #include "binpack/gpu_choice.hpp"
@@ -51,9 +51,12 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   const Verdict verdict = binpack::check_node(state, n, pod, *traits, binpack::Detail::kCategory);
   e.code = verdict.code;
   std::string categories;
-  std::set<std::string_view> seen;  // once per category, in the verdict's order
+  // Once per category, in the verdict's order. A verdict has a few reasons (check_resources names
+  // at most 8 short resources): a linear look, no allocation per category.
+  std::vector<std::string_view> seen;
   for (const auto& r : verdict.reasons) {
-    if (!seen.insert(r.category).second) continue;
+    if (std::find(seen.begin(), seen.end(), r.category) != seen.end()) continue;
+    seen.push_back(r.category);
     if (!categories.empty()) categories += "; ";
     categories += r.category;
   }

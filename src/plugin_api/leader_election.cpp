@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/time.hpp"
+#include "fracpack/k8s/object_stream.hpp"
+#include "k8s/json_fields.hpp"
 #include "k8s/names.hpp"
 
 namespace fracpack::api {
@@ -15,33 +17,29 @@ namespace {
 
 using nlohmann::json;
 
-std::string holder_of(const json& lease) {
-  const json* spec = lease.contains("spec") && lease["spec"].is_object() ? &lease["spec"] : nullptr;
-  if (spec == nullptr || !spec->contains("holderIdentity") || !(*spec)["holderIdentity"].is_string()) return "";
-  return (*spec)["holderIdentity"].get<std::string>();
+/// lease.spec[key], nullptr when absent (k8s::member).
+const json* spec_field(const json& lease, std::string_view key) {
+  const json* spec = k8s::member(lease, "spec");
+  return spec == nullptr ? nullptr : k8s::member(*spec, key);
 }
 
-std::int64_t transitions_of(const json& lease) {
-  const auto it = lease.find("spec");
-  if (it == lease.end() || !it->is_object()) return 0;
-  const auto t = it->find("leaseTransitions");
-  return t != it->end() && t->is_number_integer() ? t->get<std::int64_t>() : 0;
+std::string spec_string(const json& lease, std::string_view key) {
+  const json* v = spec_field(lease, key);
+  return v != nullptr && v->is_string() ? v->get<std::string>() : "";
 }
 
-std::string resource_version(const json& object) {
-  const auto m = object.find("metadata");
-  if (m == object.end() || !m->is_object()) return "";
-  const auto v = m->find("resourceVersion");
-  return v != m->end() && v->is_string() ? v->get<std::string>() : "";
+std::int64_t spec_integer(const json& lease, std::string_view key) {
+  const json* v = spec_field(lease, key);
+  return v != nullptr && v->is_number_integer() ? v->get<std::int64_t>() : 0;
 }
+
+std::string holder_of(const json& lease) { return spec_string(lease, "holderIdentity"); }
+std::int64_t transitions_of(const json& lease) { return spec_integer(lease, "leaseTransitions"); }
+std::string resource_version(const json& object) { return k8s::metadata_string(object, "resourceVersion"); }
 
 /// spec.leaseDurationSeconds, 0 when absent.
 std::chrono::milliseconds duration_of(const json& lease) {
-  const auto it = lease.find("spec");
-  if (it == lease.end() || !it->is_object()) return {};
-  const auto d = it->find("leaseDurationSeconds");
-  if (d == it->end() || !d->is_number_integer()) return {};
-  return std::chrono::milliseconds(std::clamp<std::int64_t>(d->get<std::int64_t>(), 0, 86'400) * 1000);
+  return std::chrono::milliseconds(std::clamp<std::int64_t>(spec_integer(lease, "leaseDurationSeconds"), 0, 86'400) * 1000);
 }
 
 /// A Prometheus label value: backslash, quote and newline escaped.
@@ -235,7 +233,7 @@ bool LeaderElector::write(const json& lease, bool create) {
     observed_ = written;
     observed_at_ = Clock::now();
     written_version_ = resource_version(written);
-    written_renew_time_ = written.contains("spec") ? written["spec"].value("renewTime", "") : "";
+    written_renew_time_ = spec_string(written, "renewTime");
   }
   std::lock_guard lock(mu_);
   leader_ = options_.identity;
@@ -246,8 +244,7 @@ void LeaderElector::warn_if_identity_shared(const json& lease, const std::string
   // Our name on a version we did not write: another replica runs with this identity, and both
   // believe they lead (the optimistic concurrency cannot tell two writers of one name apart).
   if (holder != options_.identity || written_version_.empty() || resource_version(lease) == written_version_) return;
-  const std::string renewed = lease.contains("spec") && lease["spec"].is_object() ? lease["spec"].value("renewTime", "") : "";
-  if (renewed == written_renew_time_) return;  // another writer (an annotation by hand), not a renewal
+  if (spec_string(lease, "renewTime") == written_renew_time_) return;  // another writer (an annotation by hand), not a renewal
   if (now < last_shared_warning_ + std::chrono::minutes(1)) return;
   last_shared_warning_ = now;
   spdlog::error("leader election: another replica renews Lease {}/{} as {}: identities must be unique (the pod name, "

@@ -201,38 +201,33 @@ struct Attacker {
     std::erase(trickling, nullptr);
   }
 
+  /// One gRPC call as `token` ("" = none); its code must be `expected`.
+  template <class Call>
+  void expect_grpc(const std::string& attack, const char* token, grpc::StatusCode expected, Call&& call) {
+    surprises.tried(attack);
+    grpc::ClientContext ctx;
+    if (*token != '\0') ctx.AddMetadata("authorization", token);
+    ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+    const grpc::Status st = call(ctx);
+    if (st.error_code() != expected) surprises.add(attack + ": " + st.error_message());
+  }
+
   void grpc_attacks() {
     auto extender = v1::Extender::NewStub(channel);
     auto cluster = v1::Cluster::NewStub(channel);
-    surprises.tried("gRPC without credentials");
-    {
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+    auto sync = [&](grpc::ClientContext& ctx) {
       v1::SyncResponse r;
-      const auto st = cluster->Sync(&ctx, v1::SyncRequest{}, &r);
-      if (st.error_code() != grpc::StatusCode::UNAUTHENTICATED) surprises.add("gRPC Sync without credentials: " + st.error_message());
-    }
-    surprises.tried("gRPC scheduler administering");
-    {
-      grpc::ClientContext ctx;
-      ctx.AddMetadata("authorization", kScheduler);
-      ctx.set_deadline(std::chrono::system_clock::now() + 10s);
-      v1::SyncResponse r;
-      const auto st = cluster->Sync(&ctx, v1::SyncRequest{}, &r);
-      if (st.error_code() != grpc::StatusCode::PERMISSION_DENIED) surprises.add("gRPC Sync as the scheduler: " + st.error_message());
-    }
-    surprises.tried("gRPC malformed pod");
-    {
-      grpc::ClientContext ctx;
-      ctx.AddMetadata("authorization", kScheduler);
-      ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+      return cluster->Sync(&ctx, v1::SyncRequest{}, &r);
+    };
+    expect_grpc("gRPC Sync without credentials", "", grpc::StatusCode::UNAUTHENTICATED, sync);
+    expect_grpc("gRPC Sync as the scheduler", kScheduler, grpc::StatusCode::PERMISSION_DENIED, sync);
+    expect_grpc("gRPC Filter of a malformed pod", kScheduler, grpc::StatusCode::INVALID_ARGUMENT, [&](grpc::ClientContext& ctx) {
       v1::ExtenderArgs args;
       args.set_pod(std::string(2000, '{'));
       args.add_node_names("node-00");
       v1::ExtenderFilterResult r;
-      const auto st = extender->Filter(&ctx, args, &r);
-      if (st.error_code() != grpc::StatusCode::INVALID_ARGUMENT) surprises.add("gRPC Filter of a malformed pod: " + st.error_message());
-    }
+      return extender->Filter(&ctx, args, &r);
+    });
   }
 };
 
