@@ -8,7 +8,7 @@
 
 #include "support/shared_data.hpp"
 
-#include "fracpack/density.hpp"
+#include "fracpack/sim/density.hpp"
 
 namespace fracpack::bench {
 namespace {

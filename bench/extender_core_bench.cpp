@@ -7,7 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "extender_workload.hpp"
 
 namespace fracpack::bench {

@@ -1,5 +1,6 @@
-// Queue arithmetic at scale (issue 3's targets): a full fair-share recomputation for 1,000 queues
-// in 4 levels (≤ 5 ms) and an admission check, measured over 100,000 pending pods (≤ 2 µs each).
+// Queue arithmetic at scale (the targets in docs/benchmarks.md): a full fair-share recomputation
+// for 1,000 queues in 4 levels (≤ 5 ms) and an admission check, measured over 100,000 pending pods
+// (≤ 2 µs each).
 //
 // Run: ./build/bench/queues_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <random>

@@ -19,8 +19,8 @@
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/queues/decode_queue.hpp"
-#include "fracpack/quota/replay.hpp"
-#include "fracpack/quota/tune.hpp"
+#include "fracpack/sim/quota/replay.hpp"
+#include "fracpack/sim/quota/tune.hpp"
 #include "jobs/quota_inputs.hpp"
 
 namespace fracpack::bench {

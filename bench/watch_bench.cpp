@@ -6,10 +6,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/queues/decode_queue.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 #include "support/kube_payloads.hpp"
 
 namespace fracpack::bench {

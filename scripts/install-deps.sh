@@ -7,11 +7,18 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libboost-graph-dev libfmt-dev librange-v3-dev doctest-dev
+  libfmt-dev doctest-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libsqlite3-dev libcpp-httplib-dev libbenchmark-dev
   openssl libcsv-dev libre2-dev libsimdjson-dev
   libboost-dev libssl-dev zlib1g-dev
+  # the CI matrix: clang-16 (-Werror, ASan+UBSan, libFuzzer), GCC's TSan runtime
+  clang-16 libclang-rt-16-dev llvm-16 libtsan2
+  # the generated clients (clients/): Python and Go, offline from Debian's sources
+  # (golang-github-golang-protobuf-1-5-dev: grpc-go 1.33 needs 1.5 to marshal protoc-gen-go 1.28's messages)
+  python3 python3-grpcio python3-protobuf
+  golang-go golang-google-grpc-dev golang-google-genproto-dev golang-google-protobuf-dev
+  golang-github-golang-protobuf-1-5-dev protoc-gen-go protoc-gen-go-grpc
 )
 
 missing=()

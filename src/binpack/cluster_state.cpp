@@ -1,4 +1,4 @@
-#include "fracpack/cluster_state.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
 
 #include <atomic>
 

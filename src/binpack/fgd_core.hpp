@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "binpack/study_policy.hpp"
-#include "fracpack/fragmentation.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
 
 namespace fracpack::binpack {
 

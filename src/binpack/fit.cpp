@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/k8s/decode.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/labels.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack::binpack {
 namespace {
@@ -95,7 +95,9 @@ void check_resources(const NodeSpec& node, const NodeUsage* used, const PodReque
   constexpr std::size_t kNamed = 8;
   std::size_t short_of = 0;
   for (const auto* resources : {&pod.rdma, &pod.extended}) {
-    for (const auto& [name, amount] : *resources) {
+    for (const auto& resource : *resources) {
+      const std::string& name = resource.first;  // named, not bound: lambdas below capture them
+      const std::int64_t amount = resource.second;
       auto have = node.extended.find(name);
       std::int64_t free = have == node.extended.end() ? 0 : have->second;
       if (used != nullptr) {
@@ -304,7 +306,7 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
       const MiB usable = state.usable(n, g);
       if (usable.count() <= 0) return 0;  // the reserve takes it all: a 0 MiB fraction is not a fit
       if (u.state == GpuState::kIdle) return need <= usable ? 1 : 0;
-      // InfiniBand pods take idle GPUs only (domain.md §3 rule 3).
+      // InfiniBand pods take idle GPUs only (docs/placement.md rule 3).
       if (pod.infiniband() || u.state != shared_state(f.mode)) return 0;
       if (u.used + need > usable) return 0;
       if (f.mode == ComputeMode::kSmSharing && u.compute + compute_portion(need, usable) > 100) return 0;
@@ -325,7 +327,9 @@ void check_static(const ClusterState& state, std::size_t n, const PodRequest& po
   if (!node.schedulable) {
     return v.add(kNever, "node(s) were unschedulable", [] { return std::string("spec.unschedulable is true (cordoned)"); });
   }
-  for (const auto& [key, value] : pod.node_selector) {
+  for (const auto& selector : pod.node_selector) {
+    const std::string& key = selector.first;  // named, not bound: the lambda below captures them
+    const std::string& value = selector.second;
     auto it = node.labels.find(key);
     if (it == node.labels.end() || it->second != value) {
       return v.add(kNever, "node(s) didn't match Pod's node selector", [&] {

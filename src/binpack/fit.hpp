@@ -1,12 +1,12 @@
-// Fit: the rules of domain.md §3, in one place, for every policy and every caller (select,
+// Fit: the rules of docs/placement.md, in one place, for every policy and every caller (select,
 // filter, reserve). Internal to src/binpack/.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "fracpack/cluster_state.hpp"
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 
@@ -17,7 +17,7 @@ PodTraits traits_of(const PodRequest& pod, const ClusterState& state);
 /// GPU's usable memory (labelled memory minus the reserve, so `gpu-fraction: 1` still fits).
 MiB fraction_need(const GpuFraction& f, const ClusterState& state, std::size_t n, std::size_t g);
 /// Compute portion in hundredths for `need` on a GPU with `usable` memory:
-/// ceil(need × 100 / usable) (domain.md §3 rule 5).
+/// ceil(need × 100 / usable) (docs/placement.md rule 5).
 int compute_portion(MiB need, MiB usable);
 
 /// Slot size on a replica node: MPS slots get memory ÷ N and 100 ÷ N compute; time-slicing slots

@@ -1,4 +1,4 @@
-#include "fracpack/fragmentation.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
 
 #include <algorithm>
 #include <map>

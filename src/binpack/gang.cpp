@@ -1,11 +1,11 @@
 // Gangs (PodGroup minMember): all-or-nothing across nodes, InfiniBand gangs on one network leaf
-// when they fit there (domain.md §3 rule 7).
+// when they fit there (docs/placement.md rule 7).
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "fracpack/ledger.hpp"
+#include "fracpack/binpack/ledger.hpp"
 
 namespace fracpack {
 namespace {

@@ -4,8 +4,8 @@
 #include <optional>
 #include <vector>
 
-#include "fracpack/cluster_state.hpp"
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 

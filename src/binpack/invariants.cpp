@@ -1,10 +1,11 @@
-// ClusterState::check_invariants(): every rule of domain.md §3 re-derived from the allocations.
+// ClusterState::check_invariants(): the ledger's rules of docs/placement.md (rules 1–6, 12 and the
+// node resources of 13) re-derived from the allocations.
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "binpack/node_summary.hpp"
-#include "fracpack/cluster_state.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
 
 namespace fracpack {
 namespace {
@@ -102,7 +103,7 @@ std::string ClusterState::check_invariants() const {
         return fmt::format("node {} GPU {}: usage differs from the sum of its allocations", node.name, g);
       }
       const std::string where = fmt::format("node {} GPU {} ({})", node.name, g, gpu_state_name(u.state));
-      // 2. One state per GPU, and what each state allows (domain.md §3 rules 1-5).
+      // 2. One state per GPU, and what each state allows (docs/placement.md rules 1–5 and 12).
       if (u.state == GpuState::kIdle && !u.holders.empty()) return where + ": idle but held";
       if (u.state != GpuState::kIdle && u.holders.empty()) return where + ": not idle but nobody holds it";
       if (u.state == GpuState::kWhole) {

@@ -1,4 +1,4 @@
-#include "fracpack/ledger.hpp"
+#include "fracpack/binpack/ledger.hpp"
 
 namespace fracpack {
 

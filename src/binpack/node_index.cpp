@@ -1,4 +1,4 @@
-#include "fracpack/node_index.hpp"
+#include "fracpack/binpack/node_index.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // Computing a node's summary from its spec and usage. Internal to src/binpack/.
 #pragma once
 
-#include "fracpack/cluster_state.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
 
 namespace fracpack::binpack {
 

@@ -11,7 +11,7 @@
 
 #include <memory>
 
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 std::shared_ptr<const Policy> make_best_fit_policy();

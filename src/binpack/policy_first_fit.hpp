@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 std::shared_ptr<const Policy> make_first_fit_policy();

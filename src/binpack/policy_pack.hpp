@@ -13,7 +13,7 @@
 
 #include <memory>
 
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 std::shared_ptr<const Policy> make_pack_policy();

@@ -10,7 +10,7 @@
 #include "binpack/policy_pack.hpp"
 #include "binpack/policy_spread.hpp"
 #include "binpack/study_policies.hpp"
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack {
 namespace {

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 std::shared_ptr<const Policy> make_spread_policy();

@@ -1,4 +1,4 @@
-#include "fracpack/scheduler.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 
 #include <algorithm>
 #include <map>

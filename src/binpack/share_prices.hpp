@@ -16,7 +16,8 @@
 #include <map>
 #include <vector>
 
-#include "fracpack/fragmentation.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
+#include "fracpack/binpack/packing_bound.hpp"
 
 namespace fracpack::binpack {
 
@@ -27,13 +28,6 @@ namespace fracpack::binpack {
 std::vector<double> cutting_stock_prices(const std::vector<std::int64_t>& sizes, const std::vector<double>& demand,
                                          std::int64_t capacity);
 
-/// A lower bound, in GPUs, on the capacity left free on the GPUs that hold `shares` (how many
-/// single-GPU shares of each size, in milli-GPU, 0 < size < 1000), however they are packed: the LP's
-/// GPU count (Σ count · price, weak duality, so valid even if the LP stopped early) minus their
-/// demand. Every other GPU can at best be full, so 1 − bound / GPUs caps the allocation of any
-/// placement of these shares. 0 for no shares. More than 64 distinct sizes are rounded down to
-/// steps of 10 milli-GPU for the LP (a weaker bound, still valid).
-double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares);
 
 class SharePrices {
  public:

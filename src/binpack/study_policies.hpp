@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "fracpack/fragmentation.hpp"
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 

@@ -14,9 +14,9 @@
 #include <optional>
 #include <vector>
 
-#include "fracpack/cluster_state.hpp"
-#include "fracpack/fragmentation.hpp"
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::binpack {
 

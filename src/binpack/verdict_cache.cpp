@@ -1,4 +1,4 @@
-#include "fracpack/verdict_cache.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
 
 #include <algorithm>
 #include <string_view>
@@ -68,6 +68,33 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   if (e.fits()) {
     if (auto evaluated = binpack::evaluate_node(state, n, pod, *traits, policy)) e.key = evaluated->key;
   }
+}
+
+std::optional<RankedNode> VerdictCache::select(const ClusterState& state, const PodRequest& pod,
+                                                const Policy& policy, const std::vector<std::size_t>& nodes) {
+  std::vector<std::pair<std::size_t, NodeKey>> fitting;
+  visit(state, pod, policy, nodes, [&](std::size_t n, const Entry& e) {
+    if (e.key) fitting.emplace_back(n, *e.key);
+  });
+  if (fitting.empty()) return std::nullopt;
+  auto rank = [](const NodeKey& k) { return std::pair{k.tier, k.value}; };  // value2 is the tie-break
+  auto best = rank(fitting.front().second);
+  for (const auto& [n, key] : fitting) best = std::min(best, rank(key));
+  std::optional<RankedNode> chosen;
+  for (auto& [n, key] : fitting) {
+    if (rank(key) != best) continue;
+    binpack::break_tie(policy, pod, state.node(n), key);
+    if (!chosen || key < chosen->key) {
+      chosen.emplace();
+      chosen->node = n;
+      chosen->key = key;
+    }
+  }
+  auto evaluated = binpack::evaluate_node(state, chosen->node, pod, binpack::traits_of(pod, state), policy);
+  if (!evaluated) return std::nullopt;  // a cached key without a GPU choice: the caller's state changed
+  chosen->choice = std::move(evaluated->choice);
+  chosen->score = 10.0;
+  return chosen;
 }
 
 std::vector<RankedNode> VerdictCache::rank(const ClusterState& state, const PodRequest& pod, const Policy& policy,

@@ -1,4 +1,4 @@
-#include "fracpack/node.hpp"
+#include "fracpack/core/node.hpp"
 
 namespace fracpack {
 

@@ -1,4 +1,4 @@
-#include "fracpack/node_affinity.hpp"
+#include "fracpack/core/node_affinity.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack {
 

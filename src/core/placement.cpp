@@ -1,4 +1,4 @@
-#include "fracpack/placement.hpp"
+#include "fracpack/core/placement.hpp"
 
 namespace fracpack {
 

@@ -1,4 +1,4 @@
-#include "fracpack/progress.hpp"
+#include "fracpack/core/progress.hpp"
 
 #include <cstdio>
 #include <string>

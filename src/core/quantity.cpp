@@ -1,10 +1,10 @@
-#include "fracpack/quantity.hpp"
+#include "fracpack/core/quantity.hpp"
 
 #include <array>
 #include <limits>
 #include <optional>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack {
 namespace {

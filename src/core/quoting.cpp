@@ -1,4 +1,4 @@
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 #include <fmt/format.h>
 

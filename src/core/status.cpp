@@ -1,4 +1,4 @@
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack {
 

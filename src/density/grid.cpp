@@ -1,10 +1,9 @@
 // Policies × seeds on a few threads. Each run owns its ledger; the trace is shared read-only.
-#include <atomic>
 #include <mutex>
-#include <thread>
 
-#include "fracpack/density.hpp"
-#include "fracpack/policy.hpp"
+#include "core/parallel.hpp"
+#include "fracpack/sim/density.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 namespace fracpack::density {
 
@@ -21,23 +20,15 @@ Result<std::vector<RunResult>> run_grid(const Trace& trace, const GridOptions& o
     for (auto s : options.seeds) jobs.push_back({p, s});
   }
   std::vector<std::optional<Result<RunResult>>> results(jobs.size());
-  std::atomic<std::size_t> next{0};
   std::mutex mu;
   std::size_t done = 0;
-  auto worker = [&] {
-    for (std::size_t i = next++; i < jobs.size(); i = next++) {
-      auto r = run(trace, jobs[i].policy, jobs[i].seed, options.ratio);
-      std::lock_guard lock(mu);
-      results[i].emplace(std::move(r));
-      ++done;
-      if (options.progress) options.progress(done, jobs.size());
-    }
-  };
-  const unsigned threads = std::max(1u, std::min<unsigned>(options.jobs, static_cast<unsigned>(jobs.size())));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  parallel_for(jobs.size(), options.jobs, [&](std::size_t i) {
+    auto r = run(trace, jobs[i].policy, jobs[i].seed, options.ratio);
+    std::lock_guard lock(mu);
+    results[i].emplace(std::move(r));
+    ++done;
+    if (options.progress) options.progress(done, jobs.size());
+  });
   std::vector<RunResult> out;
   for (auto& r : results) {
     if (!r->is_ok()) return r->status();

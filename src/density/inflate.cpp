@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <random>
 
-#include "fracpack/density.hpp"
+#include "fracpack/sim/density.hpp"
 
 namespace fracpack::density {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/density.hpp"
-#include "fracpack/scheduler.hpp"
+#include "fracpack/sim/density.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 
 namespace fracpack::density {
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/density.hpp"
+#include "fracpack/sim/density.hpp"
 #include "trace/csv_table.hpp"
 
 namespace fracpack::density {

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "density/svg_plot.hpp"
-#include "fracpack/density.hpp"
+#include "fracpack/sim/density.hpp"
 
 namespace fracpack::density {
 namespace {

@@ -4,41 +4,15 @@
 #include <limits>
 #include <map>
 
-#include "binpack/fit.hpp"
-#include "binpack/gpu_choice.hpp"
-#include "binpack/share_prices.hpp"
 #include "density/curve.hpp"
-#include "fracpack/cluster_state.hpp"
-#include "fracpack/density.hpp"
-#include "fracpack/policy.hpp"
-#include "fracpack/scheduler.hpp"
-#include "fracpack/verdict_cache.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/packing_bound.hpp"
+#include "fracpack/sim/density.hpp"
+#include "fracpack/binpack/policy.hpp"
+#include "fracpack/binpack/scheduler.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
 
 namespace fracpack::density {
-namespace {
-
-/// The best node for `pod`: the smallest cached key, ties drawn by the policy when it asks.
-std::optional<std::size_t> best_node(VerdictCache& cache, const ClusterState& state, const PodRequest& pod,
-                                     const Policy& policy, const std::vector<std::size_t>& all) {
-  std::vector<std::pair<std::size_t, NodeKey>> fitting;
-  cache.visit(state, pod, policy, all, [&](std::size_t n, const VerdictCache::Entry& e) {
-    if (e.key) fitting.emplace_back(n, *e.key);
-  });
-  if (fitting.empty()) return std::nullopt;
-  auto rank = [](const NodeKey& k) { return std::pair{k.tier, k.value}; };  // value2 is the tie-break
-  auto best = rank(fitting.front().second);
-  for (const auto& [n, key] : fitting) best = std::min(best, rank(key));
-  std::optional<std::pair<NodeKey, std::size_t>> chosen;
-  for (auto& [n, key] : fitting) {
-    if (rank(key) != best) continue;
-    binpack::break_tie(policy, pod, state.node(n), key);
-    if (!chosen || key < chosen->first) chosen.emplace(key, n);
-  }
-  return chosen->second;
-}
-
-}  // namespace
-
 Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uint64_t seed, double ratio) {
   const auto started = std::chrono::steady_clock::now();
   PolicyOptions options;
@@ -69,16 +43,14 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
     PodRequest pod = trace.requests[order[k]];
     if (k >= trace.pods.size()) pod.name += "-tuned-" + std::to_string(k);
     const std::int64_t demand = trace.pods[order[k]].gpu_total().count();
-    if (auto n = best_node(cache, state, pod, **policy, all)) {
-      const PodTraits traits = binpack::traits_of(pod, state);
-      auto chosen = binpack::evaluate_node(state, *n, pod, traits, **policy);
-      const Status st = chosen ? state.reserve(pod, *n, chosen->choice)
-                               : Status(Code::kInternal, "the policy's node has no GPU choice");
+    if (auto chosen = cache.select(state, pod, **policy, all)) {
+      const std::size_t n = chosen->node;
+      const Status st = state.reserve(pod, n, chosen->choice);
       if (!st.is_ok()) {
         return Status(Code::kInternal, fmt::format("{} on {} refused by the ledger under {}: {}", pod.key(),
-                                                   state.node(*n).name, policy_name, st.message()));
+                                                   state.node(n).name, policy_name, st.message()));
       }
-      book.refresh(state, *n);
+      book.refresh(state, n);
       used += demand;
       ++r.placed;
       if (const auto& tp = trace.pods[order[k]]; tp.num_gpu == 1 && demand > 0 && demand < 1000) ++placed_shares[demand];

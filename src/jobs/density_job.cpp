@@ -1,6 +1,6 @@
-#include "fracpack/density_job.hpp"
+#include "fracpack/sim/density_job.hpp"
 
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/policy.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/density.hpp"
-#include "fracpack/progress.hpp"
+#include "fracpack/sim/density.hpp"
+#include "fracpack/core/progress.hpp"
 
 namespace fracpack {
 namespace {

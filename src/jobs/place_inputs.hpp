@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/place_job.hpp"
-#include "fracpack/priority.hpp"
+#include "fracpack/sim/place_job.hpp"
+#include "fracpack/k8s/priority.hpp"
 #include "fracpack/queues/decode_queue.hpp"
-#include "fracpack/request.hpp"
+#include "fracpack/core/request.hpp"
 
 namespace fracpack::jobs {
 

@@ -1,19 +1,19 @@
-#include "fracpack/place_job.hpp"
-#include "fracpack/fragmentation.hpp"
+#include "fracpack/sim/place_job.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
 
 #include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 
-#include "fracpack/cluster_state.hpp"
-#include "fracpack/ledger.hpp"
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/ledger.hpp"
+#include "fracpack/binpack/policy.hpp"
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/queue_book.hpp"
 #include "fracpack/queues/reclaim.hpp"
 #include "fracpack/queues/session.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 #include "jobs/place_inputs.hpp"
 #include "jobs/place_jobs.hpp"
 

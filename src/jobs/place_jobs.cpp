@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/queues/decode_queue.hpp"
-#include "fracpack/priority.hpp"
+#include "fracpack/k8s/priority.hpp"
 
 namespace fracpack::jobs {
 namespace {

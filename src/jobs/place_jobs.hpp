@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fracpack/queues/queue_tree.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 #include "fracpack/queues/session.hpp"
 #include "jobs/place_inputs.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/place_job.hpp"
+#include "fracpack/sim/place_job.hpp"
 
 namespace fracpack {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/quota_job.hpp"
+#include "fracpack/sim/quota_job.hpp"
 
 namespace fracpack {
 

@@ -1,4 +1,4 @@
-#include "fracpack/quota_job.hpp"
+#include "fracpack/sim/quota_job.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/quota/metrics.hpp"
+#include "fracpack/sim/quota/metrics.hpp"
 #include "plot/line_plot.hpp"
 #include "quota_inputs.hpp"
 

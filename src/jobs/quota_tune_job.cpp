@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/yaml_emit.hpp"
-#include "fracpack/quota/metrics.hpp"
-#include "fracpack/quota_job.hpp"
+#include "fracpack/sim/quota/metrics.hpp"
+#include "fracpack/sim/quota_job.hpp"
 #include "quota_inputs.hpp"
 
 namespace fracpack {

@@ -1,4 +1,4 @@
-#include "fracpack/workload_file.hpp"
+#include "fracpack/sim/workload_file.hpp"
 
 #include <filesystem>
 
@@ -6,7 +6,7 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/trace/alibaba.hpp"
+#include "fracpack/sim/alibaba.hpp"
 
 namespace fracpack {
 

@@ -1,9 +1,9 @@
 #include <charconv>
 
 #include "fracpack/k8s/decode.hpp"
-#include "fracpack/quantity.hpp"
-#include "k8s/json_fields.hpp"
-#include "k8s/names.hpp"
+#include "fracpack/core/quantity.hpp"
+#include "fracpack/k8s/json_fields.hpp"
+#include "fracpack/k8s/names.hpp"
 
 namespace fracpack::k8s {
 namespace {

@@ -2,9 +2,9 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/time.hpp"
-#include "fracpack/quoting.hpp"
-#include "k8s/json_fields.hpp"
-#include "k8s/names.hpp"
+#include "fracpack/core/quoting.hpp"
+#include "fracpack/k8s/json_fields.hpp"
+#include "fracpack/k8s/names.hpp"
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {

@@ -1,11 +1,12 @@
-// domain.md §1.1 (NvFractions keys) and §1.2 (legacy KAI keys): validation and merge.
+// docs/requests.md rules 10 (NvFractions keys), 11 (legacy KAI keys) and 14 (how they combine):
+// validation and merge.
 #include <algorithm>
 #include <charconv>
 #include <set>
 
 #include "fracpack/k8s/decode.hpp"
-#include "fracpack/quantity.hpp"
-#include "k8s/json_fields.hpp"
+#include "fracpack/core/quantity.hpp"
+#include "fracpack/k8s/json_fields.hpp"
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {

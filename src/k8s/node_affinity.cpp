@@ -1,7 +1,7 @@
 // Decoding of required node affinity (k8s.io/api/core/v1 NodeAffinity).
 #include <charconv>
 
-#include "k8s/json_fields.hpp"
+#include "fracpack/k8s/json_fields.hpp"
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {

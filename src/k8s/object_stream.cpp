@@ -10,7 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack::k8s {
 namespace {

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/config.hpp"
-#include "fracpack/request.hpp"
-#include "fracpack/status.hpp"
+#include "fracpack/core/config.hpp"
+#include "fracpack/core/request.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::k8s {
 
@@ -34,7 +34,7 @@ struct PodResources {
 Result<PodResources> read_pod_resources(const nlohmann::json& spec, const std::string& who,
                                         const DecodeConfig& config);
 
-/// What the GPU-fraction annotations say (domain.md §1.1, §1.2).
+/// What the GPU-fraction annotations say (docs/requests.md rules 10, 11 and 14).
 struct FractionAnnotations {
   std::optional<GpuFraction> fraction;
   std::vector<int> devices;  ///< `nvidia.com/container.<ctr>.gpus.devices` on a bound pod

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::api {
 

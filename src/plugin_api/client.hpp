@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "fracpack/extender.hpp"
-#include "fracpack/status.hpp"
+#include "fracpack/server/extender.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::api {
 

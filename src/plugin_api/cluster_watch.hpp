@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "plugin_api/kube_api.hpp"
 #include "plugin_api/reflector.hpp"
 #include "plugin_api/watch_lag.hpp"

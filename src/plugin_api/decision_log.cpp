@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack::api {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 
 namespace fracpack::api {
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "plugin_api/json_text.hpp"
 
 namespace fracpack::api {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 #include "plugin_api/on_demand.hpp"
 
 namespace fracpack::api {

@@ -9,7 +9,7 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "plugin_api/extender_impl.hpp"
 
 namespace fracpack::api {

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "fracpack/extender.hpp"
-#include "fracpack/scheduling_state.hpp"
-#include "fracpack/verdict_cache.hpp"
+#include "fracpack/server/extender.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
 #include "plugin_api/binding_log.hpp"
 #include "plugin_api/name_resolver.hpp"
 #include "plugin_api/object_change.hpp"

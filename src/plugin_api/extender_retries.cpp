@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/scheduler.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 #include "plugin_api/extender_impl.hpp"
 
 namespace fracpack::api {

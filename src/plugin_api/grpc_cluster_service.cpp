@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/grpc_services.hpp"
 #include "plugin_api/grpc_status.hpp"

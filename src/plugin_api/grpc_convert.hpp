@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "fracpack/v1/cluster.pb.h"
 #include "fracpack/v1/extender.pb.h"
 #include "plugin_api/json_object.hpp"

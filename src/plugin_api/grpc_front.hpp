@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "plugin_api/access.hpp"
 #include "plugin_api/metrics.hpp"
 #include "plugin_api/tls_files.hpp"

@@ -7,7 +7,7 @@
 // under front "grpc".
 #pragma once
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "fracpack/v1/cluster.grpc.pb.h"
 #include "fracpack/v1/extender.grpc.pb.h"
 #include "plugin_api/grpc_unary.hpp"
@@ -42,12 +42,14 @@ class ExtenderService final : public ExtenderRawService {
   FRACPACK_RAW_METHOD(Bind, bind, v1::ExtenderBindingArgs, v1::ExtenderBindingResult, kSchedule)
   FRACPACK_RAW_METHOD(Preempt, preempt, v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult, kSchedule)
 
- private:
+  // The handlers, after parsing and the access check: public for the fuzz target
+  // (tests/fuzz/fuzz_grpc_requests.cpp), which feeds them parsed messages directly.
   grpc::Status filter(const v1::ExtenderArgs* args, v1::ExtenderFilterResult* out);
   grpc::Status prioritize(const v1::ExtenderArgs* args, v1::HostPriorityList* out);
   grpc::Status bind(const v1::ExtenderBindingArgs* args, v1::ExtenderBindingResult* out);
   grpc::Status preempt(const v1::ExtenderPreemptionArgs* args, v1::ExtenderPreemptionResult* out);
 
+ private:
   Extender& core_;
   Metrics& metrics_;
   const AccessPolicy* access_;
@@ -66,7 +68,7 @@ class ClusterService final : public ClusterRawService {
   FRACPACK_RAW_METHOD(Explain, explain, v1::ExplainRequest, v1::ExplainResponse, kRead)
   FRACPACK_RAW_METHOD(Snapshot, snapshot, v1::SnapshotRequest, v1::SnapshotResponse, kRead)
 
- private:
+  // The handlers, public for the fuzz target, as above.
   grpc::Status apply(const v1::ApplyRequest* req, v1::ApplyResponse* out);
   grpc::Status remove(const v1::RemoveRequest* req, v1::RemoveResponse* out);
   grpc::Status release(const v1::ReleaseRequest* req, v1::ReleaseResponse* out);
@@ -74,6 +76,7 @@ class ClusterService final : public ClusterRawService {
   grpc::Status explain(const v1::ExplainRequest* req, v1::ExplainResponse* out);
   grpc::Status snapshot(const v1::SnapshotRequest* req, v1::SnapshotResponse* out);
 
+ private:
   Extender& core_;
   Metrics& metrics_;
   const AccessPolicy* access_;

@@ -1,6 +1,6 @@
 #include "plugin_api/grpc_status.hpp"
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 

@@ -7,7 +7,7 @@
 
 #include <grpcpp/support/status.h>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::api {
 

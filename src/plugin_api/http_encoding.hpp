@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::api {
 

@@ -1,4 +1,5 @@
-// kube-scheduler's HTTP extender front (k8s.io/kube-scheduler/extender/v1, domain.md §5):
+// kube-scheduler's HTTP extender front (k8s.io/kube-scheduler/extender/v1, docs/kube-scheduler.md
+// rules 1–7):
 // POST /filter, /prioritize, /bind, /preempt with Go's capitalised field names, both
 // nodeCacheCapable modes, plus GET /healthz, /metrics (Prometheus text) and /snapshot (the ledger
 // as JSON), and fracpack's POST /explain ({"Pod": ...} → {"Status", "Reason": "0/N nodes are
@@ -16,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "plugin_api/access.hpp"
 #include "plugin_api/http_server.hpp"
 #include "plugin_api/kube_binder.hpp"

@@ -25,7 +25,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "plugin_api/certificate_name.hpp"
 #include "plugin_api/http_encoding.hpp"
 

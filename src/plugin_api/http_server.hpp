@@ -38,7 +38,7 @@
 #include <utility>
 #include <vector>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 #include "plugin_api/tls_files.hpp"
 
 namespace fracpack::api {

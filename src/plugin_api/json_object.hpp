@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::api {
 

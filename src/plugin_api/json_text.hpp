@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack::api {
 

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <string>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace httplib {
 class Client;

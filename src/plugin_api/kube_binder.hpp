@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "fracpack/extender.hpp"
-#include "fracpack/gpu_reservations.hpp"
-#include "fracpack/status.hpp"
+#include "fracpack/server/extender.hpp"
+#include "fracpack/server/gpu_reservations.hpp"
+#include "fracpack/core/status.hpp"
 #include "plugin_api/kube_api.hpp"
 
 namespace httplib {

@@ -9,8 +9,8 @@
 
 #include "fracpack/k8s/time.hpp"
 #include "fracpack/k8s/object_stream.hpp"
-#include "k8s/json_fields.hpp"
-#include "k8s/names.hpp"
+#include "fracpack/k8s/json_fields.hpp"
+#include "fracpack/k8s/names.hpp"
 
 namespace fracpack::api {
 namespace {

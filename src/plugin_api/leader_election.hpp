@@ -29,7 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 #include "plugin_api/kube_api.hpp"
 
 namespace fracpack::api {

@@ -18,7 +18,7 @@
 #include <string>
 #include <thread>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 #include "plugin_api/cluster_watch.hpp"
 #include "plugin_api/leader_election.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <spdlog/pattern_formatter.h>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack::api {
 namespace {

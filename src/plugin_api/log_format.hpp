@@ -1,4 +1,4 @@
-// The server's log lines: every message goes through printable() (fracpack/quoting.hpp), so a name
+// The server's log lines: every message goes through printable() (fracpack/core/quoting.hpp), so a name
 // from a request with a newline or an escape sequence in it cannot forge a log line or drive the
 // terminal of whoever reads the log. Sites log names as they are; this is the one place that
 // escapes them, whichever front or watch logged. Internal to src/plugin_api/.

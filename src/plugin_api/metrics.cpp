@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/build_info.hpp"
+#include "fracpack/core/build_info.hpp"
 
 namespace fracpack::api {
 namespace {

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 
 namespace fracpack::api {
 

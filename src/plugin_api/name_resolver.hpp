@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "fracpack/cluster_state.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
 
 namespace fracpack::api {
 

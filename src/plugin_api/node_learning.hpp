@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 
 namespace fracpack::api {
 

@@ -5,7 +5,7 @@
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/queues/decode_queue.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 namespace fracpack::api {
 

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/config.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/core/config.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 #include "plugin_api/store.hpp"
 
 namespace fracpack::api {

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 #include "plugin_api/json_bytes.hpp"
 #include "plugin_api/json_object.hpp"
 

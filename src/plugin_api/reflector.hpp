@@ -25,7 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "plugin_api/kube_api.hpp"
 
 namespace fracpack::api {

@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/progress.hpp"
-#include "fracpack/serve.hpp"
+#include "fracpack/core/progress.hpp"
+#include "fracpack/server/serve.hpp"
 #include "plugin_api/client.hpp"
 #include "plugin_api/flag_files.hpp"
 

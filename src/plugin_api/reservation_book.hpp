@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/gpu_reservations.hpp"
+#include "fracpack/server/gpu_reservations.hpp"
 
 namespace fracpack::api {
 

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/request.hpp"
+#include "fracpack/core/request.hpp"
 
 namespace fracpack::api {
 

@@ -1,4 +1,4 @@
-#include "fracpack/serve.hpp"
+#include "fracpack/server/serve.hpp"
 
 #include <sys/resource.h>
 

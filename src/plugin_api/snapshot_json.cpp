@@ -1,5 +1,5 @@
 // LedgerSnapshot → the JSON that GET /snapshot serves (extender.hpp).
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 
 namespace fracpack {
 

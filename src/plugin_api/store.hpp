@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 struct sqlite3;
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::api {
 

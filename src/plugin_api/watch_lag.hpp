@@ -1,4 +1,4 @@
-// The lag between a change at the API server and the ledger applying it (issue 14 §2 metrics),
+// The lag between a change at the API server and the ledger applying it (fracpack_watch_lag_seconds),
 // for the watch events that carry the time of their own change: objects created, ADDED by a watch
 // (never by a list; the reflector watches without selectors, so ADDED is a creation), timed by
 // metadata.creationTimestamp. Updates and deletions carry no time of their own change: the newest
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 
 namespace fracpack::api {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "fracpack/scheduler.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 
 namespace fracpack::queues {
 namespace {

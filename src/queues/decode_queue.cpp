@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/time.hpp"
-#include "fracpack/quoting.hpp"
-#include "k8s/json_fields.hpp"
-#include "k8s/names.hpp"
+#include "fracpack/core/quoting.hpp"
+#include "fracpack/k8s/json_fields.hpp"
+#include "fracpack/k8s/names.hpp"
 
 namespace fracpack::queues {
 namespace {

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "fracpack/queues/charge.hpp"
-#include "fracpack/scheduler.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 
 namespace fracpack::queues {
 namespace {

@@ -1,4 +1,4 @@
-#include "fracpack/quota/metrics.hpp"
+#include "fracpack/sim/quota/metrics.hpp"
 
 #include <algorithm>
 #include <cmath>

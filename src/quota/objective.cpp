@@ -1,4 +1,4 @@
-#include "fracpack/quota/objective.hpp"
+#include "fracpack/sim/quota/objective.hpp"
 
 #include <algorithm>
 #include <cctype>

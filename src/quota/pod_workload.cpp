@@ -6,7 +6,7 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/quota/workload.hpp"
+#include "fracpack/sim/quota/workload.hpp"
 
 namespace fracpack::quota {
 

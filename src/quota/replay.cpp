@@ -2,7 +2,7 @@
 // (scheduling_state.hpp): arrivals are observed as pending pods, sessions run through the state,
 // departures and evictions are forgotten (an evicted pod is observed pending again), and every
 // queue figure is read from the state's book, fair shares current at each read.
-#include "fracpack/quota/replay.hpp"
+#include "fracpack/sim/quota/replay.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,12 +18,12 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/fragmentation.hpp"
-#include "fracpack/policy.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
+#include "fracpack/binpack/policy.hpp"
 #include "fracpack/queues/queue_book.hpp"
 #include "fracpack/queues/queue_tree.hpp"
-#include "fracpack/scheduler.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/binpack/scheduler.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 
 namespace fracpack::quota {
 namespace {

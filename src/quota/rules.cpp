@@ -4,8 +4,8 @@
 #include <re2/re2.h>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/priority.hpp"
-#include "fracpack/quota/workload.hpp"
+#include "fracpack/k8s/priority.hpp"
+#include "fracpack/sim/quota/workload.hpp"
 
 namespace fracpack::quota {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/quota/workload.hpp"
+#include "fracpack/sim/quota/workload.hpp"
 
 namespace fracpack::quota {
 

@@ -1,15 +1,15 @@
 // SchedulingState: cluster objects (nodes, Queues, PodGroups, priority classes), the queue book
 // and fair shares. Pods are in state_pods.cpp.
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "fracpack/queues/charge.hpp"
-#include "fracpack/scheduler.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 
 namespace fracpack {
 

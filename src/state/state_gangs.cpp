@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 
 #include "fracpack/queues/charge.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 
 namespace fracpack {
 namespace {

@@ -4,10 +4,10 @@
 #include <fmt/format.h>
 
 #include "fracpack/k8s/decode.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "fracpack/queues/charge.hpp"
-#include "fracpack/scheduler.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/binpack/scheduler.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 
 namespace fracpack {
 namespace {

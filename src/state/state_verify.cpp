@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 
 namespace fracpack {
 

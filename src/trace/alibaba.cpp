@@ -1,4 +1,4 @@
-#include "fracpack/trace/alibaba.hpp"
+#include "fracpack/sim/alibaba.hpp"
 
 #include <array>
 #include <charconv>

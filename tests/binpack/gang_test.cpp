@@ -1,4 +1,4 @@
-// domain.md §3 rule 7: gangs are all-or-nothing; InfiniBand gangs prefer one network leaf.
+// docs/placement.md rule 7: gangs are all-or-nothing; InfiniBand gangs prefer one network leaf.
 #include <doctest/doctest.h>
 
 #include "support/builders.hpp"

@@ -1,5 +1,6 @@
 // Reserve and release: atomic, idempotent, and safe under concurrency (KAI #2153, Volcano #3616).
 #include <atomic>
+#include <latch>
 #include <thread>
 
 #include <doctest/doctest.h>
@@ -85,18 +86,22 @@ TEST_CASE("KAI #2153: 16 × 0.5 submitted at once on 8 GPUs never put 3 on one c
 }
 
 TEST_CASE("Volcano #3616: stale decisions racing to reserve cannot overcommit a 24 GiB card") {
-  // Every thread decides first (read lock), then reserves its decision: the classic
-  // Filter/Bind race. The ledger's re-check refuses whatever no longer fits.
+  // The classic Filter/Bind race, forced: all three threads decide (read lock) before any of them
+  // reserves, so every round has two decisions of the last room and one must lose. The ledger's
+  // re-check refuses the loser and changes nothing.
   for (int round = 0; round < 20; ++round) {
     Ledger ledger(cluster({nvf("n", 1, 24600)}));  // 24 GiB fits two 12 GiB pods, not three
     auto pack = policy("pack");
     std::atomic<int> ok{0};
     std::atomic<int> refused{0};
+    std::latch decided(3);
     std::vector<std::thread> threads;
     for (int t = 0; t < 3; ++t) {
       threads.emplace_back([&, t] {
         PodRequest p = PodBuilder("p" + std::to_string(t)).gpu_memory("12Gi").spec();
         auto decision = ledger.read([&](const ClusterState& s) { return select(s, p, *pack); });
+        decided.arrive_and_wait();  // nobody reserves until every thread holds a decision
+        CHECK(decision.has_value());  // two pods fit, so every fresh decision finds room
         if (!decision) return;
         Status st = ledger.reserve(p, "n", decision->choice.gpus);
         if (st.is_ok()) {
@@ -109,8 +114,10 @@ TEST_CASE("Volcano #3616: stale decisions racing to reserve cannot overcommit a 
     }
     for (auto& t : threads) t.join();
     CHECK(ok == 2);
+    CHECK(refused == 1);
     ledger.read([](const ClusterState& s) {
       CHECK(s.usage(0).gpus[0].used == MiB(24576));
+      CHECK(s.usage(0).gpus[0].holders.size() == 2);
       CHECK(s.check_invariants().empty());
       return 0;
     });

@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "fracpack/verdict_cache.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
 #include "support/builders.hpp"
 #include "support/random_cluster.hpp"
 

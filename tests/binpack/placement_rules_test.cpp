@@ -1,4 +1,6 @@
-// domain.md §2 and §3: every placement rule, each a test that fails without it.
+// docs/placement.md rules 1–6, 9–13 and 15, each a test that fails without it (rule 7 is
+// gang_test.cpp, rule 16 ledger_test.cpp). Test names start with the rule they check; the one named
+// "§2: ..." checks rule 10.
 #include <doctest/doctest.h>
 
 #include "support/builders.hpp"

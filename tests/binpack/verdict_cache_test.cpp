@@ -2,7 +2,7 @@
 // random run of binds and releases, for every policy; and it re-evaluates only changed nodes.
 #include <doctest/doctest.h>
 
-#include "fracpack/verdict_cache.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
 #include "support/builders.hpp"
 #include "support/random_cluster.hpp"
 

@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
-#include "fracpack/build_info.hpp"
+#include "fracpack/core/build_info.hpp"
 #include "plugin_api/metrics.hpp"
 
 namespace fracpack::test {

@@ -1,4 +1,4 @@
-#include "fracpack/quantity.hpp"
+#include "fracpack/core/quantity.hpp"
 
 #include <doctest/doctest.h>
 

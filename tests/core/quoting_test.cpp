@@ -7,9 +7,9 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "fracpack/k8s/decode.hpp"
-#include "fracpack/quoting.hpp"
+#include "fracpack/core/quoting.hpp"
 #include "fracpack/queues/decode_queue.hpp"
 #include "plugin_api/decision_log.hpp"
 #include "plugin_api/log_format.hpp"

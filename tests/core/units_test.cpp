@@ -1,4 +1,4 @@
-#include "fracpack/units.hpp"
+#include "fracpack/core/units.hpp"
 
 #include <type_traits>
 

@@ -3,11 +3,11 @@
 
 #include <fstream>
 
-#include "fracpack/density.hpp"
-#include "fracpack/density_job.hpp"
-#include "fracpack/extender.hpp"
-#include "fracpack/place_job.hpp"
-#include "fracpack/workload_file.hpp"
+#include "fracpack/sim/density.hpp"
+#include "fracpack/sim/density_job.hpp"
+#include "fracpack/server/extender.hpp"
+#include "fracpack/sim/place_job.hpp"
+#include "fracpack/sim/workload_file.hpp"
 #include "support/builders.hpp"
 #include "support/temp_files.hpp"
 

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "density/curve.hpp"
-#include "fracpack/density.hpp"
+#include "fracpack/sim/density.hpp"
 #include "support/builders.hpp"
 #include "support/trace_files.hpp"
 

@@ -9,7 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/place_job.hpp"
+#include "fracpack/sim/place_job.hpp"
 #include "plugin_api/http_server.hpp"
 #include "support/builders.hpp"
 #include "support/device_agent.hpp"
@@ -638,7 +638,8 @@ TEST_CASE("shared GPUs are held on the node by reservation pods in KAI's format,
   // the reservation pod is deleted; once GPUs are given again, the pod binds.
   REQUIRE(c.api().delete_pod("default/w") == 200);
   // Until fracpack's watch shows w gone, a Filter of f5 finds no room; kube-scheduler would then
-  // park f5 until its next cluster event or 60 s (a lag noted on issue 14), which is not this test.
+  // park f5 until its next cluster event or 60 s (docs/kube-scheduler.md, "The watch"), which is
+  // not this test.
   REQUIRE(KubeRig::wait_until([&] { return c.held().count("default/w") == 0; }, std::chrono::seconds(5)));
   c.agent().pause(true);
   REQUIRE(c.api().create(fraction_pod("f5", "60Gi")) == 201);

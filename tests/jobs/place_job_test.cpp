@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/place_job.hpp"
+#include "fracpack/sim/place_job.hpp"
 #include "support/builders.hpp"
 
 namespace fracpack::test {

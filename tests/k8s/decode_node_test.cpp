@@ -1,4 +1,4 @@
-// domain.md §2: what a node offers.
+// docs/requests.md rules 2–9: what a node offers.
 #include <doctest/doctest.h>
 
 #include "support/builders.hpp"

@@ -1,4 +1,7 @@
-// domain.md §1: what a pod asks for. Every rule and every invalid combination.
+// docs/requests.md rules 10–20: what a pod asks for. Every rule and every invalid combination.
+// The test names keep older section marks: §1.1 is rules 10 and 14 (NvFractions), §1.2 rules 11
+// and 14 (legacy KAI), §1.3 rules 12, 13 and 16 (whole GPUs, replica slots, RDMA), §1.4 rules
+// 17–19 (queue, priority, preemptibility).
 #include <doctest/doctest.h>
 
 #include "fracpack/k8s/time.hpp"

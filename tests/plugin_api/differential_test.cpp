@@ -6,9 +6,9 @@
 
 #include <doctest/doctest.h>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/place_job.hpp"
+#include "fracpack/sim/place_job.hpp"
 #include "support/builders.hpp"
 
 namespace fracpack::test {

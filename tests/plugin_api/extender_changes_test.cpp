@@ -5,7 +5,7 @@
 
 #include <doctest/doctest.h>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "support/builders.hpp"
 #include "support/temp_files.hpp"
 

@@ -21,6 +21,7 @@
 #include "plugin_api/grpc_front.hpp"
 #include "plugin_api/grpc_status.hpp"
 #include "support/builders.hpp"
+#include "support/front_fixture.hpp"
 #include "support/kube_payloads.hpp"
 #include "support/raw_connection.hpp"
 #include "support/tls_files.hpp"
@@ -28,28 +29,22 @@
 namespace fracpack::test {
 namespace {
 
-struct Server {
-  std::unique_ptr<Extender> core;
-  api::Metrics metrics;
-  std::unique_ptr<api::GrpcFront> front;
-  int port = 0;
+api::GrpcOptions grpc_options(api::TlsFiles tls, const std::function<void(api::GrpcOptions&)>& tweak) {
+  api::GrpcOptions options;
+  options.tls = std::move(tls);
+  options.max_message_bytes = 1 << 20;
+  if (tweak) tweak(options);
+  return options;
+}
+
+struct Server : FrontFixture<api::GrpcFront, api::GrpcOptions> {
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Extender::Stub> extender;
   std::unique_ptr<v1::Cluster::Stub> cluster;
 
-  explicit Server(api::TlsFiles tls = {}, const std::function<void(api::GrpcOptions&)>& tweak = {}) {
-    auto opened = Extender::open(ExtenderOptions{});
-    REQUIRE(opened.is_ok());
-    core = std::move(*opened);
-    api::GrpcOptions options;
-    options.tls = std::move(tls);
-    options.max_message_bytes = 1 << 20;
-    if (tweak) tweak(options);
-    front = std::make_unique<api::GrpcFront>(*core, metrics, options);
-    auto started = front->start();
-    REQUIRE_MESSAGE(started.is_ok(), started.status().message());
-    port = *started;
-    if (options.tls.cert.empty()) {
+  explicit Server(api::TlsFiles tls = {}, const std::function<void(api::GrpcOptions&)>& tweak = {})
+      : FrontFixture(grpc_options(tls, tweak)) {
+    if (tls.cert.empty()) {
       channel = grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
       extender = v1::Extender::NewStub(channel);
       cluster = v1::Cluster::NewStub(channel);

@@ -5,29 +5,21 @@
 
 #include "plugin_api/http_front.hpp"
 #include "support/builders.hpp"
+#include "support/front_fixture.hpp"
 #include "support/kube_payloads.hpp"
 
 namespace fracpack::test {
 namespace {
 
-struct Server {
-  std::unique_ptr<Extender> core;
-  api::Metrics metrics;
-  std::unique_ptr<api::HttpFront> front;
-  int port = 0;
+api::HttpOptions http_options(bool gzip) {
+  api::HttpOptions options;
+  options.listen.max_body = 1u << 20;
+  options.listen.gzip = gzip;
+  return options;
+}
 
-  explicit Server(bool gzip = false) {
-    auto opened = Extender::open(ExtenderOptions{});
-    REQUIRE(opened.is_ok());
-    core = std::move(*opened);
-    api::HttpOptions options;
-    options.listen.max_body = 1u << 20;
-    options.listen.gzip = gzip;
-    front = std::make_unique<api::HttpFront>(*core, metrics, options);
-    auto started = front->start();
-    REQUIRE_MESSAGE(started.is_ok(), started.status().message());
-    port = *started;
-  }
+struct Server : FrontFixture<api::HttpFront, api::HttpOptions> {
+  explicit Server(bool gzip = false) : FrontFixture(http_options(gzip)) {}
   httplib::Client client() const {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(10, 0);

@@ -9,7 +9,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "fracpack/k8s/time.hpp"
 #include "plugin_api/http_server.hpp"
 #include "plugin_api/leader_election.hpp"

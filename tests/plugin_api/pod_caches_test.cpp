@@ -2,7 +2,7 @@
 // array inside each) grew the server by ~57 MB a request with no plateau.
 #include <doctest/doctest.h>
 
-#include "fracpack/verdict_cache.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
 #include "plugin_api/pod_cache.hpp"
 #include "plugin_api/seen_pods.hpp"
 #include "support/builders.hpp"

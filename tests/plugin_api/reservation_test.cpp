@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "fracpack/extender.hpp"
+#include "fracpack/server/extender.hpp"
 #include "plugin_api/reservation_book.hpp"
 #include "support/builders.hpp"
 

@@ -1,4 +1,4 @@
-// Queue objects, the queue tree, charging, and admission (domain.md §4).
+// Queue objects, the queue tree, charging, and admission (docs/queues.md rules 1–8).
 #include <doctest/doctest.h>
 
 #include "fracpack/k8s/object_stream.hpp"

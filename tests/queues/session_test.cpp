@@ -2,7 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/place_job.hpp"
+#include "fracpack/sim/place_job.hpp"
 #include "fracpack/queues/reclaim.hpp"
 #include "fracpack/queues/session.hpp"
 #include "support/builders.hpp"

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "fracpack/quota/objective.hpp"
+#include "fracpack/sim/quota/objective.hpp"
 
 namespace fracpack::quota {
 namespace {
@@ -24,6 +24,8 @@ std::string refused(const std::string& text) {
   return o.status().message();
 }
 
+// "The phrases": objectives as an administrator would say them, like the examples in
+// docs/quota-tuning.md, "The objective".
 TEST_CASE("objective: the issue's phrases parse to constraints and a goal with bounds in base units") {
   const Objective a = parsed("p95 pending of inference <= 60s, then maximise allocation");
   REQUIRE(a.constraints.size() == 1);

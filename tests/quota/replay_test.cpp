@@ -6,8 +6,8 @@
 #include <fstream>
 #include <tuple>
 
-#include "fracpack/quota/replay.hpp"
-#include "fracpack/quota_job.hpp"
+#include "fracpack/sim/quota/replay.hpp"
+#include "fracpack/sim/quota_job.hpp"
 #include "support/builders.hpp"
 #include "support/quota_scenarios.hpp"
 #include "support/temp_files.hpp"

@@ -10,9 +10,9 @@
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/k8s/yaml_emit.hpp"
-#include "fracpack/quota/metrics.hpp"
-#include "fracpack/quota/tune.hpp"
-#include "fracpack/quota_job.hpp"
+#include "fracpack/sim/quota/metrics.hpp"
+#include "fracpack/sim/quota/tune.hpp"
+#include "fracpack/sim/quota_job.hpp"
 #include "jobs/quota_inputs.hpp"
 #include "support/quota_scenarios.hpp"
 #include "support/temp_files.hpp"

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "fracpack/quota/workload.hpp"
+#include "fracpack/sim/quota/workload.hpp"
 #include "support/builders.hpp"
 #include "support/temp_files.hpp"
 #include "support/trace_files.hpp"

@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "fracpack/queues/decode_queue.hpp"
-#include "fracpack/scheduling_state.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 #include "support/builders.hpp"
 
 namespace fracpack::test {

@@ -9,12 +9,12 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "fracpack/cluster_state.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
 #include "fracpack/k8s/decode.hpp"
-#include "fracpack/ledger.hpp"
-#include "fracpack/fragmentation.hpp"
-#include "fracpack/policy.hpp"
-#include "fracpack/scheduler.hpp"
+#include "fracpack/binpack/ledger.hpp"
+#include "fracpack/binpack/fragmentation.hpp"
+#include "fracpack/binpack/policy.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 
 namespace fracpack::test {
 

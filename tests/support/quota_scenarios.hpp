@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fracpack/queues/decode_queue.hpp"
-#include "fracpack/quota/workload.hpp"
+#include "fracpack/sim/quota/workload.hpp"
 #include "support/builders.hpp"
 #include "support/temp_files.hpp"
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "fracpack/cluster_state.hpp"
-#include "fracpack/request.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/core/request.hpp"
 
 namespace fracpack::test {
 

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "fracpack/trace/alibaba.hpp"
+#include "fracpack/sim/alibaba.hpp"
 #include "support/temp_files.hpp"
 #include "support/trace_files.hpp"
 

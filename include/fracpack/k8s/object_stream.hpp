@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::k8s {
 

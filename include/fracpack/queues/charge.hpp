@@ -1,4 +1,4 @@
-// What a job is charged against its queue (domain.md §4), in queue units (queue.hpp).
+// What a job is charged against its queue (docs/queues.md rule 5), in queue units (queue.hpp).
 //
 //   whole GPUs      1 GPU each (1000 milli-GPU); device-plugin slots likewise, per slot
 //   fractions       num-devices × ⌈request ÷ GPU memory × 100⌉ ÷ 100 GPU — hundredths of the GPU
@@ -11,9 +11,9 @@
 
 #include <optional>
 
-#include "fracpack/cluster_state.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
 #include "fracpack/queues/queue.hpp"
-#include "fracpack/request.hpp"
+#include "fracpack/core/request.hpp"
 
 namespace fracpack::queues {
 

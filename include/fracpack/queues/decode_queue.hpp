@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fracpack/queues/queue.hpp"
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::queues {
 

@@ -1,5 +1,5 @@
-// The queue hierarchy: a forest of KAI Queues linked by spec.parentQueue, held in a Boost.Graph
-// adjacency list (edges parent → child). Only leaf queues hold jobs; usage of a leaf counts in
+// The queue hierarchy: a forest of KAI Queues linked by spec.parentQueue (each queue's parent
+// and children by position). Only leaf queues hold jobs; usage of a leaf counts in
 // every ancestor.
 #pragma once
 
@@ -9,10 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <boost/graph/adjacency_list.hpp>
-
 #include "fracpack/queues/queue.hpp"
-#include "fracpack/status.hpp"
+#include "fracpack/core/status.hpp"
 
 namespace fracpack::queues {
 
@@ -27,7 +25,7 @@ class QueueTree {
   [[nodiscard]] std::size_t size() const { return queues_.size(); }
   [[nodiscard]] const QueueSpec& queue(std::size_t q) const { return queues_[q]; }
   [[nodiscard]] std::optional<std::size_t> find(std::string_view name) const;
-  [[nodiscard]] std::optional<std::size_t> parent(std::size_t q) const;
+  [[nodiscard]] std::optional<std::size_t> parent(std::size_t q) const { return parents_[q]; }
   [[nodiscard]] const std::vector<std::size_t>& children(std::size_t q) const { return children_[q]; }
   [[nodiscard]] bool is_leaf(std::size_t q) const { return children_[q].empty(); }
   /// Queues without a parent, in creation order (then name).
@@ -40,10 +38,15 @@ class QueueTree {
   [[nodiscard]] const std::vector<std::size_t>& path_to_root(std::size_t q) const { return paths_[q]; }
 
  private:
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
+  Status index_names();   ///< by_name_; a duplicate name is an error
+  Status link_parents();  ///< parents_; a parentQueue that is not in the input is an error
+  void order();           ///< children_, roots_, top_down_, paths_ (no cycle by now)
+  void warn_quotas(std::vector<std::string>& warnings) const;
+  void warn_quota(std::size_t q, Resource r, std::vector<std::string>& warnings) const;
+
   std::vector<QueueSpec> queues_;
   std::unordered_map<std::string, std::size_t> by_name_;
-  Graph graph_;
+  std::vector<std::optional<std::size_t>> parents_;
   std::vector<std::vector<std::size_t>> children_;
   std::vector<std::size_t> roots_;
   std::vector<std::size_t> top_down_;

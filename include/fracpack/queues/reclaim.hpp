@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "fracpack/cluster_state.hpp"
-#include "fracpack/policy.hpp"
-#include "fracpack/scheduler.hpp"
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/policy.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/queues/queue_book.hpp"
 
 namespace fracpack::queues {

@@ -1,0 +1,29 @@
+// The Kubernetes label, annotation, condition and resource names fracpack reads and writes
+// (docs/placement.md "Node kinds and sharing modes" and docs/requests.md). In the core layer so
+// every layer may name them: placement reasons quote them, decoding reads them, Bind writes them.
+#pragma once
+
+#include <string_view>
+
+namespace fracpack::k8s {
+
+/// Written by fracpack's Bind: the ledger's device indices ("0,3") of a pod bound to whole GPUs,
+/// or of a fraction behind reservation pods (whose `gpus.devices` then names the physical GPUs
+/// the reservation pods reported, docs/placement.md rule 17). The device plugin picks the
+/// physical devices, so this is bookkeeping, not an instruction; a restart (or a node read
+/// again) holds the same indices.
+inline constexpr std::string_view kLedgerGpusAnnotation = "fracpack.io/gpus";
+
+/// Node labels, annotations and conditions read here (docs/requests.md rules 3–7).
+inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";      // MiB, or bytes ≥ 2^20
+inline constexpr std::string_view kGpuCountLabel = "nvidia.com/gpu.count";
+inline constexpr std::string_view kGpuProductLabel = "nvidia.com/gpu.product";
+inline constexpr std::string_view kGpuReplicasLabel = "nvidia.com/gpu.replicas";
+inline constexpr std::string_view kSharingStrategyLabel = "nvidia.com/gpu.sharing-strategy";
+inline constexpr std::string_view kFractioningCondition = "gpu-fractioning.nvidia.com/Ready";
+inline constexpr std::string_view kGpuResource = "nvidia.com/gpu";
+/// fracpack's own per-device inventory for nodes that mix GPU sizes: comma-separated MiB, one per
+/// device index ("81920,81920,40960"). Overrides the memory and count labels.
+inline constexpr std::string_view kGpuInventoryAnnotation = "fracpack.io/gpu-memory-mib";
+
+}  // namespace fracpack::k8s

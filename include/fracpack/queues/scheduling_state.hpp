@@ -1,0 +1,264 @@
+// One scheduling state: the nodes and their GPUs, every pod the cluster runs or waits on, the KAI
+// Queues, PodGroups and priority classes, and each queue's usage and fair share. It is the only
+// way `fracpack place`, `fracpack serve` (both fronts, the Kubernetes watch) change or read them,
+// so a rule about pods, PodGroups or queues lives in one place (docs/architecture.md).
+//
+// Every change costs what it touches: a node added, changed or removed is O(log nodes + its pods);
+// a pod observed, bound or forgotten is O(log nodes + queue depth); a Queue edit rebuilds the
+// queue book from per-queue totals, O(queues), never from every pod. Fair shares are recomputed
+// lazily, before the next read that needs them (book()), from what each queue holds plus what its
+// pending pods ask for (docs/queues.md rule 9: fair share counts pending demand, as KAI's does).
+//
+// Not thread-safe, except that const reads may run concurrently with each other (the lazy fair
+// share and the pending-charge cache have their own lock). The extender core holds it behind a
+// reader-writer lock.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/core/config.hpp"
+#include "fracpack/binpack/ledger.hpp"
+#include "fracpack/binpack/policy.hpp"
+#include "fracpack/k8s/priority.hpp"
+#include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/queues/queue_book.hpp"
+#include "fracpack/queues/queue_tree.hpp"
+#include "fracpack/queues/reclaim.hpp"
+#include "fracpack/queues/session.hpp"
+#include "fracpack/core/request.hpp"
+
+namespace fracpack {
+
+/// A batch of cluster objects, applied all or nothing (SchedulingState::validate, then apply).
+struct ObjectChange {
+  std::vector<NodeSpec> nodes;                ///< added, or replaced by name
+  std::vector<std::string> removed_nodes;
+  std::vector<queues::QueueSpec> queues;      ///< added, or replaced by name
+  std::vector<std::string> removed_queues;
+  std::vector<queues::PodGroupSpec> groups;   ///< added, or replaced by "namespace/name"
+  std::vector<std::string> removed_groups;    ///< "namespace/name"
+  std::vector<std::pair<std::string, std::int32_t>> priority_classes;  ///< added or replaced
+};
+
+/// What the state holds for one pod.
+enum class PodStanding : std::uint8_t {
+  kPending,         ///< waiting, ours: its request counts in its queue's demand
+  kBound,           ///< holds its node's resources and GPUs
+  kConflict,        ///< runs, but breaks a GPU rule as it claims: node resources held, GPUs fenced
+  kWaitingForNode,  ///< bound to a node the state does not know (yet): adopted when it appears
+  kIgnored,         ///< pending and another scheduler's: nothing to hold or ask
+};
+std::string_view standing_name(PodStanding standing);
+
+/// One pod as the state holds it.
+struct PodRecord {
+  PodRequest raw;  ///< as decoded from the pod
+  PodRequest pod;  ///< with its PodGroup's queue, priority and preemptibility (effective())
+  PodStanding standing = PodStanding::kPending;
+  bool ours = true;          ///< spec.schedulerName is one of ours (DecodeConfig::scheduler_names)
+  queues::Amounts charge;    ///< what it counts in its queue: held (bound) or asked (pending)
+  std::string note;          ///< why it is a conflict or waiting
+  /// Planned with its gang (plan_gang): held where the plan puts it, not bound in the cluster yet;
+  /// the plan lapses at this time unless the pod is bound (bind).
+  std::optional<std::chrono::steady_clock::time_point> planned_until;
+  bool unreadable = false;   ///< a running pod that does not decode: raw.bound is all that is known
+  std::string unreadable_reason;  ///< why it does not decode
+};
+
+class SchedulingState {
+ public:
+  struct Options {
+    PlacementConfig placement;
+    DecodeConfig decode;
+    /// Off: queue refusals carry their reason and queue but not the arithmetic behind them
+    /// (QueueBook::set_refusal_messages), for a replay that counts refusals and never shows them.
+    bool refusal_messages = true;
+  };
+  explicit SchedulingState(Options options);
+
+  // ---- Cluster objects -------------------------------------------------------------------------
+  /// What apply(change) would refuse, with the object and field named; OK otherwise. A node named
+  /// twice in the change, a Queue whose
+  /// parentQueue does not exist (after the change), a parentQueue cycle, a removed Queue that is
+  /// still a parent, a node validate_node() refuses, removing what is not there (kNotFound).
+  /// `warnings`: what KAI allows but is suspicious (a child quota above its parent's).
+  Status validate(const ObjectChange& change, std::vector<std::string>* warnings = nullptr) const;
+  /// Applies a validated change (precondition: validate() is OK). Pods whose GPUs a node change
+  /// took away become conflicts; their descriptions are returned.
+  std::vector<std::string> apply(const ObjectChange& change);
+
+  /// Replaces the known priority classes (KAI's built-ins plus the cluster's PriorityClass
+  /// objects). Pods already held keep the priority they were decoded with, as in Kubernetes,
+  /// where a pod's priority is fixed when it is created.
+  void set_classes(PriorityClasses classes) { classes_ = std::move(classes); }
+  /// Queues the cluster has that wait out of the tree for their parentQueue (queue → parent): a
+  /// pod of one is refused saying so (queue_problem), not as of an unknown queue.
+  void set_waiting_queues(std::map<std::string, std::string> waiting) { waiting_queues_ = std::move(waiting); }
+
+  // ---- Pods ------------------------------------------------------------------------------------
+  /// Decodes a v1 Pod with the state's priority classes and applies its PodGroup (effective()).
+  Result<PodRequest> decode_pod(const nlohmann::json& object) const;
+  /// `raw` with its PodGroup's queue, priority class and preemptibility (the one place PodGroup
+  /// terms are applied). kInvalidArgument when the PodGroup names an unknown priority class.
+  Result<PodRequest> effective(PodRequest raw) const;
+  /// The pod as the cluster shows it now, replacing what was held for it: pending (ours: demand),
+  /// or bound (`raw.bound`: adopted from its device annotation, or the lowest GPUs that can take
+  /// it; a pod the ledger cannot hold as it claims is a conflict). O(log nodes + queue depth).
+  PodStanding observe(const PodRequest& raw);
+  /// A running pod that cannot be decoded: it holds `devices` (all of the node's GPUs when empty)
+  /// as fenced GPUs, and nothing else the state knows.
+  PodStanding observe_unreadable(const std::string& pod_key, const std::string& node, const std::vector<int>& devices,
+                                 const std::string& reason);
+  /// The pod is gone (deleted, or finished): what it held or asked for is released. False when
+  /// the state held nothing for it.
+  bool forget(const std::string& pod_key);
+  /// Binds a pending pod to `node` (kube-scheduler's Bind): queue admission (pods of ours), the
+  /// fit on that node under `policy`'s GPU choice, the reservation, the charge. kNotFound (node),
+  /// kResourceExhausted (its queue refuses: the message is the queue's), kUnschedulable (no longer
+  /// fits), kAlreadyExists (it holds resources already). Nothing changes on an error.
+  Result<Allocation> bind(const PodRequest& pod, std::size_t node, const Policy& policy);
+  /// A gang through a scheduler that binds one pod at a time (kube-scheduler). For a pending
+  /// member of a PodGroup with minMember > 1 that its running members do not already satisfy:
+  /// while fewer members than it still needs are pending, kWaiting; once they are, the first of
+  /// them (by creation time) are placed all or nothing (docs/placement.md rule 7, the gang's queue
+  /// admitting their sum) and held where placed until `now + hold` (kPlanned: each member's
+  /// Filter then gets its planned node, and its Bind confirms the plan); a gang that does not fit,
+  /// or that its queue refuses, is kRefused with why. Other pods are kNotAGang.
+  struct GangDecision {
+    enum class Kind { kNotAGang, kPlanned, kWaiting, kRefused };
+    Kind kind = Kind::kNotAGang;
+    std::string node;    ///< kPlanned: where the plan puts this pod
+    std::string reason;  ///< kWaiting, kRefused
+    std::vector<std::string> others;  ///< kPlanned just now: the gang's other members planned with it
+  };
+  GangDecision plan_gang(const PodRequest& pod, const Policy& policy, std::chrono::steady_clock::time_point now,
+                         std::chrono::seconds hold);
+  /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet).
+  [[nodiscard]] bool gang_needs_planning(const PodRequest& pod) const;
+  /// Members planned and not bound by `now` go back to pending; their holds are released.
+  /// Returns how many lapsed.
+  std::size_t expire_plans(std::chrono::steady_clock::time_point now);
+  /// The earliest time a plan lapses (nullopt: none is held).
+  [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> next_plan_expiry() const;
+
+  /// One scheduling session over `jobs` (queues::run_session, or input order without queues):
+  /// placed pods are recorded as bound.
+  std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
+                                              std::size_t detailed, ExplainCache* cache);
+  /// The same over jobs kept elsewhere (a replay keeps one Job per waiting pod across sessions).
+  std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<const queues::Job*>& jobs,
+                                              std::size_t detailed, ExplainCache* cache);
+
+  // ---- Reads -----------------------------------------------------------------------------------
+  [[nodiscard]] const ClusterState& cluster() const { return cluster_; }
+  [[nodiscard]] const PriorityClasses& classes() const { return classes_; }
+  [[nodiscard]] const PodRecord* pod(const std::string& key) const;
+  /// Whether `pod` is this scheduler's: its spec.schedulerName is one of DecodeConfig's
+  /// scheduler_names, or empty. Only ours are charged to queues and admitted by them; another
+  /// scheduler's bound pods hold their resources and are taken out of what queues divide (KAI).
+  [[nodiscard]] bool is_ours(const PodRequest& pod) const;
+  [[nodiscard]] std::size_t pod_count() const { return pods_.size(); }
+  /// Pending pods of ours (their asks count in their queues' demand). O(pods).
+  [[nodiscard]] std::size_t pending_count() const;
+  /// Keys of every pod the state holds a record of, in no particular order.
+  [[nodiscard]] std::vector<std::string> pod_keys() const;
+  /// The queue tree and book (null without Queues), fair shares current.
+  [[nodiscard]] const queues::QueueTree* tree() const { return tree_.get(); }
+  [[nodiscard]] const queues::QueueBook* book() const;
+  /// The leaf queue `pod` is charged to (nullopt: no queues, or its queue is no leaf of them).
+  [[nodiscard]] std::optional<std::size_t> leaf_queue(const PodRequest& pod) const;
+  /// Why `pod`'s queue cannot hold jobs (no such Queue, or one with child queues); nullopt when it
+  /// can, or when there are no queues.
+  [[nodiscard]] std::optional<std::string> queue_problem(const PodRequest& pod) const;
+  /// Queue admission of `pod` (docs/queues.md rules 6–8); nullopt = admitted, or no queues. A pod whose
+  /// queue is missing or not a leaf is refused ("Invalid", with queue_problem()).
+  [[nodiscard]] std::optional<queues::Refusal> admit(const PodRequest& pod) const;
+  /// What `pod` counts in its queue while pending (queues::charge_pending), cached per pod shape.
+  [[nodiscard]] queues::Amounts pending_charge(const PodRequest& pod) const;
+  /// What every queue divides: schedulable capacity less what other schedulers' pods hold.
+  [[nodiscard]] queues::Amounts total() const;
+  /// Reclaim and preemption candidates for `pod` (queues::find_victims) on `nodes` (all: null).
+  /// The ledger is changed for a moment and restored.
+  std::optional<queues::Victims> find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes);
+  /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
+  /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
+  [[nodiscard]] std::string check_invariants() const;
+  /// check_invariants(), then a state built from scratch from the same objects, with the pods
+  /// replayed in the order the ledger took them, compared pod by pod (standing and GPUs), total
+  /// and fair share by fair share (kube-scheduler's cache comparer). Empty when they agree, else
+  /// the first difference. O(everything).
+  [[nodiscard]] std::string verify() const;
+
+ private:
+  struct QueueTotals {
+    queues::Amounts allocated;
+    queues::Amounts non_preemptible;
+  };
+  /// In debug builds, checks every invariant when a public change returns (abort with the
+  /// violation); nothing in release builds.
+  class DebugCheck {
+   public:
+    explicit DebugCheck(const SchedulingState& s) : s_(s) {}
+    ~DebugCheck();
+    DebugCheck(const DebugCheck&) = delete;
+    DebugCheck& operator=(const DebugCheck&) = delete;
+
+   private:
+    const SchedulingState& s_;
+  };
+  /// Releases (or un-asks) what `record` holds, and takes it out of the totals.
+  void withdraw(const std::string& key, PodRecord& record);
+  /// Holds (or asks) `record`, into the totals.
+  void place_record(const std::string& key, PodRecord& record);
+  /// Adopts a bound record on its node: bound, conflict or waiting.
+  void adopt(const std::string& key, PodRecord& record);
+  /// A bound record of ours into (sign 1) or out of (-1) its queue's totals and the book; another
+  /// scheduler's into or out of foreign_.
+  void charge(const PodRecord& record, int sign);
+  /// A pending record's ask into or out of its queue's demand.
+  void add_pending(const PodRequest& pod, int sign);
+  void mark_fair_dirty();
+  void rebuild_book();
+  void readopt(std::size_t node, std::vector<Allocation> taken, std::vector<std::string>* conflicts);
+  void rederive(const std::string& group_key);
+  void nodes_changed();
+  void ensure_fair_shares() const;
+
+  Options options_;
+  ClusterState cluster_;
+  std::map<std::string, queues::QueueSpec> queue_specs_;
+  std::unique_ptr<queues::QueueTree> tree_;  // stable address: the book points into it
+  std::unique_ptr<queues::QueueBook> book_;
+  std::map<std::string, queues::PodGroupSpec> groups_;
+  PriorityClasses classes_;
+  std::unordered_map<std::string, PodRecord> pods_;
+  std::unordered_map<std::string, std::set<std::string>> group_members_;  ///< PodGroup key → pod keys
+  std::unordered_map<std::string, std::set<std::string>> waiting_;        ///< node name → pods bound to it, unknown node
+  std::unordered_map<std::string, QueueTotals> totals_;                   ///< by queue name (ours only)
+  std::set<std::string> planned_;                                         ///< pods held by a gang plan
+  std::map<std::string, std::string> waiting_queues_;                     ///< set_waiting_queues()
+  queues::Amounts foreign_;  ///< what other schedulers' pods hold
+  queues::Amounts capacity_;  ///< what ready, schedulable nodes have (queues::cluster_total), as of the last node change
+  std::uint64_t nodes_version_ = 0;
+
+  mutable std::mutex fair_mu_;  // held while fair shares are recomputed
+  mutable std::mutex lazy_mu_;  // the flags and caches below
+  mutable bool fair_dirty_ = true;
+  mutable bool pending_stale_ = false;  ///< pending_sum_ predates a node change: sum again
+  mutable std::unordered_map<std::string, queues::Amounts> pending_sum_;  ///< queue name → pending pods' charges
+  mutable std::unordered_map<std::string, std::pair<std::uint64_t, queues::Amounts>> pending_charges_;  ///< shape → (nodes_version_ + 1, charge)
+};
+
+}  // namespace fracpack

@@ -1,0 +1,2 @@
+// A fixture for the layer check's own test: the bin-packing core reaching up into the server.
+#include "fracpack/server/serve.hpp"
