@@ -24,6 +24,11 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/fracpackConfig.cmake ${CMAKE_CURRENT_B
 
 # pkg-config: a shared build needs only each layer's public dependencies; a static one also
 # lists what the archives use (pkg-config --static).
+# prefix is found from the .pc file's own place (${pcfiledir}), so `cmake --install --prefix P`
+# works for any P, not only the configured CMAKE_INSTALL_PREFIX.
+file(RELATIVE_PATH FRACPACK_PC_UP "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
+string(REGEX REPLACE "/$" "" FRACPACK_PC_UP "${FRACPACK_PC_UP}")
+set(FRACPACK_PC_PREFIX "\${pcfiledir}/${FRACPACK_PC_UP}")
 get_target_property(fracpack_library_type fracpack_core TYPE)
 set(FRACPACK_PC_core_REQUIRES "fmt nlohmann_json")
 set(FRACPACK_PC_core_PRIVATE "yaml-cpp")

@@ -17,7 +17,8 @@ cmake --build "$build_dir/package/embed-cmake" > /dev/null
 "$build_dir/package/embed-cmake/place_pods" examples/cluster.yaml examples/embed/pods.yaml | tee "$build_dir/package/cmake.out" || test $? -eq 1
 
 echo "package: examples/embed with pkg-config"
-export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name fracpack.pc)")"
+export PKG_CONFIG_PATH
 pkg-config --modversion fracpack
 # shellcheck disable=SC2046 # the flags are words
 g++ -O1 -o "$build_dir/package/place_pods-pc" examples/embed/place_pods.cpp $(pkg-config --cflags --libs --static fracpack-core)

@@ -22,10 +22,10 @@ SummaryRange SummaryRange::merge(const SummaryRange& a, const SummaryRange& b) {
     out.lo.*f = std::min(a.lo.*f, b.lo.*f);
     out.hi.*f = std::max(a.hi.*f, b.hi.*f);
   }
-  auto merge_array = [](auto& lo, auto& hi, const auto& alo, const auto& blo, const auto& ahi, const auto& bhi) {
-    for (std::size_t i = 0; i < lo.size(); ++i) {
-      lo[i] = std::min(alo[i], blo[i]);
-      hi[i] = std::max(ahi[i], bhi[i]);
+  auto merge_array = [](auto& low, auto& high, const auto& alo, const auto& blo, const auto& ahi, const auto& bhi) {
+    for (std::size_t i = 0; i < low.size(); ++i) {
+      low[i] = std::min(alo[i], blo[i]);
+      high[i] = std::max(ahi[i], bhi[i]);
     }
   };
   merge_array(out.lo.free_if_idle, out.hi.free_if_idle, a.lo.free_if_idle, b.lo.free_if_idle, a.hi.free_if_idle,

@@ -90,6 +90,126 @@ QueueTotals totals_of(const queues::QueueBook& book, std::size_t q, const Amount
   return t;
 }
 
+/// The policy for this run. fgd, fgd-cpu and fgd-lp measure fragmentation for a target
+/// workload: here, every pod of the input (with a warning when none asks for GPUs).
+Result<std::shared_ptr<const Policy>> run_policy(const jobs::PlaceInputs& in, const PlaceOptions& options, PlaceReport& report) {
+  std::vector<PodRequest> all_pods;
+  for (const auto* list : {&in.bound, &in.pending}) {
+    for (const auto& p : *list) all_pods.push_back(p.pod);
+  }
+  PolicyOptions policy_options;
+  policy_options.workload = std::make_shared<const std::vector<TypicalPod>>(typical_pods(all_pods));
+  const bool no_shapes = std::none_of(policy_options.workload->begin(), policy_options.workload->end(),
+                                      [](const TypicalPod& t) { return t.gpus > 0; });
+  if (policy_options.workload->empty()) policy_options.workload = std::make_shared<const std::vector<TypicalPod>>(1, TypicalPod{});
+  auto policy = make_policy(options.policy, policy_options);
+  if (policy && no_shapes && needs_workload(options.policy)) {
+    report.warnings.push_back(fmt::format("policy {}: no input pod asks for GPU in milli-GPU (gpu-fraction or whole GPUs), so its "
+                                          "target workload is empty and every node scores alike (ties by node order)",
+                                          options.policy));
+  }
+  return policy;
+}
+
+/// A node whose GPUs the per-GPU reserve takes whole can hold no fraction: said, not hidden.
+void warn_reserve(const std::vector<NodeSpec>& nodes, const PlaceOptions& options, PlaceReport& report) {
+  for (const auto& node : nodes) {
+    if (!node.gpus.empty() && node.gpu_memory_known && node.gpus.front().memory <= options.placement.reserved_per_gpu) {
+      report.warnings.push_back(fmt::format("node {}: the reserved GPU memory ({} MiB) is not below its GPUs' {} MiB; "
+                                            "no fraction fits there",
+                                            node.name, options.placement.reserved_per_gpu.count(),
+                                            node.gpus.front().memory.count()));
+    }
+  }
+}
+
+/// Nodes, Queues, PodGroups and PriorityClasses into the state, validated first.
+Status load_objects(SchedulingState& state, jobs::PlaceInputs& in, PlaceReport& report) {
+  ObjectChange cluster;
+  cluster.nodes = std::move(in.nodes);
+  cluster.queues = in.queues;
+  for (const auto& [key, group] : in.groups) cluster.groups.push_back(group);
+  if (Status st = state.validate(cluster, &report.warnings); !st.is_ok()) return st;
+  state.set_classes(in.classes);
+  (void)state.apply(cluster);
+  return Status::ok();
+}
+
+/// What each job and member counts against its queue; members observed pending, so their asks
+/// count in their queues' fair shares.
+void charge_jobs(std::vector<queues::Job>& jobs, SchedulingState& state) {
+  for (auto& job : jobs) {
+    const std::size_t core = job.min_member <= 0 ? job.members.size() : std::min<std::size_t>(job.members.size(), job.min_member);
+    for (std::size_t i = 0; i < job.members.size(); ++i) {
+      job.member_charges.push_back(state.pending_charge(job.members[i]));
+      if (i < core) job.charge += job.member_charges.back();
+      (void)state.observe(job.members[i]);
+    }
+  }
+}
+
+/// The session's outcomes into the report: placements, refusals by queue, pods that fit nowhere
+/// (with preemption candidates for single pods). Returns what still waits, per queue.
+class OutcomeReport {
+ public:
+  OutcomeReport(SchedulingState& state, const Policy& policy, PlaceReport& report)
+      : state_(state), policy_(policy), report_(report), tree_(state.tree()), pending_(tree_ ? tree_->size() : 0) {}
+
+  void add(const queues::JobOutcome& o) {
+    const queues::Job& job = *o.job;
+    for (std::size_t i = 0; i < job.members.size(); ++i) {
+      const std::optional<queues::Refusal>& refusal = o.refusal ? o.refusal : (i < o.refused.size() ? o.refused[i] : std::nullopt);
+      if (refusal) {
+        report_.unschedulable.push_back(NotPlaced::refused(job.members[i].key(), refusal->reason, refusal->message));
+      } else if (o.members[i].placement) {
+        report_.placements.push_back(*o.members[i].placement);
+        continue;
+      } else {
+        report_.unschedulable.push_back(fits_nowhere(job, i, o.members[i].why));
+      }
+      if (tree_ != nullptr) {
+        for (std::size_t q : tree_->path_to_root(job.queue)) pending_[q] += state_.pending_charge(job.members[i]);
+      }
+    }
+  }
+  [[nodiscard]] const std::vector<Amounts>& pending() const { return pending_; }
+
+ private:
+  NotPlaced fits_nowhere(const queues::Job& job, std::size_t i, const Explanation& why) {
+    const PodRequest& pod = job.members[i];
+    NotPlaced np = not_placed(pod.key(), why);
+    if (tree_ != nullptr && np.status == "Unschedulable" && job.members.size() == 1) {
+      // The ledger no longer changes here: one search per shape, queue and priority.
+      const std::string key = fmt::format("{}#{}#{}", pod_shape(pod), pod.queue, pod.priority);
+      auto [it, fresh] = victims_by_shape_.try_emplace(key);
+      if (fresh) it->second = state_.find_victims(pod, policy_, nullptr);
+      if (it->second) np.preemption = Preemption{it->second->node, it->second->pods};
+    }
+    return np;
+  }
+
+  SchedulingState& state_;
+  const Policy& policy_;
+  PlaceReport& report_;
+  const queues::QueueTree* tree_;
+  std::vector<Amounts> pending_;
+  std::map<std::string, std::optional<queues::Victims>> victims_by_shape_;
+};
+
+/// Per-queue totals (top-down) and how many GPUs are in each state.
+void report_totals(const SchedulingState& state, const std::vector<Amounts>& pending, PlaceReport& report) {
+  if (const queues::QueueTree* tree = state.tree()) {
+    for (std::size_t q : tree->top_down()) report.queues.push_back(totals_of(*state.book(), q, pending[q]));
+  }
+  std::map<GpuState, std::int64_t> counts;
+  for (std::size_t n = 0; n < state.cluster().node_count(); ++n) {
+    for (const auto& gpu : state.cluster().usage(n).gpus) ++counts[gpu.state];
+  }
+  for (GpuState s : {GpuState::kIdle, GpuState::kWhole, GpuState::kSharedTimeSlicing, GpuState::kSharedSmSharing}) {
+    report.gpu_states.push_back({std::string(gpu_state_name(s)), counts[s]});
+  }
+}
+
 }  // namespace
 
 Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, const PlaceOptions& options) {
@@ -102,98 +222,24 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   auto read = jobs::read_inputs(objects, options, report);
   if (!read) return read.status();
   jobs::PlaceInputs& in = *read;
-  // fgd, fgd-cpu and fgd-lp measure fragmentation for a target workload: here, every pod of the input.
-  std::vector<PodRequest> all_pods;
-  for (const auto* list : {&in.bound, &in.pending}) {
-    for (const auto& p : *list) all_pods.push_back(p.pod);
-  }
-  PolicyOptions policy_options;
-  policy_options.workload = std::make_shared<const std::vector<TypicalPod>>(typical_pods(all_pods));
-  const bool no_shapes = std::none_of(policy_options.workload->begin(), policy_options.workload->end(),
-                                      [](const TypicalPod& t) { return t.gpus > 0; });
-  if (policy_options.workload->empty()) policy_options.workload = std::make_shared<const std::vector<TypicalPod>>(1, TypicalPod{});
-  auto policy = make_policy(options.policy, policy_options);
+  auto policy = run_policy(in, options, report);
   if (!policy) return policy.status();
-  if (no_shapes && needs_workload(options.policy)) {
-    report.warnings.push_back(fmt::format("policy {}: no input pod asks for GPU in milli-GPU (gpu-fraction or whole GPUs), so its "
-                                          "target workload is empty and every node scores alike (ties by node order)",
-                                          options.policy));
-  }
-
   report.nodes = in.nodes.size();
-  for (const auto& node : in.nodes) {
-    if (!node.gpus.empty() && node.gpu_memory_known && node.gpus.front().memory <= options.placement.reserved_per_gpu) {
-      report.warnings.push_back(fmt::format("node {}: the reserved GPU memory ({} MiB) is not below its GPUs' {} MiB; "
-                                            "no fraction fits there",
-                                            node.name, options.placement.reserved_per_gpu.count(),
-                                            node.gpus.front().memory.count()));
-    }
-  }
+  warn_reserve(in.nodes, options, report);
   SchedulingState state({options.placement, options.decode});
-  ObjectChange cluster;
-  cluster.nodes = std::move(in.nodes);
-  cluster.queues = in.queues;
-  for (const auto& [key, group] : in.groups) cluster.groups.push_back(group);
-  if (Status st = state.validate(cluster, &report.warnings); !st.is_ok()) return st;
-  state.set_classes(in.classes);
-  (void)state.apply(cluster);
+  if (Status st = load_objects(state, in, report); !st.is_ok()) return st;
 
   const std::map<std::string, int> running_in_gang = load_running(state, in, report);
   std::vector<queues::Job> jobs = jobs::build_jobs(in, state, running_in_gang, report);
-  for (auto& job : jobs) {
-    const std::size_t core = job.min_member <= 0 ? job.members.size() : std::min<std::size_t>(job.members.size(), job.min_member);
-    for (std::size_t i = 0; i < job.members.size(); ++i) {
-      job.member_charges.push_back(state.pending_charge(job.members[i]));
-      if (i < core) job.charge += job.member_charges.back();
-      (void)state.observe(job.members[i]);  // pending: its ask counts in its queue's fair share
-    }
-  }
+  charge_jobs(jobs, state);
   ExplainCache cache;
-  std::vector<queues::JobOutcome> outcomes = state.run_session(**policy, jobs, options.explain_nodes, &cache);
-  const queues::QueueTree* tree = state.tree();
-
-  std::vector<Amounts> pending(tree ? tree->size() : 0);
-  std::map<std::string, std::optional<queues::Victims>> victims_by_shape;
-  for (const auto& o : outcomes) {
-    const queues::Job& job = *o.job;
-    for (std::size_t i = 0; i < job.members.size(); ++i) {
-      const PodRequest& pod = job.members[i];
-      const std::optional<queues::Refusal>& refusal = o.refusal ? o.refusal : (i < o.refused.size() ? o.refused[i] : std::nullopt);
-      if (refusal) {
-        report.unschedulable.push_back(NotPlaced::refused(pod.key(), refusal->reason, refusal->message));
-      } else if (o.members[i].placement) {
-        report.placements.push_back(*o.members[i].placement);
-        continue;
-      } else {
-        NotPlaced np = not_placed(pod.key(), o.members[i].why);
-        if (tree != nullptr && np.status == "Unschedulable" && job.members.size() == 1) {
-          // The ledger no longer changes here: one search per shape, queue and priority.
-          const std::string key = fmt::format("{}#{}#{}", pod_shape(pod), pod.queue, pod.priority);
-          auto [it, fresh] = victims_by_shape.try_emplace(key);
-          if (fresh) it->second = state.find_victims(pod, **policy, nullptr);
-          if (it->second) np.preemption = Preemption{it->second->node, it->second->pods};
-        }
-        report.unschedulable.push_back(std::move(np));
-      }
-      if (tree != nullptr) {
-        for (std::size_t q : tree->path_to_root(job.queue)) pending[q] += state.pending_charge(pod);
-      }
-    }
-  }
+  const std::vector<queues::JobOutcome> session = state.run_session(**policy, jobs, options.explain_nodes, &cache);
+  OutcomeReport outcomes(state, **policy, report);
+  for (const auto& o : session) outcomes.add(o);
   std::stable_sort(report.unschedulable.begin(), report.unschedulable.end(), [&](const NotPlaced& a, const NotPlaced& b) {
     return in.order[a.pod] < in.order[b.pod];
   });
-
-  if (tree != nullptr) {
-    for (std::size_t q : tree->top_down()) report.queues.push_back(totals_of(*state.book(), q, pending[q]));
-  }
-  std::map<GpuState, std::int64_t> counts;
-  for (std::size_t n = 0; n < state.cluster().node_count(); ++n) {
-    for (const auto& gpu : state.cluster().usage(n).gpus) ++counts[gpu.state];
-  }
-  for (GpuState s : {GpuState::kIdle, GpuState::kWhole, GpuState::kSharedTimeSlicing, GpuState::kSharedSmSharing}) {
-    report.gpu_states.push_back({std::string(gpu_state_name(s)), counts[s]});
-  }
+  report_totals(state, outcomes.pending(), report);
   return report;
 }
 

@@ -159,154 +159,207 @@ const std::string* find(const std::map<std::string, std::string>& m, std::string
   return it == m.end() ? nullptr : &it->second;
 }
 
+/// One pod's fraction annotations, read in steps: the NvFractions keys of one container, the
+/// ledger's device indices, KAI's legacy gpu-fraction / gpu-memory, then the keys that qualify a
+/// fraction (num-devices, container name). Each step returns the first rule broken.
+class FractionReader {
+ public:
+  FractionReader(const std::map<std::string, std::string>& annotations, const std::vector<std::string>& containers,
+                 bool bound, const std::string& who)
+      : annotations_(annotations), containers_(containers), bound_(bound), who_(who) {}
+
+  Result<FractionAnnotations> read();
+
+ private:
+  Status read_nv(const NvKeys& keys);
+  Status read_nv_memory(const NvKeys& keys);
+  Status read_compute_mode(const NvKeys& keys);
+  Status read_ledger_gpus();
+  Status read_legacy(const std::optional<NvKeys>& nv);
+  Status read_num_devices();
+  Status read_container_name();
+
+  const std::map<std::string, std::string>& annotations_;
+  const std::vector<std::string>& containers_;
+  const bool bound_;
+  const std::string& who_;
+  FractionAnnotations out_;
+  GpuFraction f_;
+  bool is_fraction_ = false;
+  std::string nv_container_;
+};
+
+Status FractionReader::read_nv(const NvKeys& keys) {
+  nv_container_ = keys.container;
+  for (std::string_view written : {kDevices, kPortion}) {
+    if (keys.values.count(std::string(written)) && !bound_) {
+      return invalid_argument(
+          "{}: annotation \"{}\" is written by the scheduler at bind time; a pending pod must not "
+          "set it",
+          who_, key_of(keys.container, written));
+    }
+  }
+  if (const auto* v = find(keys.values, kPortion)) {
+    // Written by the scheduler; a bound pod's value is not used, but it must be sane.
+    if (!parse_fraction(*v, who_, key_of(keys.container, kPortion))) {
+      return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a decimal in (0, 1]", who_,
+                              key_of(keys.container, kPortion), excerpt(*v));
+    }
+  }
+  // With fracpack.io/gpus (the ledger's indices), gpus.devices names the physical GPUs a
+  // reservation pod reported (UUIDs): not indices, and not the ledger's business.
+  if (const auto* v = find(keys.values, kDevices); v != nullptr && !(bound_ && find(annotations_, kLedgerGpusAnnotation))) {
+    auto devices = parse_devices(key_of(keys.container, kDevices), *v, who_);
+    if (!devices) return devices.status();
+    out_.devices = std::move(*devices);
+  }
+  if (Status st = read_nv_memory(keys); !st.is_ok()) return st;
+  if (Status st = read_compute_mode(keys); !st.is_ok()) return st;
+  is_fraction_ = f_.memory.has_value();
+  return Status::ok();
+}
+
+Status FractionReader::read_nv_memory(const NvKeys& keys) {
+  const auto* request = find(keys.values, kMemoryRequest);
+  const auto* limit = find(keys.values, kMemoryLimit);
+  if (request != nullptr) {
+    auto mib = memory_annotation(key_of(keys.container, kMemoryRequest), *request, who_);
+    if (!mib) return mib.status();
+    f_.memory = *mib;
+  }
+  if (limit == nullptr) return Status::ok();
+  auto mib = memory_annotation(key_of(keys.container, kMemoryLimit), *limit, who_);
+  if (!mib) return mib.status();
+  f_.memory_limit = *mib;
+  if (!f_.memory) f_.memory = *mib;  // only a limit: the request equals it
+  if (*f_.memory_limit < *f_.memory) {
+    return invalid_argument("{}: annotation \"{}\" = \"{}\" is below the request \"{}\" = \"{}\"; "
+                            "a limit must be ≥ the request",
+                            who_, key_of(keys.container, kMemoryLimit), excerpt(*limit),
+                            key_of(keys.container, kMemoryRequest), excerpt(*request));
+  }
+  return Status::ok();
+}
+
+Status FractionReader::read_compute_mode(const NvKeys& keys) {
+  const auto* mode = find(keys.values, kComputeMode);
+  if (mode == nullptr) return Status::ok();
+  if (*mode == "sm-sharing") {
+    f_.mode = ComputeMode::kSmSharing;
+  } else if (*mode != "time-slicing") {
+    return invalid_argument("{}: annotation \"{}\" = \"{}\": must be time-slicing or sm-sharing", who_,
+                            key_of(keys.container, kComputeMode), excerpt(*mode));
+  }
+  if (!f_.memory && !find(annotations_, kGpuMemory) && !find(annotations_, kGpuFraction)) {
+    return invalid_argument("{}: annotation \"{}\" is set but no GPU memory is requested (set {})", who_,
+                            key_of(keys.container, kComputeMode), key_of(keys.container, kMemoryRequest));
+  }
+  return Status::ok();
+}
+
+// The GPUs fracpack's ledger gave a pod it bound: whole (the device plugin chooses the physical
+// devices), or shared behind a reservation pod; a restart holds the same ones again.
+Status FractionReader::read_ledger_gpus() {
+  const auto* v = find(annotations_, kLedgerGpusAnnotation);
+  if (v == nullptr || !out_.devices.empty() || !bound_) return Status::ok();
+  auto devices = parse_devices(std::string(kLedgerGpusAnnotation), *v, who_);
+  if (!devices) return devices.status();
+  out_.devices = std::move(*devices);
+  return Status::ok();
+}
+
+// KAI's legacy gpu-fraction and gpu-memory: one or the other, agreeing with NvFractions if both.
+Status FractionReader::read_legacy(const std::optional<NvKeys>& nv) {
+  const auto* fraction = find(annotations_, kGpuFraction);
+  const auto* memory = find(annotations_, kGpuMemory);
+  if (fraction != nullptr && memory != nullptr) {
+    return invalid_argument("{}: annotations \"{}\" and \"{}\" are mutually exclusive; set one", who_, kGpuFraction,
+                            kGpuMemory);
+  }
+  if (fraction != nullptr) {
+    if (f_.memory) {
+      return invalid_argument("{}: annotation \"{}\" cannot be combined with NvFractions \"{}\"; use one form", who_,
+                              kGpuFraction, key_of(nv_container_, kMemoryRequest));
+    }
+    auto portion = parse_fraction(*fraction, who_);
+    if (!portion) return portion.status();
+    f_.portion = *portion;
+    is_fraction_ = true;
+  }
+  if (memory == nullptr) return Status::ok();
+  auto mib = strict_positive_integer(*memory);
+  if (!mib) {
+    return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number of MiB > 0 (KAI gpu-memory)", who_,
+                            kGpuMemory, excerpt(*memory));
+  }
+  if (f_.memory && f_.memory->count() != *mib) {
+    const bool from_limit = nv.has_value() && !find(nv->values, kMemoryRequest);
+    return invalid_argument("{}: annotation \"{}\" = \"{}\" MiB disagrees with NvFractions \"{}\" ({}{}); they must agree",
+                            who_, kGpuMemory, excerpt(*memory),
+                            key_of(nv_container_, from_limit ? kMemoryLimit : kMemoryRequest), *f_.memory,
+                            from_limit ? ", which sets the request when it is alone" : "");
+  }
+  f_.memory = MiB(*mib);
+  is_fraction_ = true;
+  return Status::ok();
+}
+
+Status FractionReader::read_num_devices() {
+  const auto* num_devices = find(annotations_, kNumDevices);
+  if (num_devices == nullptr) return Status::ok();
+  auto n = strict_positive_integer(*num_devices);
+  if (!n || *n > 1024) {
+    return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number from 1 to 1024", who_, kNumDevices,
+                            excerpt(*num_devices));
+  }
+  if (!is_fraction_) {
+    return invalid_argument("{}: annotation \"{}\" is invalid alone; it needs \"{}\" or \"{}\"", who_, kNumDevices,
+                            kGpuFraction, kGpuMemory);
+  }
+  f_.num_devices = static_cast<int>(*n);
+  return Status::ok();
+}
+
+Status FractionReader::read_container_name() {
+  const auto* container_name = find(annotations_, kContainerName);
+  if (container_name == nullptr) return Status::ok();
+  if (std::find(containers_.begin(), containers_.end(), *container_name) == containers_.end()) {
+    return invalid_argument("{}: annotation \"{}\" = \"{}\": no such container (containers: {})", who_, kContainerName,
+                            excerpt(*container_name), list(containers_));
+  }
+  if (!nv_container_.empty() && nv_container_ != *container_name) {
+    return invalid_argument("{}: annotation \"{}\" = \"{}\" but the NvFractions keys name container \"{}\"", who_,
+                            kContainerName, excerpt(*container_name), nv_container_);
+  }
+  if (!is_fraction_) {
+    return invalid_argument("{}: annotation \"{}\" is set but the pod requests no GPU fraction", who_, kContainerName);
+  }
+  return Status::ok();
+}
+
+Result<FractionAnnotations> FractionReader::read() {
+  auto nv = collect_nv_keys(annotations_, containers_, who_);
+  if (!nv) return nv.status();
+  if (nv->has_value()) {
+    if (Status st = read_nv(**nv); !st.is_ok()) return st;
+  }
+  if (Status st = read_ledger_gpus(); !st.is_ok()) return st;
+  if (Status st = read_legacy(*nv); !st.is_ok()) return st;
+  if (Status st = read_num_devices(); !st.is_ok()) return st;
+  if (Status st = read_container_name(); !st.is_ok()) return st;
+  if (!is_fraction_) return out_;
+  const auto* container_name = find(annotations_, kContainerName);
+  f_.container = !nv_container_.empty() ? nv_container_ : container_name ? *container_name : containers_.front();
+  out_.fraction = std::move(f_);
+  return out_;
+}
+
 }  // namespace
 
 Result<FractionAnnotations> read_fraction_annotations(const std::map<std::string, std::string>& annotations,
                                                       const std::vector<std::string>& containers,
                                                       bool bound, const std::string& who) {
-  FractionAnnotations out;
-  auto nv = collect_nv_keys(annotations, containers, who);
-  if (!nv) return nv.status();
-
-  GpuFraction f;
-  bool is_fraction = false;
-  std::string nv_container;
-
-  if (nv->has_value()) {
-    const NvKeys& keys = **nv;
-    nv_container = keys.container;
-    for (std::string_view written : {kDevices, kPortion}) {
-      if (keys.values.count(std::string(written)) && !bound) {
-        return invalid_argument(
-            "{}: annotation \"{}\" is written by the scheduler at bind time; a pending pod must not "
-            "set it",
-            who, key_of(keys.container, written));
-      }
-    }
-    if (const auto* v = find(keys.values, kPortion)) {
-      // Written by the scheduler; a bound pod's value is not used, but it must be sane.
-      if (!parse_fraction(*v, who, key_of(keys.container, kPortion))) {
-        return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a decimal in (0, 1]", who,
-                                key_of(keys.container, kPortion), excerpt(*v));
-      }
-    }
-    // With fracpack.io/gpus (the ledger's indices), gpus.devices names the physical GPUs a
-    // reservation pod reported (UUIDs): not indices, and not the ledger's business.
-    if (const auto* v = find(keys.values, kDevices); v != nullptr && !(bound && find(annotations, kLedgerGpusAnnotation))) {
-      auto devices = parse_devices(key_of(keys.container, kDevices), *v, who);
-      if (!devices) return devices.status();
-      out.devices = std::move(*devices);
-    }
-    const auto* request = find(keys.values, kMemoryRequest);
-    const auto* limit = find(keys.values, kMemoryLimit);
-    if (request != nullptr) {
-      auto mib = memory_annotation(key_of(keys.container, kMemoryRequest), *request, who);
-      if (!mib) return mib.status();
-      f.memory = *mib;
-    }
-    if (limit != nullptr) {
-      auto mib = memory_annotation(key_of(keys.container, kMemoryLimit), *limit, who);
-      if (!mib) return mib.status();
-      f.memory_limit = *mib;
-      if (!f.memory) f.memory = *mib;  // only a limit: the request equals it
-      if (*f.memory_limit < *f.memory) {
-        return invalid_argument("{}: annotation \"{}\" = \"{}\" is below the request \"{}\" = \"{}\"; "
-                                "a limit must be ≥ the request",
-                                who, key_of(keys.container, kMemoryLimit), excerpt(*limit),
-                                key_of(keys.container, kMemoryRequest), excerpt(*request));
-      }
-    }
-    if (const auto* mode = find(keys.values, kComputeMode)) {
-      if (*mode == "sm-sharing") {
-        f.mode = ComputeMode::kSmSharing;
-      } else if (*mode != "time-slicing") {
-        return invalid_argument("{}: annotation \"{}\" = \"{}\": must be time-slicing or sm-sharing", who,
-                                key_of(keys.container, kComputeMode), excerpt(*mode));
-      }
-      if (!f.memory && !find(annotations, kGpuMemory) && !find(annotations, kGpuFraction)) {
-        return invalid_argument("{}: annotation \"{}\" is set but no GPU memory is requested (set {})",
-                                who, key_of(keys.container, kComputeMode),
-                                key_of(keys.container, kMemoryRequest));
-      }
-    }
-    is_fraction = f.memory.has_value();
-  }
-  if (const auto* v = find(annotations, kLedgerGpusAnnotation); v != nullptr && out.devices.empty() && bound) {
-    // The GPUs fracpack's ledger gave a pod it bound: whole (the device plugin chooses the physical
-    // devices), or shared behind a reservation pod; a restart holds the same ones again.
-    auto devices = parse_devices(std::string(kLedgerGpusAnnotation), *v, who);
-    if (!devices) return devices.status();
-    out.devices = std::move(*devices);
-  }
-
-  const auto* fraction = find(annotations, kGpuFraction);
-  const auto* memory = find(annotations, kGpuMemory);
-  const auto* num_devices = find(annotations, kNumDevices);
-  const auto* container_name = find(annotations, kContainerName);
-
-  if (fraction != nullptr && memory != nullptr) {
-    return invalid_argument("{}: annotations \"{}\" and \"{}\" are mutually exclusive; set one", who,
-                            kGpuFraction, kGpuMemory);
-  }
-  if (fraction != nullptr) {
-    if (f.memory) {
-      return invalid_argument(
-          "{}: annotation \"{}\" cannot be combined with NvFractions \"{}\"; use one form", who,
-          kGpuFraction, key_of(nv_container, kMemoryRequest));
-    }
-    auto portion = parse_fraction(*fraction, who);
-    if (!portion) return portion.status();
-    f.portion = *portion;
-    is_fraction = true;
-  }
-  if (memory != nullptr) {
-    auto mib = strict_positive_integer(*memory);
-    if (!mib) {
-      return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number of MiB > 0 (KAI gpu-memory)",
-                              who, kGpuMemory, excerpt(*memory));
-    }
-    if (f.memory && f.memory->count() != *mib) {
-      const bool from_limit = nv->has_value() && !find((*nv)->values, kMemoryRequest);
-      return invalid_argument(
-          "{}: annotation \"{}\" = \"{}\" MiB disagrees with NvFractions \"{}\" ({}{}); they must agree", who,
-          kGpuMemory, excerpt(*memory), key_of(nv_container, from_limit ? kMemoryLimit : kMemoryRequest), *f.memory,
-          from_limit ? ", which sets the request when it is alone" : "");
-    }
-    f.memory = MiB(*mib);
-    is_fraction = true;
-  }
-  if (num_devices != nullptr) {
-    auto n = strict_positive_integer(*num_devices);
-    if (!n || *n > 1024) {
-      return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a whole number from 1 to 1024", who,
-                              kNumDevices, excerpt(*num_devices));
-    }
-    if (!is_fraction) {
-      return invalid_argument("{}: annotation \"{}\" is invalid alone; it needs \"{}\" or \"{}\"", who,
-                              kNumDevices, kGpuFraction, kGpuMemory);
-    }
-    f.num_devices = static_cast<int>(*n);
-  }
-  if (container_name != nullptr) {
-    if (std::find(containers.begin(), containers.end(), *container_name) == containers.end()) {
-      return invalid_argument("{}: annotation \"{}\" = \"{}\": no such container (containers: {})", who,
-                              kContainerName, excerpt(*container_name), list(containers));
-    }
-    if (!nv_container.empty() && nv_container != *container_name) {
-      return invalid_argument("{}: annotation \"{}\" = \"{}\" but the NvFractions keys name container \"{}\"",
-                              who, kContainerName, excerpt(*container_name), nv_container);
-    }
-    if (!is_fraction) {
-      return invalid_argument("{}: annotation \"{}\" is set but the pod requests no GPU fraction", who,
-                              kContainerName);
-    }
-  }
-  if (!is_fraction) return out;
-  f.container = !nv_container.empty() ? nv_container
-                : container_name    ? *container_name
-                                    : containers.front();
-  out.fraction = std::move(f);
-  return out;
+  return FractionReader(annotations, containers, bound, who).read();
 }
 
 }  // namespace fracpack::k8s

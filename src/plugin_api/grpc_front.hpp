@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fracpack/server/extender.hpp"
+#include "plugin_api/front.hpp"
 #include "plugin_api/access.hpp"
 #include "plugin_api/metrics.hpp"
 #include "plugin_api/tls_files.hpp"
@@ -31,18 +32,18 @@ struct GrpcOptions {
   int max_concurrent_streams = 128;                     ///< calls in flight on one connection
 };
 
-class GrpcFront {
+class GrpcFront final : public Front {
  public:
   GrpcFront(Extender& core, Metrics& metrics, GrpcOptions options);
-  ~GrpcFront();
+  ~GrpcFront() override;
   GrpcFront(const GrpcFront&) = delete;
   GrpcFront& operator=(const GrpcFront&) = delete;
 
   /// Binds and starts serving on gRPC's own threads. Returns the bound port; kInvalidArgument for
   /// TLS files that check_tls_files() refuses, kInternal when the address cannot be bound.
-  Result<int> start();
+  Result<int> start() override;
   /// Stops accepting, finishes calls in flight (up to a second), then cancels the rest.
-  void stop();
+  void stop() override;
   /// grpc.health.v1 for "" and both services: SERVING or NOT_SERVING (not synced with the API server).
   void set_serving(bool serving);
 

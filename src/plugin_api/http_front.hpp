@@ -18,6 +18,7 @@
 #include <string>
 
 #include "fracpack/server/extender.hpp"
+#include "plugin_api/front.hpp"
 #include "plugin_api/access.hpp"
 #include "plugin_api/http_server.hpp"
 #include "plugin_api/kube_binder.hpp"
@@ -41,19 +42,19 @@ struct HttpOptions {
   std::shared_ptr<const AccessPolicy> access;
 };
 
-class HttpFront {
+class HttpFront final : public Front {
  public:
   /// `binder`: set for kube-scheduler's bindVerb; Bind then also creates the pod's Binding in the
   /// API server (a definite refusal there undoes the ledger's bind). Not owned.
   HttpFront(Extender& core, Metrics& metrics, HttpOptions options, KubeBinder* binder = nullptr);
-  ~HttpFront();
+  ~HttpFront() override;
   HttpFront(const HttpFront&) = delete;
   HttpFront& operator=(const HttpFront&) = delete;
 
   /// Binds and starts serving in the background. Returns the bound port, or kInternal.
-  Result<int> start();
+  Result<int> start() override;
   /// Stops accepting and waits for the serving thread.
-  void stop();
+  void stop() override;
 
  private:
   struct Impl;

@@ -14,6 +14,7 @@
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "plugin_api/cluster_watch.hpp"
+#include "plugin_api/front.hpp"
 #include "plugin_api/grpc_front.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/http_front.hpp"
@@ -136,15 +137,16 @@ std::shared_ptr<const api::AccessPolicy> access_policy(const ServeOptions& optio
   return std::make_shared<const api::AccessPolicy>(std::move(*policy));
 }
 
-/// Starts the JSON front on --http (`probes_only`: the probe listener on --health).
-bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Metrics& metrics, const ServeOptions& options,
-                std::shared_ptr<const api::AccessPolicy> access, api::KubeBinder* binder, bool probes_only) {
+/// The JSON front for --http, or (`probes_only`) the probe listener for --health; nullptr when
+/// its address is not host:port (said in the log).
+std::unique_ptr<api::Front> make_http(Extender& core, api::Metrics& metrics, const ServeOptions& options,
+                                      std::shared_ptr<const api::AccessPolicy> access, api::KubeBinder* binder, bool probes_only) {
   const std::string& flag_value = probes_only ? *options.health : *options.http;
   const char* flag = probes_only ? "--health" : "--http";
   auto address = split_address(flag_value);
   if (!address) {
     spdlog::error("{} {}: expected host:port", flag, flag_value);
-    return false;
+    return nullptr;
   }
   api::HttpOptions http;
   http.listen.host = address->first;
@@ -157,19 +159,22 @@ bool start_http(std::unique_ptr<api::HttpFront>& front, Extender& core, api::Met
   http.unresolvable_as_failed = options.unresolvable_as_failed;
   http.probes_only = probes_only;
   http.access = std::move(access);
-  front = std::make_unique<api::HttpFront>(core, metrics, http, binder);
-  auto port = front->start();
-  if (!port) {
-    spdlog::error("{} {}: {}", flag, flag_value, port.status().message());
+  return std::make_unique<api::HttpFront>(core, metrics, http, binder);
+}
+
+/// How a front's TLS reads in the log.
+const char* tls_words(const ServeOptions& options) {
+  return options.tls_cert.empty() ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS";
+}
+
+/// Starts `front`; false (said in the log, as `flag value: why`) when it cannot listen.
+bool start_front(api::Front& front, const char* flag, const std::string& value, int* port) {
+  auto started = front.start();
+  if (!started) {
+    spdlog::error("{} {}: {}", flag, value, started.status().message());
     return false;
   }
-  const bool tls = !http.listen.tls.cert.empty();
-  if (probes_only) {
-    spdlog::info("serving /healthz, /readyz and /metrics on http://{}:{}", http.listen.host, *port);
-  } else {
-    spdlog::info("serving kube-scheduler extender on {}://{}:{} ({}; state {})", tls ? "https" : "http", http.listen.host, *port,
-                 !tls ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS", options.core.state_path);
-  }
+  *port = *started;
   return true;
 }
 
@@ -192,132 +197,200 @@ void raise_file_limit(const ServeOptions& options) {
   }
 }
 
-}  // namespace
-
-int serve(const ServeOptions& options) {
+/// Blocks SIGINT and SIGTERM before any thread starts (serve waits for them), ignores SIGPIPE
+/// (a peer that closed its end must not kill the process writing to it: OpenSSL and the API
+/// server's client write without MSG_NOSIGNAL), sets up the log, raises the file limit.
+sigset_t prepare_process(const ServeOptions& options) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("fracpack"));  // stdout stays free for answers
   api::escape_log_messages(*spdlog::default_logger());  // names from requests cannot forge a line
-  // Block the stop signals before any thread starts, then wait for them here.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  // A peer that closed its end (kube-scheduler, the API server) must not kill the process that
-  // writes to it: OpenSSL and the API server's client write without MSG_NOSIGNAL.
   std::signal(SIGPIPE, SIG_IGN);
   raise_file_limit(options);
+  return stop_signals;
+}
 
-  // Flags first: a mistake must not leave a state file behind.
-  if (!options.http && !options.grpc) {
+/// One `fracpack serve`: each step says what went wrong in the log and returns false, and run()
+/// then exits 2 having written nothing it cannot take back.
+class ServeRun {
+ public:
+  explicit ServeRun(const ServeOptions& options) : options_(options), core_options_(options.core) {}
+  int run(const sigset_t& stop_signals);
+
+ private:
+  bool check_flags();
+  bool connect_kube();
+  bool open_core();
+  bool start_fronts();
+  bool start_grpc();
+  void follow_cluster();
+  void stop();
+
+  const ServeOptions& options_;
+  ExtenderOptions core_options_;
+  std::shared_ptr<const api::AccessPolicy> access_;
+  std::shared_ptr<api::KubeConnection> kube_;
+  std::unique_ptr<api::KubeBinder> binder_;
+  std::unique_ptr<api::Leadership> leadership_;
+  std::unique_ptr<Extender> core_;
+  api::Metrics metrics_;
+  std::vector<std::unique_ptr<api::Front>> fronts_;  ///< stopped in this order
+  api::GrpcFront* grpc_ = nullptr;                   ///< among fronts_, for its health status
+  std::unique_ptr<api::ClusterWatch> watch_;
+};
+
+// Flags first: a mistake must not leave a state file behind.
+bool ServeRun::check_flags() {
+  if (!options_.http && !options_.grpc) {
     spdlog::error("nothing to serve: give --grpc host:port, --http host:port, or both");
-    return 2;
+    return false;
   }
-  const auto access = access_policy(options);
-  if (!access) return 2;
+  access_ = access_policy(options_);
+  if (!access_) return false;
   // Both fronts serve these files: a key of another certificate is said as such, not as a port
   // that cannot listen.
-  if (Status st = api::check_tls_files({options.tls_cert, options.tls_key, options.tls_client_ca}); !st.is_ok()) {
+  if (Status st = api::check_tls_files({options_.tls_cert, options_.tls_key, options_.tls_client_ca}); !st.is_ok()) {
     spdlog::error("{}", st.message());
-    return 2;
+    return false;
   }
-  std::shared_ptr<api::KubeConnection> kube;
-  std::unique_ptr<api::KubeBinder> binder;
-  ExtenderOptions core_options = options.core;
-  if (!options.kube_api.empty()) {
-    if (options.cluster_file) {
-      spdlog::error("--cluster and --kube-api: the API server is the source of nodes, pods and queues; drop --cluster");
-      return 2;
+  return true;
+}
+
+bool ServeRun::connect_kube() {
+  if (options_.kube_api.empty()) {
+    if (!options_.kube_token_file.empty() || !options_.kube_ca_file.empty()) {
+      spdlog::error("--kube-token and --kube-ca apply to --kube-api; give it too");
+      return false;
     }
-    auto opened = api::KubeConnection::open({options.kube_api, options.kube_token_file, options.kube_ca_file});
-    if (!opened) {
-      spdlog::error("{}", opened.status().message());
-      return 2;
-    }
-    kube = std::move(*opened);
-    binder = std::make_unique<api::KubeBinder>(kube);
-    core_options.watching = true;
-    spdlog::info("following the API server at {}: nodes, pods, queues from its watch; Bind creates Bindings there", kube->url());
-  } else if (!options.kube_token_file.empty() || !options.kube_ca_file.empty()) {
-    spdlog::error("--kube-token and --kube-ca apply to --kube-api; give it too");
-    return 2;
+    return true;
   }
-  std::unique_ptr<api::Leadership> leadership;
-  if (options.leader_election.enabled && !(leadership = make_leadership(options, kube))) return 2;
-  auto core = Extender::open(core_options);
+  if (options_.cluster_file) {
+    spdlog::error("--cluster and --kube-api: the API server is the source of nodes, pods and queues; drop --cluster");
+    return false;
+  }
+  auto opened = api::KubeConnection::open({options_.kube_api, options_.kube_token_file, options_.kube_ca_file});
+  if (!opened) {
+    spdlog::error("{}", opened.status().message());
+    return false;
+  }
+  kube_ = std::move(*opened);
+  binder_ = std::make_unique<api::KubeBinder>(kube_);
+  core_options_.watching = true;
+  spdlog::info("following the API server at {}: nodes, pods, queues from its watch; Bind creates Bindings there", kube_->url());
+  return true;
+}
+
+bool ServeRun::open_core() {
+  if (options_.leader_election.enabled && !(leadership_ = make_leadership(options_, kube_))) return false;
+  auto core = Extender::open(core_options_);
   if (!core) {
     spdlog::error("{}", core.status().message());
-    return 2;
+    return false;
   }
-  if (leadership) (*core)->set_act_gate([l = leadership.get()] { return l->may_act(); });
-  if (leadership && binder) binder->use_gate([l = leadership.get()] { return l->may_act(); });
-  if (binder) {
-    binder->use_reservations((*core)->reservations());
-    if (core_options.reservation.enabled) {
-      spdlog::info("shared GPUs are held by reservation pods in namespace {} (image {})", core_options.reservation.ns,
-                   core_options.reservation.image);
+  core_ = std::move(*core);
+  if (leadership_) core_->set_act_gate([l = leadership_.get()] { return l->may_act(); });
+  if (leadership_ && binder_) binder_->use_gate([l = leadership_.get()] { return l->may_act(); });
+  if (binder_) {
+    binder_->use_reservations(core_->reservations());
+    if (core_options_.reservation.enabled) {
+      spdlog::info("shared GPUs are held by reservation pods in namespace {} (image {})", core_options_.reservation.ns,
+                   core_options_.reservation.image);
     }
   }
-  spdlog::info("policy {}{}", options.core.policy,
-               options.core.workload ? fmt::format(" (target workload: {} typical pod shape{})", options.core.workload->size(),
-                                                              options.core.workload->size() == 1 ? "" : "s") : "");
-  if (options.cluster_file && !load_cluster(**core, *options.cluster_file)) return 2;
-  api::Metrics metrics;
-  std::unique_ptr<api::HttpFront> http_front;
-  std::unique_ptr<api::HttpFront> health_front;
-  std::unique_ptr<api::GrpcFront> grpc_front;
-  if (options.http && !start_http(http_front, **core, metrics, options, access, binder.get(), false)) return 2;
-  if (options.health && !start_http(health_front, **core, metrics, options, nullptr, nullptr, true)) return 2;
-  if (options.grpc) {
-    const auto grpc_address = split_address(*options.grpc);
-    if (!grpc_address) {
-      spdlog::error("--grpc {}: expected host:port", *options.grpc);
-      return 2;
-    }
-    api::GrpcOptions grpc;
-    grpc.address = *options.grpc;
-    grpc.tls = {options.tls_cert, options.tls_key, options.tls_client_ca, !options.token_file.empty()};
-    grpc.max_message_bytes = static_cast<int>(std::min<std::size_t>(options.max_body, 1u << 30));
-    grpc.access = access;
-    grpc_front = std::make_unique<api::GrpcFront>(**core, metrics, grpc);
-    auto port = grpc_front->start();
-    if (!port) {
-      spdlog::error("{}", port.status().message());
-      return 2;
-    }
-    spdlog::info("serving gRPC fracpack.v1 on {}:{} ({}; state {})", grpc_address->first, *port,
-                 options.tls_cert.empty() ? "plaintext" : options.tls_client_ca.empty() ? "TLS" : "mutual TLS",
-                 options.core.state_path);
+  const auto& workload = options_.core.workload;
+  spdlog::info("policy {}{}", options_.core.policy,
+               workload ? fmt::format(" (target workload: {} typical pod shape{})", workload->size(), workload->size() == 1 ? "" : "s") : "");
+  return !options_.cluster_file || load_cluster(*core_, *options_.cluster_file);
+}
+
+bool ServeRun::start_fronts() {
+  int port = 0;
+  if (options_.http) {
+    fronts_.push_back(make_http(*core_, metrics_, options_, access_, binder_.get(), false));
+    if (!fronts_.back() || !start_front(*fronts_.back(), "--http", *options_.http, &port)) return false;
+    const bool tls = !options_.tls_cert.empty();
+    spdlog::info("serving kube-scheduler extender on {}://{}:{} ({}; state {})", tls ? "https" : "http",
+                 split_address(*options_.http)->first, port, tls_words(options_), options_.core.state_path);
   }
-  std::unique_ptr<api::ClusterWatch> watch;
-  if (kube) {
-    if (grpc_front) grpc_front->set_serving(false);  // until the first list of everything is applied
-    api::GrpcFront* grpc = grpc_front.get();
-    watch = std::make_unique<api::ClusterWatch>(**core, kube, api::ClusterWatch::Options{}, [grpc] {
+  if (options_.health) {
+    fronts_.push_back(make_http(*core_, metrics_, options_, nullptr, nullptr, true));
+    if (!fronts_.back() || !start_front(*fronts_.back(), "--health", *options_.health, &port)) return false;
+    spdlog::info("serving /healthz, /readyz and /metrics on http://{}:{}", split_address(*options_.health)->first, port);
+  }
+  return !options_.grpc || start_grpc();
+}
+
+bool ServeRun::start_grpc() {
+  const auto address = split_address(*options_.grpc);
+  if (!address) {
+    spdlog::error("--grpc {}: expected host:port", *options_.grpc);
+    return false;
+  }
+  api::GrpcOptions grpc;
+  grpc.address = *options_.grpc;
+  grpc.tls = {options_.tls_cert, options_.tls_key, options_.tls_client_ca, !options_.token_file.empty()};
+  grpc.max_message_bytes = static_cast<int>(std::min<std::size_t>(options_.max_body, 1u << 30));
+  grpc.access = access_;
+  auto front = std::make_unique<api::GrpcFront>(*core_, metrics_, grpc);
+  grpc_ = front.get();
+  fronts_.push_back(std::move(front));
+  auto port = grpc_->start();
+  if (!port) {
+    spdlog::error("{}", port.status().message());
+    return false;
+  }
+  spdlog::info("serving gRPC fracpack.v1 on {}:{} ({}; state {})", address->first, *port, tls_words(options_),
+               options_.core.state_path);
+  return true;
+}
+
+// With --kube-api: the watch, which marks gRPC health SERVING once everything is listed; then
+// leader election.
+void ServeRun::follow_cluster() {
+  if (kube_) {
+    if (grpc_ != nullptr) grpc_->set_serving(false);  // until the first list of everything is applied
+    watch_ = std::make_unique<api::ClusterWatch>(*core_, kube_, api::ClusterWatch::Options{}, [grpc = grpc_] {
       if (grpc != nullptr) grpc->set_serving(true);
     });
-    metrics.add_source([w = watch.get()] { return w->metrics(); });
-    (*core)->on_retry_wanted([w = watch.get()](const std::vector<std::string>& pods) { w->nudge(pods); });
-    watch->start();
+    metrics_.add_source([w = watch_.get()] { return w->metrics(); });
+    core_->on_retry_wanted([w = watch_.get()](const std::vector<std::string>& pods) { w->nudge(pods); });
+    watch_->start();
   }
-  if (leadership) {
-    leadership->follow(watch.get());
-    metrics.add_source([l = leadership.get()] { return l->metrics(); });
-    leadership->start();
+  if (leadership_) {
+    leadership_->follow(watch_.get());
+    metrics_.add_source([l = leadership_.get()] { return l->metrics(); });
+    leadership_->start();
   }
+}
+
+// The Lease first: a follower takes over at its next try, not after the lease duration, and a
+// Bind still waiting for its reservation pod sends no Binding once it ends (KubeBinder's gate).
+// Then the fronts, while the watch still runs: a Bind waiting for a reservation pod's report
+// (without leader election) still sees it come.
+void ServeRun::stop() {
+  if (leadership_) leadership_->stop();
+  for (auto& front : fronts_) front->stop();
+  if (watch_) watch_->stop();
+}
+
+int ServeRun::run(const sigset_t& stop_signals) {
+  if (!check_flags() || !connect_kube() || !open_core() || !start_fronts()) return 2;
+  follow_cluster();
   int signal = 0;
   sigwait(&stop_signals, &signal);
   spdlog::info("signal {}: stopping", signal);
-  // The Lease first: a follower takes over at its next try, not after the lease duration, and a
-  // Bind still waiting for its reservation pod sends no Binding once it ends (KubeBinder's gate).
-  // Then the fronts, while the watch still runs: a Bind waiting for a reservation pod's report
-  // (without leader election) still sees it come.
-  if (leadership) leadership->stop();
-  if (http_front) http_front->stop();
-  if (health_front) health_front->stop();
-  if (grpc_front) grpc_front->stop();
-  if (watch) watch->stop();
+  stop();
   return 0;
+}
+
+}  // namespace
+
+int serve(const ServeOptions& options) {
+  const sigset_t stop_signals = prepare_process(options);
+  return ServeRun(options).run(stop_signals);
 }
 
 }  // namespace fracpack

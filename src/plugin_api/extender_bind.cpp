@@ -1,0 +1,124 @@
+// The extender core's Bind and Preempt: a bind is decided and reserved under the write lock and
+// stored in one transaction before it is answered; what Bind writes on the pod (its GPUs).
+#include <algorithm>
+#include <mutex>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "fracpack/k8s/decode.hpp"
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/core/quoting.hpp"
+#include "plugin_api/extender_impl.hpp"
+
+namespace fracpack::api {
+
+std::map<std::string, std::string> annotations_for(const PodRequest& pod, const GpuChoice& choice) {
+  std::map<std::string, std::string> out;
+  const GpuFraction* f = pod.fraction();
+  if (f == nullptr && !choice.gpus.empty()) {  // whole GPUs: the ledger's indices, for a restart
+    out[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(choice.gpus, ","));
+    return out;
+  }
+  if (f == nullptr || choice.gpus.empty()) return out;
+  const std::string prefix = "nvidia.com/container." + f->container + ".";
+  out[prefix + "gpus.devices"] = fmt::format("{}", fmt::join(choice.gpus, ","));
+  out[prefix + "gpu-compute.portion"] = fmt::format("{}.{:02}", choice.compute.front() / 100, choice.compute.front() % 100);
+  return out;
+}
+
+Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& name, const std::string& uid, const std::string& node) {
+  if (Status st = may_act(); !st.is_ok()) return st;  // a follower never binds
+  const std::string key = (ns.empty() ? "default" : ns) + "/" + name;
+  auto seen = seen_.find(key);
+  std::string seen_uid;  // set when Filter saw a pod of this name with another UID
+  if (seen && !uid.empty() && !seen->pod.uid.empty() && seen->pod.uid != uid) {
+    seen_uid = seen->pod.uid;
+    seen.reset();
+  }
+  std::unique_lock lock(mu_);
+  if (auto repeat = bound_already(key, uid, node)) return *repeat;
+  if (!seen) {
+    if (!seen_uid.empty()) {
+      return Status(Code::kNotFound, fmt::format("pod {}: Bind names PodUID {}, but Filter saw UID {} under this name "
+                                                 "(a recreated pod? run Filter on the current one)",
+                                                 excerpt(key), excerpt(uid), excerpt(seen_uid)));
+    }
+    return Status(Code::kNotFound, fmt::format("pod {} was not seen by Filter or Prioritize; fracpack needs its "
+                                               "requests before it can bind it",
+                                               excerpt(key)));
+  }
+  auto n = state_.cluster().find_node(node);
+  if (!n) return Status(Code::kNotFound, fmt::format("pod {}: node {} is not known to fracpack", key, excerpt(node)));
+  // What the state held for the pod (pending, another scheduler's pending pod, waiting for its
+  // node): put back as it was if the store cannot record the bind.
+  const std::optional<PodRequest> before = state_.pod(key) != nullptr ? std::optional<PodRequest>(state_.pod(key)->raw) : std::nullopt;
+  auto allocation = state_.bind(seen->pod, *n, *policy_);
+  if (!allocation) {
+    if (allocation.status().code() == Code::kUnschedulable && retry_wanted_) {
+      lock.unlock();
+      retry_wanted_({key});  // it lost the node to a Bind after its Filter: try it again now, not in 60 s
+    }
+    return allocation.status();
+  }
+  api::StoredBinding record{key, seen->pod.uid, node, allocation->choice.gpus, seen->object};
+  if (Status st = store_->put_binding(record); !st.is_ok()) {
+    (void)state_.forget(key);  // never acknowledge what is not durable
+    if (before) (void)state_.observe(*before);
+    return st;
+  }
+  bindings_.add(std::move(record));
+  released_.erase(key);  // bound again: a Release now releases this binding
+  if (options_.watching) {
+    // A Bind behind a new reservation pod waits for its report before the Binding exists.
+    const auto waits = book_ && seen->pod.fraction() != nullptr ? options_.reservation.timeout : std::chrono::seconds(0);
+    assumed_[key] = {seen->pod.uid, node, std::chrono::steady_clock::now() + options_.assume_ttl + waits};
+  }
+  seen_.forget(key);
+  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice), false, {}};
+  reserve(answer, seen->pod);
+  return answer;
+}
+
+std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string& key, const std::string& uid, const std::string& node) {
+  const Allocation* held = state_.cluster().allocation(key);
+  if (held == nullptr) return std::nullopt;
+  const PodRecord& record = *state_.pod(key);
+  if (!uid.empty() && !record.raw.uid.empty() && record.raw.uid != uid) {
+    return Status(Code::kAlreadyExists, fmt::format("pod {} is bound with UID {}; this Bind names UID {} (a recreated pod? release "
+                                                    "the old one, or Sync)", key, excerpt(record.raw.uid), excerpt(uid)));
+  }
+  const std::string& where = state_.cluster().node(held->node).name;
+  if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));
+  BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice), false, {}};
+  reserve(answer, record.pod);
+  return answer;
+}
+
+Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
+    const json& object, const std::map<std::string, std::vector<std::string>>& candidates) {
+  auto pod = decode_seen(object);
+  if (!pod) return pod.status();
+  std::unique_lock lock(mu_);  // what-if removals change the ledger for a moment
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [node, offered] : candidates) {
+    auto n = state_.cluster().find_node(node);
+    if (!n) continue;
+    NodeMask only(state_.cluster().node_count(), false);
+    only[*n] = true;
+    auto victims = state_.find_victims(*pod, *policy_, &only);
+    if (!victims) continue;
+    std::vector<std::string> uids;
+    bool subset = true;
+    for (const auto& key : victims->pods) {
+      const PodRecord* record = state_.pod(key);
+      const std::string uid = record != nullptr ? record->raw.uid : std::string();
+      if (std::find(offered.begin(), offered.end(), uid) == offered.end()) subset = false;
+      uids.push_back(uid);
+    }
+    if (subset) out[node] = std::move(uids);
+  }
+  return out;
+}
+
+}  // namespace fracpack::api
