@@ -11,3 +11,13 @@ function(fracpack_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
 endfunction()
+
+# fracpack_unity(target): with FRACPACK_UNITY, the target's sources compile 16 to a file, so the
+# heavy headers (nlohmann/json, fmt, gRPC) are parsed and their templates instantiated once per
+# batch. The release build stays one file at a time, which proves every file compiles alone;
+# the unity build proves no two files of a library clash.
+function(fracpack_unity target)
+  if(FRACPACK_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+  endif()
+endfunction()

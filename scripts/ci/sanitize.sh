@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build-clang-sanitize}"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-16 \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DFRACPACK_WERROR=ON -DFRACPACK_SANITIZE=address,undefined \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DFRACPACK_UNITY=ON -DFRACPACK_WERROR=ON -DFRACPACK_SANITIZE=address,undefined \
   -DFRACPACK_BUILD_FUZZ=ON -DFRACPACK_BUILD_BENCH=OFF -DFRACPACK_FUZZ_SECONDS="${FRACPACK_FUZZ_SECONDS:-20}"
 cmake --build "$build_dir" -j"$(nproc)"
 source scripts/ci/sanitizer-env.sh

@@ -8,7 +8,7 @@ concurrency_tests="binpack/ledger_test;plugin_api/extender_core_test;plugin_api/
 concurrency_tests+=";plugin_api/kube_binder_test;plugin_api/reservation_test;plugin_api/http_server_test"
 concurrency_tests+=";plugin_api/grpc_front_test;plugin_api/access_test;plugin_api/leader_election_test"
 concurrency_tests+=";plugin_api/crash_test;plugin_api/soak_test;plugin_api/pod_caches_test;plugin_api/watch_core_test"
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" -DFRACPACK_UNITY=ON \
   -DFRACPACK_SANITIZE=thread -DFRACPACK_BUILD_BENCH=OFF -DFRACPACK_TEST_ONLY="$concurrency_tests"
 cmake --build "$build_dir" -j"$(nproc)"
 source scripts/ci/sanitizer-env.sh

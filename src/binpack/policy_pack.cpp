@@ -5,7 +5,6 @@
 namespace fracpack::binpack {
 namespace {
 
-constexpr std::int64_t kPpm = 1'000'000;
 
 bool shares(const PodTraits& pod) { return pod.hold == GpuHold::kFraction || pod.hold == GpuHold::kSlot; }
 

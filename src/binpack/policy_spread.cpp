@@ -3,7 +3,6 @@
 namespace fracpack::binpack {
 namespace {
 
-constexpr std::int64_t kPpm = 1'000'000;
 
 class SpreadPolicy final : public Policy {
  public:

@@ -8,7 +8,7 @@
 namespace fracpack {
 namespace {
 
-using json = nlohmann::ordered_json;  // keys in the documented order
+using ordered = nlohmann::ordered_json;  // keys in the documented order
 
 std::string mode_text(const GpuChoice& c) {
   switch (c.hold) {
@@ -42,15 +42,15 @@ std::string plural(std::size_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-json placement_json(const Placement& p) {
-  json j{{"pod", p.pod}, {"node", p.node}, {"gpus", p.choice.gpus}, {"hold", gpu_hold_name(p.choice.hold)},
+ordered placement_json(const Placement& p) {
+  ordered j{{"pod", p.pod}, {"node", p.node}, {"gpus", p.choice.gpus}, {"hold", gpu_hold_name(p.choice.hold)},
          {"mode", mode_text(p.choice)}};
   if (!p.choice.memory.empty() && p.choice.memory.front().count() > 0) {  // absent when unknown or not held
     j["memoryMiB"] = p.choice.memory.front().count();  // per GPU
     const bool uniform = std::all_of(p.choice.memory.begin(), p.choice.memory.end(),
                                      [&](MiB m) { return m == p.choice.memory.front(); });
     if (!uniform) {
-      json per = json::array();
+      ordered per = ordered::array();
       for (MiB m : p.choice.memory) per.push_back(m.count());
       j["memoryMiBPerGpu"] = per;
     }
@@ -62,7 +62,7 @@ json placement_json(const Placement& p) {
 }
 
 /// A queue amount as KAI writes it: GPUs as a decimal, millicores, MB; -1 for unlimited.
-json kai_amount(queues::Resource r, std::int64_t v) {
+ordered kai_amount(queues::Resource r, std::int64_t v) {
   if (v == queues::kUnlimited) return -1;
   switch (r) {
     case queues::Resource::kGpu: return static_cast<double>(v) / 1000.0;
@@ -72,8 +72,8 @@ json kai_amount(queues::Resource r, std::int64_t v) {
   return v;
 }
 
-json queue_json(const QueueTotals& q) {
-  json j{{"name", q.name}};
+ordered queue_json(const QueueTotals& q) {
+  ordered j{{"name", q.name}};
   if (!q.parent.empty()) j["parent"] = q.parent;
   for (queues::Resource r : queues::kResources) {
     j[std::string(queues::resource_name(r))] = {{"deserved", kai_amount(r, q.deserved[r])},
@@ -88,27 +88,27 @@ json queue_json(const QueueTotals& q) {
 
 }  // namespace
 
-json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
-  json placements = json::array();
+ordered report_json(const PlaceReport& r) {
+  ordered placements = ordered::array();
   for (const auto& p : r.placements) placements.push_back(placement_json(p));
-  json bound = json::array();
+  ordered bound = ordered::array();
   for (const auto& p : r.bound) bound.push_back(placement_json(p));
-  json unschedulable = json::array();
+  ordered unschedulable = ordered::array();
   for (const auto& u : r.unschedulable) {
-    json nodes = json::object();
+    ordered nodes = ordered::object();
     for (const auto& [node, why] : u.nodes) nodes[node] = why;
-    json entry{{"pod", u.pod}, {"status", u.status}, {"reason", u.reason}, {"nodes", nodes}};
+    ordered entry{{"pod", u.pod}, {"status", u.status}, {"reason", u.reason}, {"nodes", nodes}};
     if (u.nodes_omitted > 0) entry["nodesOmitted"] = u.nodes_omitted;
     if (u.preemption) entry["preemption"] = {{"node", u.preemption->node}, {"victims", u.preemption->victims}};
     unschedulable.push_back(std::move(entry));
   }
-  json queue_list = json::array();
+  ordered queue_list = ordered::array();
   for (const auto& q : r.queues) queue_list.push_back(queue_json(q));
-  json conflicts = json::array();
+  ordered conflicts = ordered::array();
   for (const auto& c : r.conflicts) conflicts.push_back({{"pod", c.pod}, {"node", c.node}, {"reason", c.reason}});
-  json states = json::object();
+  ordered states = ordered::object();
   for (const auto& s : r.gpu_states) states[s.state] = s.gpus;
-  return json{{"policy", r.policy},
+  return ordered{{"policy", r.policy},
               {"placements", placements},
               {"unschedulable", unschedulable},
               {"bound", bound},
@@ -124,7 +124,7 @@ json report_json(const PlaceReport& r) {  // NOLINT: json is ordered_json here
 }
 
 std::string report_json_text(const PlaceReport& report) {
-  return report_json(report).dump(2, ' ', false, json::error_handler_t::replace);
+  return report_json(report).dump(2, ' ', false, ordered::error_handler_t::replace);
 }
 
 std::string report_table(const PlaceReport& r) {

@@ -24,11 +24,8 @@ struct FilterReply {
   Reasons failed_and_unresolvable_nodes;
 };
 
-/// HostPriority: kube-scheduler's score 0..10 of one node.
-struct HostScore {
-  std::string host;
-  std::int64_t score = 0;
-};
+/// HostPriority: kube-scheduler's score 0..10 of one node (the extender core's own type).
+using fracpack::HostScore;
 
 class ExtenderClient {
  public:

@@ -32,10 +32,22 @@ using ClusterRawService = v1::Cluster::WithRawCallbackMethod_Apply<v1::Cluster::
         access_, Permission::what);                                                                               \
   }
 
-class ExtenderService final : public ExtenderRawService {
+/// What both services hold: the core they call, the metrics they count in, who may call.
+template <class Raw>
+class ServiceBase : public Raw {
  public:
   /// `access`: who may call (null: everyone); not owned.
-  ExtenderService(Extender& core, Metrics& metrics, const AccessPolicy* access) : core_(core), metrics_(metrics), access_(access) {}
+  ServiceBase(Extender& core, Metrics& metrics, const AccessPolicy* access) : core_(core), metrics_(metrics), access_(access) {}
+
+ protected:
+  Extender& core_;
+  Metrics& metrics_;
+  const AccessPolicy* access_;
+};
+
+class ExtenderService final : public ServiceBase<ExtenderRawService> {
+ public:
+  using ServiceBase::ServiceBase;
 
   FRACPACK_RAW_METHOD(Filter, filter, v1::ExtenderArgs, v1::ExtenderFilterResult, kSchedule)
   FRACPACK_RAW_METHOD(Prioritize, prioritize, v1::ExtenderArgs, v1::HostPriorityList, kSchedule)
@@ -50,16 +62,12 @@ class ExtenderService final : public ExtenderRawService {
   grpc::Status preempt(const v1::ExtenderPreemptionArgs* args, v1::ExtenderPreemptionResult* out);
 
  private:
-  Extender& core_;
-  Metrics& metrics_;
-  const AccessPolicy* access_;
   PodCache pods_;
 };
 
-class ClusterService final : public ClusterRawService {
+class ClusterService final : public ServiceBase<ClusterRawService> {
  public:
-  /// `access`: who may call (null: everyone); not owned.
-  ClusterService(Extender& core, Metrics& metrics, const AccessPolicy* access) : core_(core), metrics_(metrics), access_(access) {}
+  using ServiceBase::ServiceBase;
 
   FRACPACK_RAW_METHOD(Apply, apply, v1::ApplyRequest, v1::ApplyResponse, kAdminister)
   FRACPACK_RAW_METHOD(Remove, remove, v1::RemoveRequest, v1::RemoveResponse, kAdminister)
@@ -75,11 +83,6 @@ class ClusterService final : public ClusterRawService {
   grpc::Status sync(const v1::SyncRequest* req, v1::SyncResponse* out);
   grpc::Status explain(const v1::ExplainRequest* req, v1::ExplainResponse* out);
   grpc::Status snapshot(const v1::SnapshotRequest* req, v1::SnapshotResponse* out);
-
- private:
-  Extender& core_;
-  Metrics& metrics_;
-  const AccessPolicy* access_;
 };
 
 #undef FRACPACK_RAW_METHOD

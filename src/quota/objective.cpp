@@ -157,144 +157,196 @@ struct Clause {
   std::optional<Goal> goal;
 };
 
-Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string& text, const std::set<std::string>& queues) {
-  auto fail = [&](const std::string& why) {
-    const std::string shown = text.size() > 200 ? text.substr(0, 200) + "…" : text;
-    return invalid_argument("--objective clause \"{}\": {} (leaf queues: {}; {})", shown, why, fmt::join(queues, ", "), kMetricsHelp);
-  };
-  std::optional<bool> maximise;
-  std::optional<std::string> quantile;
-  bool pending = false, share = false, within = false, error_word = false, percent = false;
-  std::optional<Metric> metric;
-  std::optional<std::string> queue;
-  std::optional<bool> at_most;
-  bool strict = false;  // < or >
-  std::optional<double> number;
-  double unit = 1;
-  bool unit_given = false;
+/// Reads one clause's tokens into what they name (metric, queue, comparison, bound, goal), then
+/// checks that they make one constraint or one goal.
+class ClauseParser {
+ public:
+  ClauseParser(const std::vector<Token>& tokens, const std::string& text, const std::set<std::string>& queues)
+      : tokens_(tokens), text_(text), queues_(queues) {}
+
+  Result<Clause> parse();
+
+ private:
+  /// The whole message for a clause that breaks the grammar: `why`, the clause, the leaf queues
+  /// and the metrics there are. Every step returns plain reasons; parse() wraps the first.
+  Status fail(const std::string& why) const {
+    const std::string shown = text_.size() > 200 ? text_.substr(0, 200) + "…" : text_;
+    return invalid_argument("--objective clause \"{}\": {} (leaf queues: {}; {})", shown, why, fmt::join(queues_, ", "), kMetricsHelp);
+  }
+  static Status reason(const std::string& why) { return invalid_argument("{}", why); }
+  Status set_metric(Metric m) {
+    if (metric_ && *metric_ != m) return invalid_argument("two metrics");
+    metric_ = m;
+    return {};
+  }
+  Status set_op(bool most) {
+    if (at_most_) return invalid_argument("two comparisons");
+    at_most_ = most;
+    return {};
+  }
+  Status token(std::size_t& k);
+  Status word(std::size_t& k);
+  Status metric_word(const std::string& w, const std::string& next, std::size_t& k, bool& known);
+  Status resolve_metric();
+  Result<Clause> build() const;
+
+  const std::vector<Token>& tokens_;
+  const std::string& text_;
+  const std::set<std::string>& queues_;
+  std::optional<bool> maximise_;
+  std::optional<std::string> quantile_;
+  bool pending_ = false, share_ = false, within_ = false, error_word_ = false, percent_ = false;
+  std::optional<Metric> metric_;
+  std::optional<std::string> queue_;
+  std::optional<bool> at_most_;
+  bool strict_ = false;  // < or >
+  std::optional<double> number_;
+  double unit_ = 1;
+  bool unit_given_ = false;
+};
+
+Status ClauseParser::token(std::size_t& k) {
+  const Token& t = tokens_[k];
+  switch (t.kind) {
+    case Token::kLessEqual: return set_op(true);
+    case Token::kLess: strict_ = true; return set_op(true);
+    case Token::kGreaterEqual: return set_op(false);
+    case Token::kGreater: strict_ = true; return set_op(false);
+    case Token::kPercent: percent_ = true; return {};
+    case Token::kNumber:
+      if (number_) return reason(fmt::format("two numbers ({} and {})", *number_, t.text));
+      number_ = t.number;
+      return {};
+    case Token::kSeparator: return {};
+    case Token::kWord: return word(k);
+  }
+  return {};
+}
+
+Status ClauseParser::word(std::size_t& k) {
   static const std::set<std::string> fillers{"then", "of", "the", "its", "their", "every", "each", "queue's", "queues'",
                                              "queue", "queues", "time", "times", "for", "in", "is", "be", "should", "must",
                                              "keep", "to", "a", "all", "weight", "weights", "cluster", "gpu", "whole"};
-  auto set_metric = [&](Metric m) -> Status {
-    if (metric && *metric != m) return invalid_argument("two metrics");
-    metric = m;
+  const std::string& w = tokens_[k].text;
+  const std::string next = k + 1 < tokens_.size() && tokens_[k + 1].kind == Token::kWord ? tokens_[k + 1].text : "";
+  const bool after_number = k > 0 && tokens_[k - 1].kind == Token::kNumber;
+  const bool after_of = k > 0 && tokens_[k - 1].kind == Token::kWord && tokens_[k - 1].text == "of";
+  // A word that is both a queue and a unit or metric word: a queue after "of", a unit right
+  // after a number, else the metric word ("max pending <= 1 d" with a queue named d).
+  const bool keyword = is_keyword(w) && !after_of;
+  if (auto u = time_unit(w); u && after_number) {
+    unit_ = *u;
+    unit_given_ = true;
     return {};
-  };
-  auto set_op = [&](bool most) -> Status {
-    if (at_most) return invalid_argument("two comparisons");
-    at_most = most;
+  }
+  if (queues_.count(w) != 0 && !keyword) {
+    if (queue_ && *queue_ != w) return reason(fmt::format("two queues ({} and {}); write one clause per queue", *queue_, w));
+    queue_ = w;
     return {};
-  };
-  for (std::size_t k = 0; k < tokens.size(); ++k) {
-    const Token& t = tokens[k];
-    Status st;
-    switch (t.kind) {
-      case Token::kLessEqual: st = set_op(true); break;
-      case Token::kLess:
-        st = set_op(true);
-        strict = true;
-        break;
-      case Token::kGreaterEqual: st = set_op(false); break;
-      case Token::kGreater:
-        st = set_op(false);
-        strict = true;
-        break;
-      case Token::kPercent: percent = true; break;
-      case Token::kNumber:
-        if (number) return fail(fmt::format("two numbers ({} and {})", *number, t.text));
-        number = t.number;
-        break;
-      case Token::kSeparator: break;
-      case Token::kWord: {
-        const std::string& w = t.text;
-        const std::string next = k + 1 < tokens.size() && tokens[k + 1].kind == Token::kWord ? tokens[k + 1].text : "";
-        const bool after_number = k > 0 && tokens[k - 1].kind == Token::kNumber;
-        const bool after_of = k > 0 && tokens[k - 1].kind == Token::kWord && tokens[k - 1].text == "of";
-        // A word that is both a queue and a unit or metric word: a queue after "of", a unit right
-        // after a number, else the metric word ("max pending <= 1 d" with a queue named d).
-        const bool keyword = is_keyword(w) && !after_of;
-        if (auto u = time_unit(w); u && after_number) {
-          unit = *u;
-          unit_given = true;
-        } else if (queues.count(w) != 0 && !keyword) {
-          if (queue && *queue != w) return fail(fmt::format("two queues ({} and {}); write one clause per queue", *queue, w));
-          queue = w;
-        } else if (w == "maximise" || w == "maximize" || w == "minimise" || w == "minimize") {
-          if (maximise) return fail("two goals in one clause");
-          maximise = w == "maximise" || w == "maximize";
-        } else if (w == "p50" || w == "p95" || w == "p99" || w == "max" || w == "maximum" || w == "median") {
-          if (quantile) return fail(fmt::format("two percentiles ({} and {})", *quantile, w));
-          quantile = w;
-        } else if (w == "pending" || w == "wait" || w == "waiting") {
-          pending = true;
-        } else if (w == "never" && (next == "started" || next == "start" || next == "starts")) {
-          st = set_metric(Metric::kNeverStarted);
-          ++k;
-        } else if (w == "never-started") {
-          st = set_metric(Metric::kNeverStarted);
-        } else if (w == "preemptions" || w == "preemption" || w == "preempted") {
-          st = set_metric(Metric::kPreemptions);
-        } else if (w == "gpu-hours") {
-          if (!share) st = set_metric(Metric::kGpuHours);  // "share of gpu-hours": part of the share
-        } else if (w == "over-quota" && (next == "hours" || next == "hour")) {
-          st = set_metric(Metric::kOverQuotaHours);
-          ++k;
-        } else if (w == "share" || w == "shares") {
-          share = true;
-          if (metric == Metric::kGpuHours) metric.reset();  // "gpu-hours share"
-        } else if (w == "error") {
-          error_word = true;
-        } else if (w == "within") {
-          within = true;
-        } else if (w == "allocation" || w == "allocated" || w == "utilisation" || w == "utilization") {
-          st = set_metric(Metric::kAllocation);
-        } else if (w == "at" && (next == "most" || next == "least")) {
-          st = set_op(next == "most");
-          ++k;
-        } else if (fillers.count(w) == 0) {
-          return fail(fmt::format("\"{}\" is neither a queue nor a metric word", w));
-        }
-        break;
-      }
+  }
+  bool known = true;
+  Status st = metric_word(w, next, k, known);
+  if (!known && fillers.count(w) == 0) return reason(fmt::format("\"{}\" is neither a queue nor a metric word", w));
+  return st;
+}
+
+// The grammar's words; `known` false for a word that is none of them. Two-word phrases ("never
+// started", "over-quota hours", "at most") take the next word too.
+Status ClauseParser::metric_word(const std::string& w, const std::string& next, std::size_t& k, bool& known) {
+  if (w == "maximise" || w == "maximize" || w == "minimise" || w == "minimize") {
+    if (maximise_) return reason("two goals in one clause");
+    maximise_ = w == "maximise" || w == "maximize";
+  } else if (w == "p50" || w == "p95" || w == "p99" || w == "max" || w == "maximum" || w == "median") {
+    if (quantile_) return reason(fmt::format("two percentiles ({} and {})", *quantile_, w));
+    quantile_ = w;
+  } else if (w == "pending" || w == "wait" || w == "waiting") {
+    pending_ = true;
+  } else if (w == "never" && (next == "started" || next == "start" || next == "starts")) {
+    ++k;
+    return set_metric(Metric::kNeverStarted);
+  } else if (w == "never-started") {
+    return set_metric(Metric::kNeverStarted);
+  } else if (w == "preemptions" || w == "preemption" || w == "preempted") {
+    return set_metric(Metric::kPreemptions);
+  } else if (w == "gpu-hours") {
+    if (!share_) return set_metric(Metric::kGpuHours);  // "share of gpu-hours": part of the share
+  } else if (w == "over-quota" && (next == "hours" || next == "hour")) {
+    ++k;
+    return set_metric(Metric::kOverQuotaHours);
+  } else if (w == "share" || w == "shares") {
+    share_ = true;
+    if (metric_ == Metric::kGpuHours) metric_.reset();  // "gpu-hours share"
+  } else if (w == "error") {
+    error_word_ = true;
+  } else if (w == "within") {
+    within_ = true;
+  } else if (w == "allocation" || w == "allocated" || w == "utilisation" || w == "utilization") {
+    return set_metric(Metric::kAllocation);
+  } else if (w == "at" && (next == "most" || next == "least")) {
+    ++k;
+    return set_op(next == "most");
+  } else {
+    known = false;
+  }
+  return {};
+}
+
+// The metric the words add up to: a share (error), a pending-time percentile, or the one named.
+Status ClauseParser::resolve_metric() {
+  if (share_) {
+    if (metric_) return reason("share and another metric in one clause");
+    metric_ = Metric::kShareError;
+    if (within_) {  // "share within N % of weight" = share error ≤ N
+      if (at_most_) return reason("\"within\" already bounds the share; drop the comparison");
+      at_most_ = true;
     }
-    if (!st.is_ok()) return fail(st.message());
+  } else if (within_ || error_word_) {
+    return reason("\"within\"/\"error\" apply to a share: \"share within 10% of weight\"");
   }
-  if (share) {
-    if (metric) return fail("share and another metric in one clause");
-    metric = Metric::kShareError;
-    if (within) {  // "share within N % of weight" = share error ≤ N
-      if (at_most) return fail("\"within\" already bounds the share; drop the comparison");
-      at_most = true;
-    }
-  } else if (within || error_word) {
-    return fail("\"within\"/\"error\" apply to a share: \"share within 10% of weight\"");
+  if (pending_) {
+    if (metric_) return reason("pending time and another metric in one clause");
+    if (!quantile_) return reason("say which pending time: p50, p95, p99 or max pending");
+    const std::string& q = *quantile_;
+    metric_ = q == "p50" || q == "median" ? Metric::kPendingP50
+              : q == "p95"                ? Metric::kPendingP95
+              : q == "p99"                ? Metric::kPendingP99
+                                          : Metric::kPendingMax;
+  } else if (quantile_) {
+    return reason(fmt::format("\"{}\" applies to pending time (\"{} pending of QUEUE\")", *quantile_, *quantile_));
   }
-  if (pending) {
-    if (metric) return fail("pending time and another metric in one clause");
-    if (!quantile) return fail("say which pending time: p50, p95, p99 or max pending");
-    const std::string& q = *quantile;
-    metric = q == "p50" || q == "median" ? Metric::kPendingP50
-             : q == "p95"                ? Metric::kPendingP95
-             : q == "p99"                ? Metric::kPendingP99
-                                         : Metric::kPendingMax;
-  } else if (quantile) {
-    return fail(fmt::format("\"{}\" applies to pending time (\"{} pending of QUEUE\")", *quantile, *quantile));
-  }
-  if (!metric) return fail("no metric");
-  if (unit_given && !is_pending(*metric)) return fail("a time unit applies only to pending times");
-  if (percent && *metric != Metric::kAllocation && *metric != Metric::kShareError) return fail("% applies only to allocation and share");
-  if (*metric == Metric::kAllocation && queue) return fail("allocation is the cluster's; it has no queue");
+  if (!metric_) return reason("no metric");
+  if (unit_given_ && !is_pending(*metric_)) return reason("a time unit applies only to pending times");
+  if (percent_ && *metric_ != Metric::kAllocation && *metric_ != Metric::kShareError) return reason("% applies only to allocation and share");
+  if (*metric_ == Metric::kAllocation && queue_) return reason("allocation is the cluster's; it has no queue");
+  return {};
+}
+
+Result<Clause> ClauseParser::build() const {
   Clause out;
-  const MetricRef ref{*metric, queue.value_or("")};
-  if (maximise) {
-    if (at_most || number) return fail("a goal (maximise/minimise) takes no bound; write the bound as its own clause");
-    out.goal = Goal{ref, *maximise, text};
+  const MetricRef ref{*metric_, queue_.value_or("")};
+  if (maximise_) {
+    if (at_most_ || number_) return reason("a goal (maximise/minimise) takes no bound; write the bound as its own clause");
+    out.goal = Goal{ref, *maximise_, text_};
     return out;
   }
-  if (!at_most) return fail("no comparison: write <=, >=, \"at most\" or \"within\"");
-  if (!number) return fail("no bound: a comparison needs a number");
-  out.constraint = Constraint{ref, *at_most, *number * unit, text, strict};
+  if (!at_most_) return reason("no comparison: write <=, >=, \"at most\" or \"within\"");
+  if (!number_) return reason("no bound: a comparison needs a number");
+  out.constraint = Constraint{ref, *at_most_, *number_ * unit_, text_, strict_};
   return out;
+}
+
+Result<Clause> ClauseParser::parse() {
+  for (std::size_t k = 0; k < tokens_.size(); ++k) {
+    if (Status st = token(k); !st.is_ok()) return fail(st.message());
+  }
+  if (Status st = resolve_metric(); !st.is_ok()) return fail(st.message());
+  auto clause = build();
+  if (!clause) return fail(clause.status().message());
+  return clause;
+}
+
+Result<Clause> parse_clause(const std::vector<Token>& tokens, const std::string& text, const std::set<std::string>& queues) {
+  return ClauseParser(tokens, text, queues).parse();
 }
 
 /// Worst of `values`: the largest when larger is worse.

@@ -36,6 +36,7 @@ TEST_CASE("inflation: every original once in a seeded shuffle, then clones up to
   CHECK(head.size() == 50);  // the originals first, each once
   std::int64_t total = 0;
   for (auto i : order) total += pods[i].gpu_total().count();
+  CHECK(total >= original + 1000);  // the originals, and clones on top of them
   CHECK(total <= static_cast<std::int64_t>(1.3 * capacity));
   CHECK(total > static_cast<std::int64_t>(1.3 * capacity) - 1000);  // stopped by the next clone only
   CHECK(density::inflate(pods, capacity, 1.3, 42) == order);       // deterministic

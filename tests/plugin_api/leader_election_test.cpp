@@ -6,7 +6,7 @@
 #include <thread>
 
 #include <doctest/doctest.h>
-#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "fracpack/server/extender.hpp"
@@ -211,8 +211,13 @@ TEST_CASE("two replicas with one identity: each says so in its log") {
   auto binary = require_kube_rig();
   if (!binary) return;
   Rig r(*binary);
-  std::ostringstream log;
-  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  // A sink read under its own lock: the electors' threads log while this thread reads.
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(256);
+  auto log = [&sink] {
+    std::string text;
+    for (const auto& line : sink->last_formatted()) text += line;
+    return text;
+  };
   auto previous = spdlog::default_logger();
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
   {
@@ -220,12 +225,12 @@ TEST_CASE("two replicas with one identity: each says so in its log") {
     api::LeaderElector b(connect(r.port), fast("same-name"), nullptr);
     a.start();
     b.start();
-    KubeRig::wait_until([&] { return log.str().find("identities must be unique") != std::string::npos; }, 5s);
+    KubeRig::wait_until([&] { return log().find("identities must be unique") != std::string::npos; }, 5s);
     b.stop();
     a.stop();
   }
   spdlog::set_default_logger(previous);
-  CHECK(log.str().find("another replica renews Lease kube-system/fracpack as same-name: identities must be unique") != std::string::npos);
+  CHECK(log().find("another replica renews Lease kube-system/fracpack as same-name: identities must be unique") != std::string::npos);
 }
 
 TEST_CASE("taking the lead: the hook runs before leading() is true, so what a Bind needs is ready first") {

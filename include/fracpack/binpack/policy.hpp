@@ -86,6 +86,9 @@ class Policy {
   [[nodiscard]] virtual std::uint64_t tie_seed() const { return 0; }
 };
 
+/// Parts per million: how policies write a fraction (a share of free capacity) into an integer key.
+inline constexpr std::int64_t kPpm = 1'000'000;
+
 /// The tie-breaking draw of `pod_key` (empty for kNodeOrder) on `node_name`: uniform over
 /// [0, 2^62), a pure function of its arguments.
 std::int64_t tie_break(std::uint64_t seed, std::string_view pod_key, std::string_view node_name);
