@@ -2,6 +2,7 @@
 // the ledger holds every acknowledged bind, on the same node, and nothing else but at most the one
 // bind in flight when it died. Repeated over many crashes.
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -46,7 +47,7 @@ TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the ackn
   std::size_t next = 0;
   int crashes = 0;
   std::size_t in_flight_extra = 0;
-  // At least 10 crashes and 1,000 acknowledged binds, however fast this machine binds between kills.
+  // At least 10 crashes and 1,000 acknowledged binds.
   while (next < pods.size() && (crashes < 10 || acknowledged.size() <= 1000) && crashes < 300) {
     ServerProcess server(FRACPACK_BINARY, {"--state", state, "--cluster", cluster}, free_port());
     httplib::Client c("127.0.0.1", server.http_port());
@@ -67,9 +68,14 @@ TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the ackn
     for (const auto& n : ledger["nodes"]) {
       for (const auto& g : n["gpus"]) REQUIRE(g["usedMiB"].get<std::int64_t>() <= g["memoryMiB"].get<std::int64_t>());
     }
-    // Bind until a kill -9, fired at a random moment, cuts the server off mid-request.
-    std::thread killer([&server, delay = 10'000 + rng() % 70'000] {
-      std::this_thread::sleep_for(std::chrono::microseconds(delay));
+    // Bind until a kill -9 cuts the server off mid-request: after a random number of binds this
+    // round (1–60, so the test exercises as much on a slow sanitizer build as on a fast one), then
+    // a random 0–5 ms more, which lands anywhere in a request.
+    std::atomic<std::size_t> bound_this_round{0};
+    std::atomic<bool> round_over{false};
+    std::thread killer([&server, &bound_this_round, &round_over, binds = 1 + rng() % 60, jitter = rng() % 5'000] {
+      while (bound_this_round < binds && !round_over) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      std::this_thread::sleep_for(std::chrono::microseconds(jitter));
       server.kill9();
     });
     for (; next < pods.size(); ++next) {
@@ -89,7 +95,9 @@ TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the ackn
       REQUIRE(b->status == 200);
       REQUIRE_MESSAGE(json::parse(b->body)["Error"] == "", b->body);
       acknowledged["default/" + name] = node;
+      ++bound_this_round;
     }
+    round_over = true;  // out of pods, or cut off: the kill comes now if it has not
     killer.join();
     ++crashes;
   }
