@@ -229,6 +229,27 @@ std::vector<json> read_example(const char* file) {
 
 std::string key_of(const json& pod) { return pod["metadata"].value("namespace", "default") + "/" + pod["metadata"]["name"].get<std::string>(); }
 
+/// Waits up to 40 s for `pods` pods to be bound. Pods whose extender calls failed wait in
+/// kube-scheduler's unschedulable queue until a cluster event (or 60 s): a node label is one,
+/// sent at once and again every 5 s, since a slow build's last failed attempt can come after it.
+bool all_bound_nudging(const Cluster& c, std::size_t pods) {
+  int touches = 0;
+  auto touch = [&] {
+    const json patch{{"metadata", {{"labels", {{"touched", std::to_string(++touches)}}}}}};
+    return c.api().send("PATCH", "/api/v1/nodes/gpu-0", patch, "application/merge-patch+json");
+  };
+  REQUIRE(touch() == 200);
+  auto last_touch = std::chrono::steady_clock::now();
+  return KubeRig::wait_until([&] {
+    if (c.truth().size() == pods) return true;
+    if (std::chrono::steady_clock::now() - last_touch > std::chrono::seconds(5)) {
+      touch();
+      last_touch = std::chrono::steady_clock::now();
+    }
+    return false;
+  }, std::chrono::seconds(40));
+}
+
 TEST_CASE("the example workload through kube-scheduler and fracpack ends where fracpack place puts it") {
   auto rig = require_kube_rig();
   if (!rig) return;
@@ -478,24 +499,8 @@ TEST_CASE("fracpack killed -9 mid-burst restarts into the same truth, nothing do
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   c.start_fracpack();
-  // The pods whose extender calls failed meanwhile wait in kube-scheduler's unschedulable queue
-  // until a cluster event (or 60 s): a node label is one. Sent again every 5 s, since a slow
-  // build's last failed attempt can come after the first one.
-  int touches = 0;
-  auto touch = [&] {
-    const json patch{{"metadata", {{"labels", {{"touched", std::to_string(++touches)}}}}}};
-    return c.api().send("PATCH", "/api/v1/nodes/gpu-0", patch, "application/merge-patch+json");
-  };
-  REQUIRE(touch() == 200);
-  auto last_touch = std::chrono::steady_clock::now();
-  const bool all = KubeRig::wait_until([&] {
-    if (c.truth().size() == 40) return true;
-    if (std::chrono::steady_clock::now() - last_touch > std::chrono::seconds(5)) {
-      touch();
-      last_touch = std::chrono::steady_clock::now();
-    }
-    return false;
-  }, std::chrono::seconds(40));
+  // The pods whose extender calls failed meanwhile wait in kube-scheduler's unschedulable queue.
+  const bool all = all_bound_nudging(c, 40);
   std::string unbound;
   for (int i = 0; i < 40 && !all; ++i) {
     const std::string key = fmt::format("default/p{:02}", i);
@@ -524,24 +529,8 @@ TEST_CASE("two replicas, one leader: the leader killed -9 mid-burst, the followe
   REQUIRE(KubeRig::wait_until([&] { return !c.leader().empty() && c.leader() != first; }, std::chrono::seconds(15)));
   const auto took_over = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed).count();
   MESSAGE("the follower took the lead " << took_over << " ms after the leader was killed (lease duration 3 s)");
-  // The pods whose extender calls failed meanwhile wait in kube-scheduler's unschedulable queue
-  // until a cluster event (or 60 s): a node label is one. Sent again every 5 s, since a slow
-  // build's last failed attempt can come after the first one.
-  int touches = 0;
-  auto touch = [&] {
-    const json patch{{"metadata", {{"labels", {{"touched", std::to_string(++touches)}}}}}};
-    return c.api().send("PATCH", "/api/v1/nodes/gpu-0", patch, "application/merge-patch+json");
-  };
-  REQUIRE(touch() == 200);
-  auto last_touch = std::chrono::steady_clock::now();
-  const bool all = KubeRig::wait_until([&] {
-    if (c.truth().size() == 40) return true;
-    if (std::chrono::steady_clock::now() - last_touch > std::chrono::seconds(5)) {
-      touch();
-      last_touch = std::chrono::steady_clock::now();
-    }
-    return false;
-  }, std::chrono::seconds(40));
+  // The pods whose extender calls failed meanwhile wait in kube-scheduler's unschedulable queue.
+  const bool all = all_bound_nudging(c, 40);
   REQUIRE_MESSAGE(all, c.truth().size() << " of 40 bound");
   c.converged();  // the new leader's ledger equals the API server's truth, verified from scratch
   const json nodes_list = c.fracpack_get("/snapshot");  // a named copy: a temporary's member would dangle in the loop
