@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libfmt-dev doctest-dev
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
+  libyaml-dev nlohmann-json3-dev libcli11-dev libspdlog-dev
   libsqlite3-dev libcpp-httplib-dev libbenchmark-dev
   openssl libcsv-dev libre2-dev libsimdjson-dev
   libboost-dev libssl-dev zlib1g-dev

@@ -5,12 +5,11 @@
 #   package         cmake --install, examples/embed against it, headers   (scripts/ci/package.sh)
 #   clang-sanitize  clang-16 -Werror, ASan+UBSan suite, libFuzzer targets (scripts/ci/sanitize.sh)
 #   tsan            GCC ThreadSanitizer, the concurrency tests            (scripts/ci/tsan.sh)
-# Usage: scripts/test.sh [JOB ...]   (default: release and package; the sanitizer jobs join the
-# default once their first findings are fixed: docs/testing.md)
+# Usage: scripts/test.sh [JOB ...]   (default: all four, in this order)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=("$@")
-[ "${#jobs[@]}" -gt 0 ] || jobs=(release package)
+[ "${#jobs[@]}" -gt 0 ] || jobs=(release package clang-sanitize tsan)
 declare -A scripts=([release]=release.sh [package]=package.sh [clang-sanitize]=sanitize.sh [tsan]=tsan.sh)
 ./scripts/install-deps.sh
 summary=()

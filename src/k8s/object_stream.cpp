@@ -1,16 +1,14 @@
 #include "fracpack/k8s/object_stream.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <set>
-#include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 #include "fracpack/core/quoting.hpp"
+#include "yaml_reader.hpp"
 
 namespace fracpack::k8s {
 namespace {
@@ -23,74 +21,9 @@ using nlohmann::json;
 /// Kubernetes objects nest a dozen levels; anything near this is an attack or a mistake, and
 /// deeper input would exhaust the stack of the recursive parsers and copies.
 constexpr int kMaxDepth = 128;
-/// YAML aliases may repeat a node; converting more nodes than the text could hold without them (one
-/// per byte) plus this margin means aliases are expanding a "billion laughs" file: stop.
-constexpr std::size_t kExpansionMargin = 100'000;
-
-bool is_yaml_null(const std::string& s) {
-  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
-}
-
-/// Types a plain YAML scalar: integer, bool, null, else string. Decimals stay text, exactly as
-/// written ("0.00001" must not become "1e-05" in an annotation).
-json plain_scalar(const std::string& s) {
-  if (is_yaml_null(s)) return nullptr;
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  const char* first = s.data();
-  const char* last = s.data() + s.size();
-  if (*first == '+') ++first;
-  std::int64_t i = 0;
-  if (auto [p, ec] = std::from_chars(first, last, i); ec == std::errc() && p == last && first != last) return i;
-  return s;
-}
-
-/// Converts a YAML tree to JSON, refusing alias cycles, runaway alias expansion and duplicate keys.
-class YamlToJson {
- public:
-  explicit YamlToJson(std::size_t budget) : budget_(budget) {}
-
-  json convert(const YAML::Node& node) {
-    if (budget_ == 0) throw std::length_error("YAML aliases expand to too many nodes");
-    --budget_;
-    for (const auto& ancestor : path_) {
-      if (ancestor.is(node)) throw std::length_error("a YAML alias refers to a node that contains it");
-    }
-    if (path_.size() > static_cast<std::size_t>(kMaxDepth)) throw std::length_error("nesting is too deep");
-    switch (node.Type()) {
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        return nullptr;
-      case YAML::NodeType::Scalar:
-        // yaml-cpp tags plain scalars "?" and quoted ones "!".
-        return node.Tag() == "!" ? json(node.Scalar()) : plain_scalar(node.Scalar());
-      case YAML::NodeType::Sequence: {
-        path_.push_back(node);
-        json out = json::array();
-        for (const auto& item : node) out.push_back(convert(item));
-        path_.pop_back();
-        return out;
-      }
-      case YAML::NodeType::Map: {
-        path_.push_back(node);
-        json out = json::object();
-        for (const auto& kv : node) {
-          if (!kv.first.IsScalar()) throw std::invalid_argument("a map key is not a scalar");
-          const std::string key = kv.first.Scalar();
-          if (out.contains(key)) throw std::invalid_argument("duplicate key \"" + excerpt(key) + "\"");
-          out[key] = convert(kv.second);
-        }
-        path_.pop_back();
-        return out;
-      }
-    }
-    return nullptr;
-  }
-
- private:
-  std::size_t budget_;
-  std::vector<YAML::Node> path_;
-};
+/// YAML aliases may repeat a node; more nodes than this, for a text of `bytes`, means aliases are
+/// expanding a "billion laughs" file (docs/requests.md rule 23).
+std::size_t max_yaml_nodes(std::size_t bytes) { return std::max<std::size_t>(1'000'000, 20 * bytes); }
 
 /// Appends the objects of one parsed document: an object, a List's items, or an array of objects.
 Status append_objects(const json& doc, std::size_t doc_index, std::vector<json>& out, std::string_view source) {
@@ -123,9 +56,17 @@ Status append_objects(const json& doc, std::size_t doc_index, std::vector<json>&
   return Status::ok();
 }
 
-}  // namespace
+Result<std::vector<json>> read_yaml(std::string_view text, std::string_view source) {
+  auto docs = parse_yaml_documents(text, source, kMaxDepth, max_yaml_nodes(text.size()));
+  if (!docs) return docs.status();
+  std::vector<json> out;
+  for (std::size_t i = 0; i < docs->size(); ++i) {
+    if (auto st = append_objects((*docs)[i], i, out, source); !st.is_ok()) return st;
+  }
+  return out;
+}
 
-Result<std::vector<json>> read_yaml(std::string_view text, std::string_view source);
+}  // namespace
 
 Result<std::vector<json>> read_objects(std::string_view text, std::string_view source) {
   std::vector<json> out;
@@ -167,22 +108,6 @@ Result<std::vector<json>> read_objects(std::string_view text, std::string_view s
     return out;
   }
   return read_yaml(text, source);
-}
-
-Result<std::vector<json>> read_yaml(std::string_view text, std::string_view source) {
-  std::vector<json> out;
-  try {
-    std::size_t index = 0;
-    YamlToJson converter(text.size() + kExpansionMargin);
-    for (const auto& doc : YAML::LoadAll(std::string(text))) {
-      if (auto st = append_objects(converter.convert(doc), index++, out, source); !st.is_ok()) return st;
-    }
-  } catch (const YAML::Exception& e) {
-    return invalid_argument("{}: not valid YAML: {}", source, excerpt(e.what(), kLibraryMessageChars));
-  } catch (const std::exception& e) {
-    return invalid_argument("{}: not accepted as YAML: {}", source, excerpt(e.what(), kLibraryMessageChars));
-  }
-  return out;
 }
 
 Result<std::vector<json>> read_objects_file(const std::string& path) {

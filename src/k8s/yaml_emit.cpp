@@ -1,8 +1,9 @@
 #include "fracpack/k8s/yaml_emit.hpp"
 
-#include <yaml-cpp/yaml.h>
+#include <stdexcept>
 
 #include <fmt/format.h>
+#include <yaml.h>
 
 #include "fracpack/k8s/object_stream.hpp"
 
@@ -18,43 +19,99 @@ bool needs_quotes(const std::string& s) {
   return !typed || typed->size() != 1 || !(*typed)[0]["v"].is_string() || (*typed)[0]["v"].get<std::string>() != s;
 }
 
-void emit(YAML::Emitter& out, const nlohmann::json& v) {
-  switch (v.type()) {
-    case nlohmann::json::value_t::object:
-      out << YAML::BeginMap;
-      for (const auto& [key, value] : v.items()) {
-        out << YAML::Key;
-        if (needs_quotes(key)) out << YAML::DoubleQuoted;
-        out << key << YAML::Value;
-        emit(out, value);
-      }
-      out << YAML::EndMap;
-      break;
-    case nlohmann::json::value_t::array:
-      out << YAML::BeginSeq;
-      for (const auto& e : v) emit(out, e);
-      out << YAML::EndSeq;
-      break;
-    case nlohmann::json::value_t::string: {
-      const auto& s = v.get_ref<const std::string&>();
-      if (needs_quotes(s)) out << YAML::DoubleQuoted;
-      out << s;
-      break;
-    }
-    case nlohmann::json::value_t::null: out << YAML::Null; break;
-    default: out << v.dump(); break;  // numbers and booleans: JSON's text is YAML's
+/// libyaml's emitter writing into a string, block style, two-space indent, lines never folded.
+class Emitter {
+ public:
+  Emitter() {
+    yaml_emitter_initialize(&emitter_);
+    yaml_emitter_set_output(&emitter_, &Emitter::write, &out_);
+    yaml_emitter_set_unicode(&emitter_, 1);
+    yaml_emitter_set_indent(&emitter_, 2);
+    yaml_emitter_set_width(&emitter_, -1);
+    yaml_event_t e;
+    yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
+    emit(e);
   }
-}
+  ~Emitter() { yaml_emitter_delete(&emitter_); }
+  Emitter(const Emitter&) = delete;
+  Emitter& operator=(const Emitter&) = delete;
+
+  void document(const nlohmann::json& v) {
+    yaml_event_t e;
+    yaml_document_start_event_initialize(&e, nullptr, nullptr, nullptr, 0);
+    emit(e);
+    value(v);
+    yaml_document_end_event_initialize(&e, 1);
+    emit(e);
+  }
+
+  std::string finish() {
+    yaml_event_t e;
+    yaml_stream_end_event_initialize(&e);
+    emit(e);
+    return std::move(out_);
+  }
+
+ private:
+  static int write(void* data, unsigned char* buffer, std::size_t size) {
+    static_cast<std::string*>(data)->append(reinterpret_cast<const char*>(buffer), size);
+    return 1;
+  }
+
+  void emit(yaml_event_t& e) {
+    if (yaml_emitter_emit(&emitter_, &e) == 0) {  // only on a bug of ours: events out of order
+      throw std::logic_error(fmt::format("YAML emitter: {}", emitter_.problem != nullptr ? emitter_.problem : "failed"));
+    }
+  }
+
+  void scalar(const std::string& s, bool quoted) {
+    yaml_event_t e;
+    yaml_scalar_event_initialize(&e, nullptr, nullptr, reinterpret_cast<const yaml_char_t*>(s.data()),
+                                 static_cast<int>(s.size()), 1, 1,
+                                 quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
+    emit(e);
+  }
+
+  void value(const nlohmann::json& v) {
+    yaml_event_t e;
+    switch (v.type()) {
+      case nlohmann::json::value_t::object:
+        yaml_mapping_start_event_initialize(&e, nullptr, nullptr, 1, YAML_BLOCK_MAPPING_STYLE);
+        emit(e);
+        for (const auto& [key, item] : v.items()) {
+          scalar(key, needs_quotes(key));
+          value(item);
+        }
+        yaml_mapping_end_event_initialize(&e);
+        emit(e);
+        break;
+      case nlohmann::json::value_t::array:
+        yaml_sequence_start_event_initialize(&e, nullptr, nullptr, 1, YAML_BLOCK_SEQUENCE_STYLE);
+        emit(e);
+        for (const auto& item : v) value(item);
+        yaml_sequence_end_event_initialize(&e);
+        emit(e);
+        break;
+      case nlohmann::json::value_t::string: {
+        const auto& s = v.get_ref<const std::string&>();
+        scalar(s, needs_quotes(s));
+        break;
+      }
+      case nlohmann::json::value_t::null: scalar("null", false); break;
+      default: scalar(v.dump(), false); break;  // numbers and booleans: JSON's text is YAML's
+    }
+  }
+
+  yaml_emitter_t emitter_{};
+  std::string out_;
+};
 
 }  // namespace
 
 std::string to_yaml(const std::vector<nlohmann::json>& objects) {
-  YAML::Emitter out;
-  for (const auto& o : objects) {
-    out << YAML::BeginDoc;
-    emit(out, o);
-  }
-  return std::string(out.c_str()) + "\n";
+  Emitter out;
+  for (const auto& o : objects) out.document(o);
+  return out.finish();
 }
 
 }  // namespace fracpack::k8s

@@ -96,6 +96,27 @@ TEST_CASE("hostile input is refused with a message, never a crash or a hang") {
   expect("[1, 2]", "item 1 is a number");
 }
 
+TEST_CASE("YAML the fuzzer and the spec found: refused or read, always answered") {
+  // tests/fuzz/regressions/object_stream/yaml-cpp-flow-hang: yaml-cpp 0.7 looped for ever on it.
+  auto hang = read_objects(", {\" {\"a\":a\":6][ ]}]", "hang.yaml");
+  REQUIRE_FALSE(hang.is_ok());
+  CHECK_MESSAGE(hang.status().message().find("hang.yaml: not valid YAML: ") == 0, hang.status().message());
+  CHECK_MESSAGE(hang.status().message().find("line 1, column ") != std::string::npos, hang.status().message());
+  auto undefined = read_objects("kind: Pod\nmetadata: *nowhere\n", "a.yaml");
+  REQUIRE_FALSE(undefined.is_ok());
+  CHECK(undefined.status().message() == "a.yaml: not accepted as YAML: alias *nowhere names no anchor");
+  auto complex_key = read_objects("? [a, b]\n: c\n", "k.yaml");
+  REQUIRE_FALSE(complex_key.is_ok());
+  CHECK(complex_key.status().message().find("a map key is not a scalar") != std::string::npos);
+  // Aliases within the budget expand; `!!str` keeps a plain scalar a string; `---` alone is empty.
+  auto ok = read_objects("kind: Pod\nmetadata:\n  labels: &l {a: !!str 12, b: 12}\n  annotations: *l\n---\n", "o.yaml");
+  REQUIRE(ok.is_ok());
+  REQUIRE(ok->size() == 1);
+  CHECK((*ok)[0]["metadata"]["annotations"] == (*ok)[0]["metadata"]["labels"]);
+  CHECK((*ok)[0]["metadata"]["labels"]["a"] == "12");
+  CHECK((*ok)[0]["metadata"]["labels"]["b"] == 12);
+}
+
 TEST_CASE("flow-style YAML that starts like JSON is read as YAML") {
   auto r = read_objects("{kind: Pod, metadata: {name: p}}\n", "flow.yaml");
   REQUIRE(r.is_ok());
