@@ -46,8 +46,13 @@ foreach(file IN LISTS files)
   file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^#include ")
   foreach(line IN LISTS lines)
     math(EXPR checked "${checked} + 1")
+    set(name "")
     if(line MATCHES "^#include \"([^\"]+)\"")
       set(name ${CMAKE_MATCH_1})
+    elseif(line MATCHES "^#include <(fracpack/[^>]+)>")  # our headers spelled as a system's
+      set(name ${CMAKE_MATCH_1})
+    endif()
+    if(name)
       if(NOT name MATCHES "/")  # the same folder
         continue()
       endif()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI job "package": cmake --install the release build into a fresh prefix, then build
-# examples/embed against the installed package twice (find_package, then pkg-config), run
-# both, and compile every installed header on its own.
+# examples/embed (core) and tests/package (queues, sim, server) against the installed package
+# twice each (find_package, then pkg-config), run them, and compile every installed header on
+# its own.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build_dir="${BUILD_DIR:-build}"
@@ -26,6 +27,14 @@ g++ -O1 -o "$build_dir/package/place_pods-pc" examples/embed/place_pods.cpp $(pk
 cmp "$build_dir/package/cmake.out" "$build_dir/package/pkg-config.out"
 grep -q "^team-a/chat-0 -> " "$build_dir/package/cmake.out"
 grep -q "^team-b/too-big does not fit: 0/" "$build_dir/package/cmake.out"
+
+echo "package: every layer linked (tests/package), with find_package and with pkg-config"
+cmake -S tests/package -B "$build_dir/package/every-layer" -DCMAKE_PREFIX_PATH="$prefix" > /dev/null
+cmake --build "$build_dir/package/every-layer" > /dev/null
+"$build_dir/package/every-layer/every_layer"
+# shellcheck disable=SC2046 # the flags are words
+g++ -O1 -o "$build_dir/package/every_layer-pc" tests/package/every_layer.cpp $(pkg-config --cflags --libs --static fracpack)
+"$build_dir/package/every_layer-pc"
 
 echo "package: every installed header compiles on its own"
 count=0

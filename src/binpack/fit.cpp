@@ -111,87 +111,86 @@ void check_resources(const NodeSpec& node, const NodeUsage* used, const PodReque
   if (short_of > kNamed) v.add(code, "Insufficient other extended resources", [&] { return fmt::format("{} more resources short", short_of - kNamed); });
 }
 
-/// The GPU kind rules that no amount of waiting or preemption changes.
-void check_gpu_kind(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                    VerdictBuilder& v) {
-  const NodeSpec& node = state.node(n);
-  const bool replicas = node.sharing == SharingKind::kReplicas;
-  const auto replica_words = [&] {
-    return fmt::format("{} ×{}", node.replica.strategy == ComputeMode::kSmSharing ? "mps" : "time-slicing",
-                       node.replica.replicas);
-  };
-  if (pod.infiniband() && replicas) {
-    v.add(kNever, "node(s) share GPUs by device-plugin replicas",
-          [&] { return fmt::format("{}: an InfiniBand pod needs whole devices", replica_words()); });
-    return;
-  }
-  if (traits.hold == GpuHold::kNone) return;
-  if (node.gpus.empty()) return v.add(kNever, "node(s) had no GPUs");
-  const std::size_t physical = node.gpus.size();
-  switch (traits.hold) {
-    case GpuHold::kNone:
-      return;
-    case GpuHold::kWhole:
-      if (replicas) {
-        return v.add(kNever, "node(s) share GPUs by device-plugin replicas", [&] {
-          return fmt::format("{}: a whole-GPU pod would get a slot, not a device (a pod asks for a slot with "
-                             "nodeSelector {})",
-                             replica_words(), k8s::kSharingStrategyLabel);
-        });
-      }
-      if (static_cast<std::size_t>(traits.devices) > physical) {
-        v.add(kNever, "node(s) had fewer GPUs than requested",
-              [&] { return fmt::format("requested {}, node has {}", traits.devices, physical); });
-      }
-      return;
-    case GpuHold::kSlot: {
-      if (!replicas) {
-        return v.add(kNever, "node(s) don't share GPUs by device-plugin replicas",
-                     [] { return std::string("the pod asks for a replica slot (its nodeSelector names a sharing label)"); });
-      }
-      const std::int64_t slots = static_cast<std::int64_t>(physical) * node.replica.replicas;
-      if (traits.devices > slots) {
-        v.add(kNever, "node(s) had fewer GPU slots than requested",
-              [&] { return fmt::format("requested {}, node has {}", traits.devices, slots); });
-      }
-      return;
-    }
-    case GpuHold::kFraction:
-      break;
-  }
-  if (replicas) {
+std::string replica_words(const NodeSpec& node) {
+  return fmt::format("{} ×{}", node.replica.strategy == ComputeMode::kSmSharing ? "mps" : "time-slicing",
+                     node.replica.replicas);
+}
+
+/// A whole-GPU pod needs devices, never a replica slot, and no more than the node has.
+void check_whole(const NodeSpec& node, const PodTraits& traits, VerdictBuilder& v) {
+  if (node.sharing == SharingKind::kReplicas) {
     return v.add(kNever, "node(s) share GPUs by device-plugin replicas", [&] {
-      return fmt::format("{}: memory fractions need NvFractions or exclusive GPUs, not replica slots", replica_words());
+      return fmt::format("{}: a whole-GPU pod would get a slot, not a device (a pod asks for a slot with "
+                         "nodeSelector {})",
+                         replica_words(node), k8s::kSharingStrategyLabel);
     });
   }
-  if (state.config().sharing_mode == GpuSharingMode::kNvFractions) {
-    if (node.sharing != SharingKind::kNvFractions) {
-      return v.add(kNever, "node(s) don't run gpu-fractioning", [] {
-        return fmt::format("condition {} is absent; with gpuSharingMode NvFractions fractions only go where it "
-                           "is True (--sharing-mode NonMemoryEnforced allows any GPU node)",
-                           k8s::kFractioningCondition);
-      });
-    }
-    if (!node.fractions_ready) {
-      return v.add(kNever, "node(s) had gpu-fractioning not ready",
-                   [] { return fmt::format("condition {} is not True", k8s::kFractioningCondition); });
-    }
+  if (static_cast<std::size_t>(traits.devices) > node.gpus.size()) {
+    v.add(kNever, "node(s) had fewer GPUs than requested",
+          [&] { return fmt::format("requested {}, node has {}", traits.devices, node.gpus.size()); });
+  }
+}
+
+/// A replica-slot pod needs a node that shares by replicas, with enough slots.
+void check_slot(const NodeSpec& node, const PodTraits& traits, VerdictBuilder& v) {
+  if (node.sharing != SharingKind::kReplicas) {
+    return v.add(kNever, "node(s) don't share GPUs by device-plugin replicas",
+                 [] { return std::string("the pod asks for a replica slot (its nodeSelector names a sharing label)"); });
+  }
+  const std::int64_t slots = static_cast<std::int64_t>(node.gpus.size()) * node.replica.replicas;
+  if (traits.devices > slots) {
+    v.add(kNever, "node(s) had fewer GPU slots than requested",
+          [&] { return fmt::format("requested {}, node has {}", traits.devices, slots); });
+  }
+}
+
+/// Whether the node can hold memory fractions at all: not replica slots, gpu-fractioning running
+/// where the sharing mode needs it, each GPU's memory known, enough devices. Adds the reason if not.
+bool takes_fractions(const ClusterState& state, const NodeSpec& node, const PodTraits& traits, VerdictBuilder& v) {
+  if (node.sharing == SharingKind::kReplicas) {
+    v.add(kNever, "node(s) share GPUs by device-plugin replicas", [&] {
+      return fmt::format("{}: memory fractions need NvFractions or exclusive GPUs, not replica slots",
+                         replica_words(node));
+    });
+    return false;
+  }
+  if (state.config().sharing_mode == GpuSharingMode::kNvFractions && node.sharing != SharingKind::kNvFractions) {
+    v.add(kNever, "node(s) don't run gpu-fractioning", [] {
+      return fmt::format("condition {} is absent; with gpuSharingMode NvFractions fractions only go where it "
+                         "is True (--sharing-mode NonMemoryEnforced allows any GPU node)",
+                         k8s::kFractioningCondition);
+    });
+    return false;
+  }
+  if (state.config().sharing_mode == GpuSharingMode::kNvFractions && !node.fractions_ready) {
+    v.add(kNever, "node(s) had gpu-fractioning not ready",
+          [] { return fmt::format("condition {} is not True", k8s::kFractioningCondition); });
+    return false;
   }
   if (!node.gpu_memory_known) {
-    return v.add(kNever, "node(s) had no GPU memory label", [] {
+    v.add(kNever, "node(s) had no GPU memory label", [] {
       return fmt::format("label {} is missing; fractions need each GPU's memory", k8s::kGpuMemoryLabel);
     });
+    return false;
   }
-  if (static_cast<std::size_t>(traits.devices) > physical) {
-    return v.add(kNever, "node(s) had fewer GPUs than requested",
-                 [&] { return fmt::format("requested {} devices, node has {}", traits.devices, physical); });
+  if (static_cast<std::size_t>(traits.devices) > node.gpus.size()) {
+    v.add(kNever, "node(s) had fewer GPUs than requested",
+          [&] { return fmt::format("requested {} devices, node has {}", traits.devices, node.gpus.size()); });
+    return false;
   }
+  return true;
+}
+
+/// Enough of the node's GPUs are large enough for the fraction's memory request, and its limit.
+void check_fraction_sizes(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                          VerdictBuilder& v) {
+  const NodeSpec& node = state.node(n);
   const GpuFraction& f = *pod.fraction();
   std::size_t need_ok = 0;  // GPUs big enough for the request
   std::size_t both_ok = 0;  // ... and for the limit
   MiB largest_usable{0};
   MiB largest{0};
-  for (std::size_t g = 0; g < physical; ++g) {
+  for (std::size_t g = 0; g < node.gpus.size(); ++g) {
     const bool fits_need = state.usable(n, g).count() > 0 && fraction_need(f, state, n, g) <= state.usable(n, g);
     need_ok += fits_need ? 1 : 0;
     both_ok += fits_need && (!f.memory_limit || *f.memory_limit <= node.gpus[g].memory) ? 1 : 0;
@@ -209,6 +208,26 @@ void check_gpu_kind(const ClusterState& state, std::size_t n, const PodRequest& 
     v.add(kNever, "node(s) had GPUs smaller than the memory limit", [&] {
       return fmt::format("limit {} MiB; the largest GPU here has {} MiB", f.memory_limit->count(), largest.count());
     });
+  }
+}
+
+/// The GPU kind rules that no amount of waiting or preemption changes.
+void check_gpu_kind(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
+                    VerdictBuilder& v) {
+  const NodeSpec& node = state.node(n);
+  if (pod.infiniband() && node.sharing == SharingKind::kReplicas) {
+    return v.add(kNever, "node(s) share GPUs by device-plugin replicas",
+                 [&] { return fmt::format("{}: an InfiniBand pod needs whole devices", replica_words(node)); });
+  }
+  if (traits.hold == GpuHold::kNone) return;
+  if (node.gpus.empty()) return v.add(kNever, "node(s) had no GPUs");
+  switch (traits.hold) {
+    case GpuHold::kNone: return;
+    case GpuHold::kWhole: return check_whole(node, traits, v);
+    case GpuHold::kSlot: return check_slot(node, traits, v);
+    case GpuHold::kFraction:
+      if (takes_fractions(state, node, traits, v)) check_fraction_sizes(state, n, pod, traits, v);
+      return;
   }
 }
 

@@ -70,13 +70,13 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
   }
 }
 
-std::optional<RankedNode> VerdictCache::select(const ClusterState& state, const PodRequest& pod,
-                                                const Policy& policy, const std::vector<std::size_t>& nodes) {
+Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state, const PodRequest& pod,
+                                                        const Policy& policy, const std::vector<std::size_t>& nodes) {
   std::vector<std::pair<std::size_t, NodeKey>> fitting;
   visit(state, pod, policy, nodes, [&](std::size_t n, const Entry& e) {
     if (e.key) fitting.emplace_back(n, *e.key);
   });
-  if (fitting.empty()) return std::nullopt;
+  if (fitting.empty()) return std::optional<RankedNode>{};
   auto rank = [](const NodeKey& k) { return std::pair{k.tier, k.value}; };  // value2 is the tie-break
   auto best = rank(fitting.front().second);
   for (const auto& [n, key] : fitting) best = std::min(best, rank(key));
@@ -91,7 +91,10 @@ std::optional<RankedNode> VerdictCache::select(const ClusterState& state, const 
     }
   }
   auto evaluated = binpack::evaluate_node(state, chosen->node, pod, binpack::traits_of(pod, state), policy);
-  if (!evaluated) return std::nullopt;  // a cached key without a GPU choice: the caller's state changed
+  if (!evaluated) {
+    return Status(Code::kInternal, fmt::format("{}: the cached key of node {} has no GPU choice (the cache and the "
+                                               "state disagree)", pod.key(), state.node(chosen->node).name));
+  }
   chosen->choice = std::move(evaluated->choice);
   chosen->score = 10.0;
   return chosen;

@@ -43,7 +43,9 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
     PodRequest pod = trace.requests[order[k]];
     if (k >= trace.pods.size()) pod.name += "-tuned-" + std::to_string(k);
     const std::int64_t demand = trace.pods[order[k]].gpu_total().count();
-    if (auto chosen = cache.select(state, pod, **policy, all)) {
+    auto selected = cache.select(state, pod, **policy, all);
+    if (!selected) return Status(Code::kInternal, fmt::format("{} under {}: {}", pod.key(), policy_name, selected.status().message()));
+    if (const auto& chosen = *selected) {
       const std::size_t n = chosen->node;
       const Status st = state.reserve(pod, n, chosen->choice);
       if (!st.is_ok()) {

@@ -6,6 +6,8 @@
 #include "fracpack/k8s/names.hpp"
 
 namespace fracpack::k8s {
+
+using nlohmann::json;
 namespace {
 
 constexpr std::int64_t kBytesThreshold = 1'048'576;  // KAI: a gpu.memory label this large is bytes

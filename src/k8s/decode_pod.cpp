@@ -8,6 +8,8 @@
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {
+
+using nlohmann::json;
 namespace {
 
 /// PodGroup name: KAI's annotation first, then the coscheduling / Volcano spellings.

@@ -5,6 +5,8 @@
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {
+
+using nlohmann::json;
 namespace {
 
 using Op = NodeSelectorRequirement::Op;

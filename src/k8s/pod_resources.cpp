@@ -8,6 +8,8 @@
 #include "k8s/pod_parts.hpp"
 
 namespace fracpack::k8s {
+
+using nlohmann::json;
 namespace {
 
 /// One container's requests: "cpu" in millicores, "memory" in bytes, others as whole counts.

@@ -1,5 +1,7 @@
 #include "fracpack/k8s/yaml_emit.hpp"
 
+#include <limits>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -19,36 +21,44 @@ bool needs_quotes(const std::string& s) {
   return !typed || typed->size() != 1 || !(*typed)[0]["v"].is_string() || (*typed)[0]["v"].get<std::string>() != s;
 }
 
+/// libyaml's emitter state, freed on scope exit.
+class EmitterHandle {
+ public:
+  EmitterHandle() {
+    if (yaml_emitter_initialize(&emitter_) == 0) throw std::bad_alloc();
+  }
+  ~EmitterHandle() { yaml_emitter_delete(&emitter_); }
+  EmitterHandle(const EmitterHandle&) = delete;
+  EmitterHandle& operator=(const EmitterHandle&) = delete;
+  yaml_emitter_t* get() { return &emitter_; }
+
+ private:
+  yaml_emitter_t emitter_{};
+};
+
 /// libyaml's emitter writing into a string, block style, two-space indent, lines never folded.
+/// Every event is checked as it is made and as it is emitted (yaml_emit.hpp: what throws).
 class Emitter {
  public:
   Emitter() {
-    yaml_emitter_initialize(&emitter_);
-    yaml_emitter_set_output(&emitter_, &Emitter::write, &out_);
-    yaml_emitter_set_unicode(&emitter_, 1);
-    yaml_emitter_set_indent(&emitter_, 2);
-    yaml_emitter_set_width(&emitter_, -1);
-    yaml_event_t e;
-    yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING);
-    emit(e);
+    yaml_emitter_set_output(emitter_.get(), &Emitter::write, &out_);
+    yaml_emitter_set_unicode(emitter_.get(), 1);
+    yaml_emitter_set_indent(emitter_.get(), 2);
+    yaml_emitter_set_width(emitter_.get(), -1);
+    yaml_event_t e{};
+    emit(e, yaml_stream_start_event_initialize(&e, YAML_UTF8_ENCODING));
   }
-  ~Emitter() { yaml_emitter_delete(&emitter_); }
-  Emitter(const Emitter&) = delete;
-  Emitter& operator=(const Emitter&) = delete;
 
   void document(const nlohmann::json& v) {
-    yaml_event_t e;
-    yaml_document_start_event_initialize(&e, nullptr, nullptr, nullptr, 0);
-    emit(e);
+    yaml_event_t e{};
+    emit(e, yaml_document_start_event_initialize(&e, nullptr, nullptr, nullptr, 0));
     value(v);
-    yaml_document_end_event_initialize(&e, 1);
-    emit(e);
+    emit(e, yaml_document_end_event_initialize(&e, 1));
   }
 
   std::string finish() {
-    yaml_event_t e;
-    yaml_stream_end_event_initialize(&e);
-    emit(e);
+    yaml_event_t e{};
+    emit(e, yaml_stream_end_event_initialize(&e));
     return std::move(out_);
   }
 
@@ -58,39 +68,40 @@ class Emitter {
     return 1;
   }
 
-  void emit(yaml_event_t& e) {
-    if (yaml_emitter_emit(&emitter_, &e) == 0) {  // only on a bug of ours: events out of order
-      throw std::logic_error(fmt::format("YAML emitter: {}", emitter_.problem != nullptr ? emitter_.problem : "failed"));
+  /// Emits `e` if its initializer succeeded (`made` != 0); the emitter frees it either way.
+  void emit(yaml_event_t& e, int made) {
+    if (made == 0) throw std::invalid_argument("to_yaml: a string is not valid UTF-8");
+    if (yaml_emitter_emit(emitter_.get(), &e) == 0) {  // only on a bug of ours: events out of order
+      const char* problem = emitter_.get()->problem;
+      throw std::logic_error(fmt::format("to_yaml: {}", problem != nullptr ? problem : "the emitter failed"));
     }
   }
 
   void scalar(const std::string& s, bool quoted) {
-    yaml_event_t e;
-    yaml_scalar_event_initialize(&e, nullptr, nullptr, reinterpret_cast<const yaml_char_t*>(s.data()),
-                                 static_cast<int>(s.size()), 1, 1,
-                                 quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
-    emit(e);
+    if (s.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+      throw std::length_error("to_yaml: a string longer than 2 GiB");
+    }
+    yaml_event_t e{};
+    emit(e, yaml_scalar_event_initialize(&e, nullptr, nullptr, reinterpret_cast<const yaml_char_t*>(s.data()),
+                                         static_cast<int>(s.size()), 1, 1,
+                                         quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE));
   }
 
   void value(const nlohmann::json& v) {
-    yaml_event_t e;
+    yaml_event_t e{};
     switch (v.type()) {
       case nlohmann::json::value_t::object:
-        yaml_mapping_start_event_initialize(&e, nullptr, nullptr, 1, YAML_BLOCK_MAPPING_STYLE);
-        emit(e);
+        emit(e, yaml_mapping_start_event_initialize(&e, nullptr, nullptr, 1, YAML_BLOCK_MAPPING_STYLE));
         for (const auto& [key, item] : v.items()) {
           scalar(key, needs_quotes(key));
           value(item);
         }
-        yaml_mapping_end_event_initialize(&e);
-        emit(e);
+        emit(e, yaml_mapping_end_event_initialize(&e));
         break;
       case nlohmann::json::value_t::array:
-        yaml_sequence_start_event_initialize(&e, nullptr, nullptr, 1, YAML_BLOCK_SEQUENCE_STYLE);
-        emit(e);
+        emit(e, yaml_sequence_start_event_initialize(&e, nullptr, nullptr, 1, YAML_BLOCK_SEQUENCE_STYLE));
         for (const auto& item : v) value(item);
-        yaml_sequence_end_event_initialize(&e);
-        emit(e);
+        emit(e, yaml_sequence_end_event_initialize(&e));
         break;
       case nlohmann::json::value_t::string: {
         const auto& s = v.get_ref<const std::string&>();
@@ -102,7 +113,7 @@ class Emitter {
     }
   }
 
-  yaml_emitter_t emitter_{};
+  EmitterHandle emitter_;
   std::string out_;
 };
 

@@ -1,5 +1,6 @@
 #include "yaml_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -104,11 +105,13 @@ class DocumentBuilder {
   }
 
  private:
-  /// A finished value, the number of nodes it stands for, and its text when it was a scalar (a
-  /// map key must be one).
+  /// A finished value, the number of nodes it stands for, its height (1 for a scalar: an alias
+  /// may bring a tall value into a deep place, and the limit is on the result), and its text when
+  /// it was a scalar (a map key must be one).
   struct Value {
     json value;
     std::size_t nodes = 1;
+    std::size_t height = 1;
     std::optional<std::string> scalar_text;
   };
   /// An open sequence or mapping, with its anchor and, in a mapping, the key awaiting its value.
@@ -120,7 +123,8 @@ class DocumentBuilder {
 
   Value scalar(const yaml_event_t& e) {
     charge(1);
-    return {scalar_value(e), 1, std::string(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length)};
+    return {scalar_value(e), 1, 1,
+            std::string(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length)};
   }
 
   Value alias(const std::string& anchor) {
@@ -139,7 +143,7 @@ class DocumentBuilder {
     }
     if (stack_.size() >= static_cast<std::size_t>(max_depth_)) throw std::length_error("nesting is too deep");
     charge(1);
-    stack_.push_back({{std::move(container), 1, std::nullopt}, text_of(anchor), std::nullopt});
+    stack_.push_back({{std::move(container), 1, 1, std::nullopt}, text_of(anchor), std::nullopt});
   }
 
   void close() {
@@ -157,8 +161,10 @@ class DocumentBuilder {
       document_ = std::move(v.value);
       return;
     }
+    if (stack_.size() + v.height > static_cast<std::size_t>(max_depth_)) throw std::length_error("nesting is too deep");
     Frame& parent = stack_.back();
     parent.node.nodes += v.nodes;
+    parent.node.height = std::max(parent.node.height, v.height + 1);
     if (parent.node.value.is_array()) {
       parent.node.value.push_back(std::move(v.value));
     } else if (!parent.key) {

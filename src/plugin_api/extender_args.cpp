@@ -149,7 +149,12 @@ Status ExtenderArgsReader::read_nodes(std::string_view text, const char* type) {
 const std::vector<const nlohmann::json*>& ExtenderArgsReader::node_objects() const {
   if (objects_built_) return objects_;
   documents_.reserve(items_.size());
-  for (const auto& n : items_) documents_.push_back(nlohmann::json::parse(simdjson::minify(n)));
+  for (const auto& n : items_) {
+    // simdjson parsed and validated each item already; a discarded one (never expected) becomes
+    // null, which the node decoder refuses by name.
+    auto document = nlohmann::json::parse(simdjson::minify(n), nullptr, /*allow_exceptions=*/false);
+    documents_.push_back(document.is_discarded() ? nlohmann::json() : std::move(document));
+  }
   for (const auto& d : documents_) objects_.push_back(&d);
   objects_built_ = true;
   return objects_;

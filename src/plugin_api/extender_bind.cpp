@@ -2,12 +2,10 @@
 // stored in one transaction before it is answered; what Bind writes on the pod (its GPUs).
 #include <algorithm>
 #include <mutex>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
-#include "fracpack/k8s/decode.hpp"
-#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/core/labels.hpp"
 #include "fracpack/core/quoting.hpp"
 #include "plugin_api/extender_impl.hpp"
 

@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/k8s/decode.hpp"
-#include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/core/quoting.hpp"
 #include "plugin_api/extender_impl.hpp"
 

@@ -1,6 +1,9 @@
 // The extender core's implementation: the scheduling state and the store behind one
-// reader-writer lock. extender_core.cpp has the verbs the fronts call; extender_watch.cpp takes
-// the API server's view from the watch. Internal to src/plugin_api/.
+// reader-writer lock. The verbs the fronts call are in extender_filter.cpp (Filter, Prioritize,
+// Explain), extender_bind.cpp (Bind, Preempt), extender_snapshot.cpp (Snapshot, gauges) and
+// extender_core.cpp (open, Apply); extender_reservations.cpp keeps the reservation pods and
+// forgets pods; extender_watch.cpp takes the API server's view from the watch.
+// Internal to src/plugin_api/.
 #pragma once
 
 #include <atomic>

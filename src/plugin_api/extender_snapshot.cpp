@@ -2,13 +2,8 @@
 // /metrics reads.
 #include <algorithm>
 #include <mutex>
-#include <unordered_set>
 
-#include <fmt/format.h>
 
-#include "fracpack/k8s/decode.hpp"
-#include "fracpack/k8s/object_stream.hpp"
-#include "fracpack/core/quoting.hpp"
 #include "plugin_api/extender_impl.hpp"
 
 namespace fracpack::api {

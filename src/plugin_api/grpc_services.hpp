@@ -45,6 +45,8 @@ class ServiceBase : public Raw {
   const AccessPolicy* access_;
 };
 
+struct FuzzAccess;
+
 class ExtenderService final : public ServiceBase<ExtenderRawService> {
  public:
   using ServiceBase::ServiceBase;
@@ -54,14 +56,16 @@ class ExtenderService final : public ServiceBase<ExtenderRawService> {
   FRACPACK_RAW_METHOD(Bind, bind, v1::ExtenderBindingArgs, v1::ExtenderBindingResult, kSchedule)
   FRACPACK_RAW_METHOD(Preempt, preempt, v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult, kSchedule)
 
-  // The handlers, after parsing and the access check: public for the fuzz target
-  // (tests/fuzz/fuzz_grpc_requests.cpp), which feeds them parsed messages directly.
+  /// The fuzz target (tests/fuzz/fuzz_grpc_requests.cpp) calls the handlers with parsed messages.
+  friend struct FuzzAccess;
+
+ private:
+  // The handlers, after parsing and the access check.
   grpc::Status filter(const v1::ExtenderArgs* args, v1::ExtenderFilterResult* out);
   grpc::Status prioritize(const v1::ExtenderArgs* args, v1::HostPriorityList* out);
   grpc::Status bind(const v1::ExtenderBindingArgs* args, v1::ExtenderBindingResult* out);
   grpc::Status preempt(const v1::ExtenderPreemptionArgs* args, v1::ExtenderPreemptionResult* out);
 
- private:
   PodCache pods_;
 };
 
@@ -76,7 +80,10 @@ class ClusterService final : public ServiceBase<ClusterRawService> {
   FRACPACK_RAW_METHOD(Explain, explain, v1::ExplainRequest, v1::ExplainResponse, kRead)
   FRACPACK_RAW_METHOD(Snapshot, snapshot, v1::SnapshotRequest, v1::SnapshotResponse, kRead)
 
-  // The handlers, public for the fuzz target, as above.
+  friend struct FuzzAccess;
+
+ private:
+  // The handlers, after parsing and the access check.
   grpc::Status apply(const v1::ApplyRequest* req, v1::ApplyResponse* out);
   grpc::Status remove(const v1::RemoveRequest* req, v1::RemoveResponse* out);
   grpc::Status release(const v1::ReleaseRequest* req, v1::ReleaseResponse* out);

@@ -37,7 +37,7 @@ inline std::string json_syntax_error(std::string_view text) {
   try {
     [[maybe_unused]] const auto parsed = nlohmann::json::parse(text);
     return "";
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e400
     std::string what = e.what();
     if (const auto close = what.find("] "); what.rfind("[json.exception.", 0) == 0 && close != std::string::npos) what.erase(0, close + 2);
     return excerpt(what, 256);

@@ -23,32 +23,21 @@ bool SchedulingState::gang_needs_planning(const PodRequest& pod) const {
   return record == nullptr || !record->planned_until;
 }
 
-SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, const Policy& policy,
-                                                         std::chrono::steady_clock::time_point now, std::chrono::seconds hold) {
-  const DebugCheck check(*this);
-  GangDecision d;
-  if (!pod.gang) return d;
-  const std::string key = gang_key(pod);
-  auto g = groups_.find(key);
-  if (g == groups_.end() || g->second.min_member <= 1) return d;
-  const int min_member = g->second.min_member;
+std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest& pod, const std::string& key,
+                                                               GangDecision& d) const {
+  const int min_member = groups_.at(key).min_member;
   const std::string shown = excerpt(key);  // in reasons: a PodGroup's name is not validated
-  if (const PodRecord* self = this->pod(pod.key()); self != nullptr && self->planned_until) {
-    d.kind = GangDecision::Kind::kPlanned;
-    d.node = self->raw.bound->node;
-    return d;
-  }
   int running = 0;
   int planned = 0;
-  std::vector<const PodRecord*> pending;
   std::vector<std::string> pending_keys;
-  for (const std::string& member : group_members_[key]) {
+  const auto listed = group_members_.find(key);
+  for (const std::string& member : listed != group_members_.end() ? listed->second : std::set<std::string>{}) {
     const PodRecord& r = pods_.at(member);
     if (r.standing == PodStanding::kBound) (r.planned_until ? planned : running) += 1;
     if (r.standing == PodStanding::kPending) pending_keys.push_back(member);
   }
   const int need = min_member - running - planned;
-  if (need <= 0) return d;  // the minimum is met (or planned): further members go one by one
+  if (need <= 0) return {};  // the minimum is met (or planned): further members go one by one
   std::sort(pending_keys.begin(), pending_keys.end(), [&](const std::string& a, const std::string& b) {
     const PodRecord& x = pods_.at(a);
     const PodRecord& y = pods_.at(b);
@@ -59,61 +48,85 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
     d.reason = fmt::format("gang {}: {} of the {} members it still needs are pending (minMember {}, {} running); its members bind "
                            "together",
                            shown, pending_keys.size(), need, min_member, running);
-    return d;
+    return {};
   }
   pending_keys.resize(static_cast<std::size_t>(need));
   if (std::find(pending_keys.begin(), pending_keys.end(), pod.key()) == pending_keys.end()) {
     d.kind = GangDecision::Kind::kWaiting;
     d.reason = fmt::format("gang {}: its first {} members are placed first; this one follows them", shown, need);
-    return d;
+    return {};
   }
-  Gang gang;
-  gang.name = shown;
-  gang.min_member = need;
+  return pending_keys;
+}
+
+std::optional<std::string> SchedulingState::gang_refusal(const PodRequest& pod, const Gang& gang) const {
+  if (!is_ours(pod)) return std::nullopt;
+  if (auto problem = queue_problem(pod)) return fmt::format("gang {}: {}", gang.name, *problem);
+  auto q = leaf_queue(pod);
+  if (!q) return std::nullopt;
   queues::Amounts ask;
-  for (const auto& member : pending_keys) {
-    gang.members.push_back(pods_.at(member).pod);
-    ask += pending_charge(gang.members.back());
+  for (const auto& member : gang.members) ask += pending_charge(member);
+  if (auto refusal = book_->admit(*q, ask, pod.preemptible)) {
+    return fmt::format("gang {} ({} pods together): {}", gang.name, gang.min_member, refusal->message);
   }
-  if (is_ours(pod)) {
-    if (auto problem = queue_problem(pod)) {
-      d.kind = GangDecision::Kind::kRefused;
-      d.reason = fmt::format("gang {}: {}", shown, *problem);
-      return d;
-    }
-    if (auto q = leaf_queue(pod)) {
-      if (auto refusal = book_->admit(*q, ask, pod.preemptible)) {
-        d.kind = GangDecision::Kind::kRefused;
-        d.reason = fmt::format("gang {} ({} pods together): {}", shown, need, refusal->message);
-        return d;
-      }
-    }
-  }
-  auto outcomes = place_gang(cluster_, gang, policy, /*detailed=*/0);
-  if (std::any_of(outcomes.begin(), outcomes.end(), [](const PlaceOutcome& o) { return !o.placement; })) {
-    for (const auto& o : outcomes) {  // all or nothing: nothing may stay held
-      if (o.placement) cluster_.release(gang.members[&o - outcomes.data()].key());
-    }
-    d.kind = GangDecision::Kind::kRefused;
-    const auto failed = std::find_if(outcomes.begin(), outcomes.end(), [](const PlaceOutcome& o) { return !o.placement; });
-    d.reason = fmt::format("gang {} does not fit as a whole ({} pods together): {}", shown, need, failed->why.summary);
-    return d;
-  }
-  const auto until = now + hold;
+  return std::nullopt;
+}
+
+void SchedulingState::hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
+                                     const std::vector<PlaceOutcome>& outcomes,
+                                     std::chrono::steady_clock::time_point until, GangDecision& d) {
   for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    PodRecord& r = pods_.at(pending_keys[i]);
+    PodRecord& r = pods_.at(members[i]);
     add_pending(r.pod, -1);
     r.raw.bound = Binding{outcomes[i].placement->node, outcomes[i].placement->choice.gpus};
     r.standing = PodStanding::kBound;
     r.planned_until = until;
-    r.charge = queues::charge_placed(r.pod, cluster_, *cluster_.allocation(pending_keys[i]));
-    if (!r.ours) cluster_.set_holder(pending_keys[i], Holder::kForeign);
+    r.charge = queues::charge_placed(r.pod, cluster_, *cluster_.allocation(members[i]));
+    if (!r.ours) cluster_.set_holder(members[i], Holder::kForeign);
     charge(r, 1);
-    planned_.insert(pending_keys[i]);
-    if (pending_keys[i] != pod.key()) d.others.push_back(pending_keys[i]);
+    planned_.insert(members[i]);
+    if (members[i] != pod.key()) d.others.push_back(members[i]);
   }
   d.kind = GangDecision::Kind::kPlanned;
   d.node = pods_.at(pod.key()).raw.bound->node;
+}
+
+SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, const Policy& policy,
+                                                         std::chrono::steady_clock::time_point now, std::chrono::seconds hold) {
+  const DebugCheck check(*this);
+  GangDecision d;
+  if (!pod.gang) return d;
+  const std::string key = gang_key(pod);
+  auto g = groups_.find(key);
+  if (g == groups_.end() || g->second.min_member <= 1) return d;
+  if (const PodRecord* self = this->pod(pod.key()); self != nullptr && self->planned_until) {
+    d.kind = GangDecision::Kind::kPlanned;
+    d.node = self->raw.bound->node;
+    return d;
+  }
+  const std::vector<std::string> members = gang_members_to_plan(pod, key, d);
+  if (members.empty()) return d;
+  Gang gang;
+  gang.name = excerpt(key);
+  gang.min_member = static_cast<int>(members.size());
+  for (const auto& member : members) gang.members.push_back(pods_.at(member).pod);
+  if (auto refusal = gang_refusal(pod, gang)) {
+    d.kind = GangDecision::Kind::kRefused;
+    d.reason = std::move(*refusal);
+    return d;
+  }
+  auto outcomes = place_gang(cluster_, gang, policy, /*detailed=*/0);
+  const auto failed = std::find_if(outcomes.begin(), outcomes.end(), [](const PlaceOutcome& o) { return !o.placement; });
+  if (failed != outcomes.end()) {
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {  // all or nothing: nothing may stay held
+      if (outcomes[i].placement) cluster_.release(gang.members[i].key());
+    }
+    d.kind = GangDecision::Kind::kRefused;
+    d.reason = fmt::format("gang {} does not fit as a whole ({} pods together): {}", gang.name, gang.min_member,
+                           failed->why.summary);
+    return d;
+  }
+  hold_gang_plan(pod, members, outcomes, now + hold, d);
   return d;
 }
 

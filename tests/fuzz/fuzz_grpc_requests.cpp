@@ -51,25 +51,29 @@ void call(Service& service, Handler handler, const std::uint8_t* data, std::size
 
 }  // namespace
 
+/// The services' handlers are private (only their raw methods, after the access check, call
+/// them); this friend hands the fuzzer parsed messages.
+struct api::FuzzAccess {
+  static void dispatch(Services& s, std::uint8_t which, const std::uint8_t* body, std::size_t n) {
+    namespace v1 = fracpack::v1;
+    switch (which % 10) {
+      case 0: call<v1::ExtenderArgs, v1::ExtenderFilterResult>(*s.extender, &ExtenderService::filter, body, n); break;
+      case 1: call<v1::ExtenderArgs, v1::HostPriorityList>(*s.extender, &ExtenderService::prioritize, body, n); break;
+      case 2: call<v1::ExtenderBindingArgs, v1::ExtenderBindingResult>(*s.extender, &ExtenderService::bind, body, n); break;
+      case 3: call<v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult>(*s.extender, &ExtenderService::preempt, body, n); break;
+      case 4: call<v1::ApplyRequest, v1::ApplyResponse>(*s.cluster, &ClusterService::apply, body, n); break;
+      case 5: call<v1::RemoveRequest, v1::RemoveResponse>(*s.cluster, &ClusterService::remove, body, n); break;
+      case 6: call<v1::ReleaseRequest, v1::ReleaseResponse>(*s.cluster, &ClusterService::release, body, n); break;
+      case 7: call<v1::SyncRequest, v1::SyncResponse>(*s.cluster, &ClusterService::sync, body, n); break;
+      case 8: call<v1::ExplainRequest, v1::ExplainResponse>(*s.cluster, &ClusterService::explain, body, n); break;
+      default: call<v1::SnapshotRequest, v1::SnapshotResponse>(*s.cluster, &ClusterService::snapshot, body, n); break;
+    }
+  }
+};
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   static Services s;  // one ledger for the whole run: binds accumulate, as on a server
-  const std::uint8_t* body = data + 1;
-  const std::size_t n = size - 1;
-  using api::ClusterService;
-  using api::ExtenderService;
-  namespace v1 = fracpack::v1;
-  switch (data[0] % 10) {
-    case 0: call<v1::ExtenderArgs, v1::ExtenderFilterResult>(*s.extender, &ExtenderService::filter, body, n); break;
-    case 1: call<v1::ExtenderArgs, v1::HostPriorityList>(*s.extender, &ExtenderService::prioritize, body, n); break;
-    case 2: call<v1::ExtenderBindingArgs, v1::ExtenderBindingResult>(*s.extender, &ExtenderService::bind, body, n); break;
-    case 3: call<v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult>(*s.extender, &ExtenderService::preempt, body, n); break;
-    case 4: call<v1::ApplyRequest, v1::ApplyResponse>(*s.cluster, &ClusterService::apply, body, n); break;
-    case 5: call<v1::RemoveRequest, v1::RemoveResponse>(*s.cluster, &ClusterService::remove, body, n); break;
-    case 6: call<v1::ReleaseRequest, v1::ReleaseResponse>(*s.cluster, &ClusterService::release, body, n); break;
-    case 7: call<v1::SyncRequest, v1::SyncResponse>(*s.cluster, &ClusterService::sync, body, n); break;
-    case 8: call<v1::ExplainRequest, v1::ExplainResponse>(*s.cluster, &ClusterService::explain, body, n); break;
-    default: call<v1::SnapshotRequest, v1::SnapshotResponse>(*s.cluster, &ClusterService::snapshot, body, n); break;
-  }
+  api::FuzzAccess::dispatch(s, data[0], data + 1, size - 1);
   return 0;
 }

@@ -1,5 +1,6 @@
 // libFuzzer target: the object-stream reader (YAML or JSON, documents, Lists) that every file
-// input and the extender fronts go through. Any input: an error or objects, never a crash.
+// input goes through (place, serve --cluster, replay, the quota inputs). Any input: an error or
+// objects, never a crash, a hang or unbounded memory.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

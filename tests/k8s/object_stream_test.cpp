@@ -108,6 +108,16 @@ TEST_CASE("YAML the fuzzer and the spec found: refused or read, always answered"
   auto complex_key = read_objects("? [a, b]\n: c\n", "k.yaml");
   REQUIRE_FALSE(complex_key.is_ok());
   CHECK(complex_key.status().message().find("a map key is not a scalar") != std::string::npos);
+  // An alias may not bring a tall value into a deep place: the limit is on the result (128).
+  std::string tall = "a0: &a0 x\n";
+  for (int k = 1; k <= 3; ++k) {
+    tall += fmt::format("a{}: &a{} {}*a{}{}\n", k, k, std::string(60, '['), k - 1, std::string(60, ']'));
+  }
+  auto towers = read_objects(tall, "t.yaml");
+  REQUIRE_FALSE(towers.is_ok());
+  CHECK_MESSAGE(towers.status().message().find("nesting is too deep") != std::string::npos, towers.status().message());
+  auto short_towers = read_objects(tall.substr(0, tall.rfind("a3:")), "t.yaml");
+  CHECK_MESSAGE(short_towers.is_ok(), short_towers.status().message());  // 121 levels: within the limit
   // Aliases within the budget expand; `!!str` keeps a plain scalar a string; `---` alone is empty.
   auto ok = read_objects("kind: Pod\nmetadata:\n  labels: &l {a: !!str 12, b: 12}\n  annotations: *l\n---\n", "o.yaml");
   REQUIRE(ok.is_ok());

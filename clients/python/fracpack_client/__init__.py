@@ -39,7 +39,11 @@ def connect(target, credentials=None, timeout=10.0):
         channel = grpc.insecure_channel(target)
     else:
         channel = grpc.secure_channel(target, credentials)
-    grpc.channel_ready_future(channel).result(timeout=timeout)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+    except BaseException:
+        channel.close()  # not ready in time (or interrupted): the caller gets no channel to close
+        raise
     return Client(channel)
 
 

@@ -73,10 +73,12 @@ class VerdictCache {
 
   /// The best of `nodes` for `pod` from the cached keys, with its GPUs chosen now: the smallest
   /// (tier, value), ties broken by the policy (Policy::break_tie, drawn only among the tied nodes,
-  /// so a seeded policy draws the same numbers every run). nullopt when none fits. What an offline
-  /// run (bench density) places with; select() without a cache gives the same node.
-  std::optional<RankedNode> select(const ClusterState& state, const PodRequest& pod, const Policy& policy,
-                                   const std::vector<std::size_t>& nodes);
+  /// so a seeded policy draws the same numbers every run). nullopt when none fits; kInternal when
+  /// a cached key's node yields no GPU choice (the cache and `state` disagree: a bug, never a
+  /// "does not fit"). What an offline run (bench density) places with; select() without a cache
+  /// gives the same node.
+  Result<std::optional<RankedNode>> select(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                                           const std::vector<std::size_t>& nodes);
 
   /// Evaluations done (entries computed) since construction: what the tests and benchmark watch.
   [[nodiscard]] std::uint64_t evaluations() const { return evaluations_; }

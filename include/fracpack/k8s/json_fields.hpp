@@ -1,4 +1,5 @@
-// Small typed accessors over Kubernetes objects held as JSON. Internal to src/k8s/.
+// Small typed accessors over Kubernetes objects held as JSON: each error names the object and
+// the field. Used by the decoders (src/k8s/) and the server's watch.
 #pragma once
 
 #include <map>
@@ -13,15 +14,13 @@
 
 namespace fracpack::k8s {
 
-using nlohmann::json;
-
 /// `status` with "<who>: " in front, so every decoding error starts with the object it is about.
 inline Status in_context(const Status& status, std::string_view who) {
   return {status.code(), fmt::format("{}: {}", who, status.message())};
 }
 
 /// obj[key] when obj is an object and the member exists and is not null; else nullptr.
-inline const json* member(const json& obj, std::string_view key) {
+inline const nlohmann::json* member(const nlohmann::json& obj, std::string_view key) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return nullptr;
@@ -30,7 +29,7 @@ inline const json* member(const json& obj, std::string_view key) {
 
 /// The text of a scalar: a string as is, an integer or decimal as written, true/false.
 /// nullopt for objects and arrays.
-inline std::optional<std::string> scalar_text(const json& v) {
+inline std::optional<std::string> scalar_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
@@ -40,10 +39,10 @@ inline std::optional<std::string> scalar_text(const json& v) {
 
 /// obj[key] as a map of strings (labels, annotations, nodeSelector, resource lists).
 /// Absent or null gives an empty map; a non-object or a non-scalar value is an error naming `what`.
-inline Result<std::map<std::string, std::string>> string_map(const json& obj, std::string_view key,
+inline Result<std::map<std::string, std::string>> string_map(const nlohmann::json& obj, std::string_view key,
                                                              std::string_view what) {
   std::map<std::string, std::string> out;
-  const json* m = member(obj, key);
+  const nlohmann::json* m = member(obj, key);
   if (m == nullptr) return out;
   if (!m->is_object()) return invalid_argument("{}: {} must be a map, not a {}", what, key, m->type_name());
   for (const auto& [k, v] : m->items()) {
@@ -56,9 +55,9 @@ inline Result<std::map<std::string, std::string>> string_map(const json& obj, st
 }
 
 /// obj[key] as a string; nullopt when absent; error when present but not a scalar.
-inline Result<std::optional<std::string>> optional_string(const json& obj, std::string_view key,
+inline Result<std::optional<std::string>> optional_string(const nlohmann::json& obj, std::string_view key,
                                                           std::string_view what) {
-  const json* v = member(obj, key);
+  const nlohmann::json* v = member(obj, key);
   if (v == nullptr) return std::optional<std::string>{};
   auto text = scalar_text(*v);
   if (!text) return invalid_argument("{}: {} must be a string, not a {}", what, key, v->type_name());
@@ -66,8 +65,8 @@ inline Result<std::optional<std::string>> optional_string(const json& obj, std::
 }
 
 /// obj[key] when it is an object (nullptr when absent); error when it is something else.
-inline Result<const json*> optional_object(const json& obj, std::string_view key, std::string_view what) {
-  const json* v = member(obj, key);
+inline Result<const nlohmann::json*> optional_object(const nlohmann::json& obj, std::string_view key, std::string_view what) {
+  const nlohmann::json* v = member(obj, key);
   if (v != nullptr && !v->is_object()) {
     return invalid_argument("{}: {} must be a map, not a {}", what, key, v->type_name());
   }
@@ -75,8 +74,8 @@ inline Result<const json*> optional_object(const json& obj, std::string_view key
 }
 
 /// obj[key] when it is an array (nullptr when absent); error when it is something else.
-inline Result<const json*> optional_array(const json& obj, std::string_view key, std::string_view what) {
-  const json* v = member(obj, key);
+inline Result<const nlohmann::json*> optional_array(const nlohmann::json& obj, std::string_view key, std::string_view what) {
+  const nlohmann::json* v = member(obj, key);
   if (v != nullptr && !v->is_array()) {
     return invalid_argument("{}: {} must be a list, not a {}", what, key, v->type_name());
   }

@@ -1,4 +1,5 @@
-// Kubernetes object name rules (k8s.io/apimachinery/pkg/util/validation). Internal to src/k8s/.
+// Kubernetes object name rules (k8s.io/apimachinery/pkg/util/validation), for
+// the decoders and the server's messages.
 #pragma once
 
 #include <string_view>

@@ -2,13 +2,14 @@
 //
 // Accepted shapes: one object; a `List` (or `NodeList`, `PodList`, ...) with `items`; a JSON
 // array of objects; a multi-document YAML stream (`---` separated), any document of which may be a
-// List. Every object comes out as JSON (nlohmann::json), so one decoder serves YAML files, JSON
-// files and the HTTP extender alike.
+// List. Every object comes out as JSON (nlohmann::json), so one decoder serves YAML and JSON
+// files alike (the network fronts parse their own bodies, with the same depth bound:
+// too_deep_json()).
 //
-// YAML scalars are typed like sigs.k8s.io/yaml does for the fields that matter: quoted scalars are
-// strings; plain scalars that read as integers, decimals, true/false or null become those JSON
-// types. Decoders accept a number where Kubernetes wants a string (an unquoted `gpu-fraction: 0.5`)
-// by reading the number's text.
+// YAML scalars: quoted ones and `!!str` are strings; plain ones that read as integers, true/false
+// or null become those JSON types; decimals and everything else stay text, exactly as written
+// ("0.00001" must not become "1e-05"). Decoders accept either a number or its text where
+// Kubernetes wants a quantity or a string (an unquoted `gpu-fraction: 0.5`).
 #pragma once
 
 #include <string>
@@ -21,12 +22,14 @@
 
 namespace fracpack::k8s {
 
-/// Parses `text` (YAML or JSON; JSON when the first non-blank character is '{' or '[').
-/// `source` names the input in errors ("examples/cluster.yaml"). Errors carry the parser's line.
-/// Refused with kInvalidArgument: malformed text, NUL bytes, nesting deeper than 128 levels, YAML
-/// alias cycles or alias expansion beyond (input bytes + 100,000) nodes, duplicate map keys (YAML
-/// and JSON),
-/// JSON numbers beyond a double, and documents that are not objects, Lists or arrays of objects.
+/// Parses `text` (YAML or JSON; JSON when the first non-blank character is '{' or '[', YAML when
+/// that is not valid JSON: flow style). `source` names the input in errors
+/// ("examples/cluster.yaml"); errors carry the parser's line and column. Refused with
+/// kInvalidArgument (docs/requests.md rule 23): malformed text, NUL bytes, nesting deeper than 128
+/// levels (after YAML aliases are expanded), YAML aliases to their own ancestors or to no anchor,
+/// alias expansion beyond max(10⁶, 20 × input bytes) nodes, map keys that are not scalars,
+/// duplicate map keys (YAML and JSON), JSON numbers beyond a double, and documents that are not
+/// objects, Lists or arrays of objects.
 Result<std::vector<nlohmann::json>> read_objects(std::string_view text, std::string_view source);
 
 /// Reads the file at `path` (at most 512 MiB; FIFOs such as `<(kubectl get ...)` work) and parses

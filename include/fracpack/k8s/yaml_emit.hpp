@@ -12,7 +12,9 @@ namespace fracpack::k8s {
 
 /// A multi-document YAML stream (documents separated by `---`), block style, keys in the JSON
 /// object's order. Strings that a YAML reader would type as something else ("true", "12", "null",
-/// "") are quoted; numbers, booleans and null stay plain.
+/// "") are quoted; numbers, booleans and null stay plain. Throws std::invalid_argument when a key
+/// or string is not valid UTF-8 (YAML text must be; anything read by object_stream.hpp is) and
+/// std::bad_alloc when memory runs out.
 std::string to_yaml(const std::vector<nlohmann::json>& objects);
 
 }  // namespace fracpack::k8s

@@ -229,6 +229,14 @@ class SchedulingState {
   void charge(const PodRecord& record, int sign);
   /// A pending record's ask into or out of its queue's demand.
   void add_pending(const PodRequest& pod, int sign);
+  /// plan_gang's steps: the members to place together (the earliest-created pending ones, as many
+  /// as the minimum still needs; empty with `d` set when the gang waits or needs nothing), the
+  /// queue's admission of their sum (empty: admitted), and holding the plan's placements.
+  std::vector<std::string> gang_members_to_plan(const PodRequest& pod, const std::string& key, GangDecision& d) const;
+  std::optional<std::string> gang_refusal(const PodRequest& pod, const Gang& gang) const;
+  void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
+                      const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
+                      GangDecision& d);
   void mark_fair_dirty();
   void rebuild_book();
   void readopt(std::size_t node, std::vector<Allocation> taken, std::vector<std::string>* conflicts);

@@ -235,20 +235,23 @@ class Extender {
   /// is another queue's parentQueue is kInvalidArgument (nothing changes).
   virtual Status remove(const std::string& kind, const std::string& name) = 0;
 
-  /// Filter: which of `nodes` (names) the pod fits. Unknown names are unresolvable. A pod its
-  /// queue refuses fails on every node with the queue's reason. An infeasible pod is an answer.
   /// Filter over every node the ledger knows: `passed` best first (the policy's order), at most
   /// `max_nodes` of them (0: all). The failing nodes are listed only when no node passes. With
   /// max_nodes 1 the node index answers in O(log nodes); otherwise every node is ranked.
   virtual Result<FilterAnswer> filter_all(const nlohmann::json& pod, std::size_t max_nodes) = 0;
-  /// A node listed more than once is answered once (its first place).
+  /// Filter: which of `nodes` (names) the pod fits. Unknown names are unresolvable; a node listed
+  /// more than once is answered once (its first place). A pod its queue refuses fails on every
+  /// node with the queue's reason. An infeasible pod is an answer, not an error; a pod that cannot
+  /// be decoded is kInvalidArgument naming the field.
   virtual Result<FilterAnswer> filter(const nlohmann::json& pod, NodeNames nodes) = 0;
+  /// filter() over names held in a vector.
   Result<FilterAnswer> filter(const nlohmann::json& pod, const std::vector<std::string>& nodes) {
     return filter(pod, NodeNames(views(nodes)));
   }
   /// Prioritize: one score 0..10 per entry of `nodes`, in the order sent; 0 where the pod does
   /// not fit or the node is unknown (kube-scheduler's HostPriorityList).
   virtual Result<std::vector<HostScore>> prioritize(const nlohmann::json& pod, NodeNames nodes) = 0;
+  /// prioritize() over names held in a vector.
   Result<std::vector<HostScore>> prioritize(const nlohmann::json& pod, const std::vector<std::string>& nodes) {
     return prioritize(pod, NodeNames(views(nodes)));
   }

@@ -90,12 +90,16 @@ double value_of(const Objective& objective, const MetricRef& ref, const ReplayMe
 /// "p95 pending of inference", "allocation", … for tables.
 std::string metric_label(const MetricRef& ref);
 
+/// How well one replay meets an objective. Both fields are unitless: a constraint's excess is
+/// divided by its bound (a p95 pending of 90 s against "<= 60 s" adds 0.5), and the goal is the
+/// metric's value in its own unit (seconds, %, GPUs) as value_of() gives it.
 struct Score {
   double violation = 0;  ///< Σ excess ÷ bound over the constraints; 0 = feasible
   double goal = 0;       ///< the goal's value (0 without a goal)
   [[nodiscard]] bool feasible() const { return violation <= 0; }
 };
 
+/// Scores replay metrics `m` against `objective`; compare scores with better(), never by field.
 Score score(const Objective& objective, const ReplayMetrics& m);
 
 /// Whether `a` is better than `b`: less violation, then the better goal. Equal scores compare false.
