@@ -92,8 +92,8 @@ class DocumentBuilder {
   /// Feeds one event; returns a document when `e` ended one.
   std::optional<json> on(const yaml_event_t& e) {
     switch (e.type) {
-      case YAML_SCALAR_EVENT: add(scalar(e), e.data.scalar.anchor); break;
-      case YAML_ALIAS_EVENT: add(alias(text_of(e.data.alias.anchor)), nullptr); break;
+      case YAML_SCALAR_EVENT: add(scalar(e), text_of(e.data.scalar.anchor)); break;
+      case YAML_ALIAS_EVENT: add(alias(text_of(e.data.alias.anchor)), ""); break;
       case YAML_SEQUENCE_START_EVENT: open(json::array(), e.data.sequence_start.anchor); break;
       case YAML_MAPPING_START_EVENT: open(json::object(), e.data.mapping_start.anchor); break;
       case YAML_SEQUENCE_END_EVENT:
@@ -150,12 +150,12 @@ class DocumentBuilder {
     Frame frame = std::move(stack_.back());
     stack_.pop_back();
     const std::string anchor = std::move(frame.anchor);
-    add_named(std::move(frame.node), anchor);
+    add(std::move(frame.node), anchor);
   }
 
-  void add(Value v, const yaml_char_t* anchor) { add_named(std::move(v), text_of(anchor)); }
-
-  void add_named(Value v, const std::string& anchor) {
+  /// Puts a finished value in its place (the document, a sequence, a key or a value), and
+  /// remembers it under `anchor` when it has one.
+  void add(Value v, const std::string& anchor) {
     if (!anchor.empty()) anchors_[anchor] = v;
     if (stack_.empty()) {
       document_ = std::move(v.value);
