@@ -18,6 +18,12 @@ if(FRACPACK_SANITIZE)
   if(FRACPACK_BUILD_FUZZ AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     list(APPEND flags -fsanitize=fuzzer-no-link)  # coverage for libFuzzer in the libraries too
   endif()
+  if(FRACPACK_SANITIZE MATCHES "thread")
+    # Debian's protobuf, gRPC, Abseil and OpenSSL are not instrumented: protobuf's headers must see
+    # the library's class layout (the header says why), and TSAN_OPTIONS ignore_noninstrumented_modules
+    # (scripts/ci/sanitizer-env.sh) keeps their interceptor calls out of the reports.
+    list(APPEND flags "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-include ${PROJECT_SOURCE_DIR}/tests/sanitizers/tsan_library_layout.hpp>")
+  endif()
   add_compile_options(${flags})
   add_link_options(-fsanitize=${FRACPACK_SANITIZE})
 endif()

@@ -307,6 +307,9 @@ bool ServeRun::open_core() {
 }
 
 bool ServeRun::start_fronts() {
+  // gRPC first: once /healthz answers on an HTTP port, every port the flags name is listening (a
+  // probe that answered before gRPC listened sent the scheduler's first calls to a refused port).
+  if (options_.grpc && !start_grpc()) return false;
   int port = 0;
   if (options_.http) {
     fronts_.push_back(make_http(*core_, metrics_, options_, access_, binder_.get(), false));
@@ -320,7 +323,7 @@ bool ServeRun::start_fronts() {
     if (!fronts_.back() || !start_front(*fronts_.back(), "--health", *options_.health, &port)) return false;
     spdlog::info("serving /healthz, /readyz and /metrics on http://{}:{}", split_address(*options_.health)->first, port);
   }
-  return !options_.grpc || start_grpc();
+  return true;
 }
 
 bool ServeRun::start_grpc() {

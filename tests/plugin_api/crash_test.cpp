@@ -129,7 +129,8 @@ TEST_CASE("crash test: kill -9 during a large Apply leaves all of it or none of 
     v1::ApplyResponse res;
     grpc::ClientContext ctx;
     const auto start = std::chrono::steady_clock::now();
-    REQUIRE(stub->Apply(&ctx, big, &res).ok());
+    const grpc::Status applied = stub->Apply(&ctx, big, &res);
+    REQUIRE_MESSAGE(applied.ok(), applied.error_code() << ": " << applied.error_message());
     apply_micros = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
   }
   for (int round = 0; round < 12; ++round) {
