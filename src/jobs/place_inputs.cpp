@@ -74,56 +74,76 @@ std::vector<int> claimed_devices(const json& pod) {
   return out;
 }
 
-}  // namespace
+using ObjectList = std::vector<const k8s::InputObject*>;
 
-Result<PlaceInputs> read_inputs(const std::vector<k8s::InputObject>& objects, const PlaceOptions& options,
-                                PlaceReport& report) {
-  PlaceInputs in;
-  std::vector<const k8s::InputObject*> nodes;
-  std::vector<const k8s::InputObject*> pods;
+/// A PriorityClass into `in.classes`; one without a name or an integer value is a warning.
+void read_priority_class(const k8s::InputObject& input, PlaceInputs& in, PlaceReport& report) {
+  const json& o = input.object;
+  auto value = o.find("value");
+  auto v = value == o.end() ? std::nullopt : bounded_integer(*value, INT32_MIN, 1'000'000'000);
+  if (!v || meta(o, "name").empty()) {
+    report.warnings.push_back(fmt::format(
+        "{}: ignored; it needs metadata.name and an integer value up to 1000000000 (Kubernetes' limit)",
+        describe(input)));
+    return;
+  }
+  in.classes.add(meta(o, "name"), static_cast<std::int32_t>(*v));
+}
+
+/// A PodGroup into `in.groups`; an invalid one is a warning and is kept with every member required.
+void read_pod_group(const k8s::InputObject& input, PlaceInputs& in, PlaceReport& report) {
+  const json& o = input.object;
+  auto group = queues::decode_pod_group(o);
+  if (group) {
+    in.groups[group->key()] = std::move(*group);
+    return;
+  }
+  report.warnings.push_back(fmt::format("{} ({}); its pods are placed all-or-nothing", group.status().message(),
+                                        input.origin));
+  queues::PodGroupSpec all;  // known, with every member required
+  all.name = meta(o, "name");
+  if (!meta(o, "namespace").empty()) all.namespace_name = meta(o, "namespace");
+  if (!all.name.empty()) in.groups[all.key()] = all;
+}
+
+/// A Queue into `in.queues`: an invalid or repeated queue refuses the whole input.
+Status read_queue(const k8s::InputObject& input, PlaceInputs& in, std::set<std::string>& queue_names) {
+  auto queue = queues::decode_queue(input.object);
+  if (!queue) return Status(queue.status().code(), fmt::format("{} ({})", queue.status().message(), input.origin));
+  if (!queue_names.insert(queue->name).second) {
+    return invalid_argument("queue {}: appears twice in the input ({})", queue->name, input.origin);
+  }
+  in.queues.push_back(std::move(*queue));
+  return Status::ok();
+}
+
+/// Every object by kind: PriorityClasses, PodGroups and Queues read now (pods need the classes),
+/// Nodes and Pods collected for later; other kinds are warnings.
+Status sort_objects(const std::vector<k8s::InputObject>& objects, PlaceInputs& in, PlaceReport& report,
+                    ObjectList& nodes, ObjectList& pods) {
   std::set<std::string> queue_names;
   for (const auto& input : objects) {
-    const json& o = input.object;
-    const std::string kind = k8s::kind_of(o);
+    const std::string kind = k8s::kind_of(input.object);
     if (kind == "Node") {
       nodes.push_back(&input);
     } else if (kind == "Pod") {
       pods.push_back(&input);
     } else if (kind == "PriorityClass") {
-      auto value = o.find("value");
-      auto v = value == o.end() ? std::nullopt : bounded_integer(*value, INT32_MIN, 1'000'000'000);
-      if (!v || meta(o, "name").empty()) {
-        report.warnings.push_back(fmt::format(
-            "{}: ignored; it needs metadata.name and an integer value up to 1000000000 (Kubernetes' limit)",
-            describe(input)));
-        continue;
-      }
-      in.classes.add(meta(o, "name"), static_cast<std::int32_t>(*v));
+      read_priority_class(input, in, report);
     } else if (kind == "PodGroup") {
-      auto group = queues::decode_pod_group(o);
-      if (!group) {
-        report.warnings.push_back(fmt::format("{} ({}); its pods are placed all-or-nothing", group.status().message(),
-                                              input.origin));
-        queues::PodGroupSpec all;  // known, with every member required
-        all.name = meta(o, "name");
-        if (!meta(o, "namespace").empty()) all.namespace_name = meta(o, "namespace");
-        if (!all.name.empty()) in.groups[all.key()] = all;
-        continue;
-      }
-      in.groups[group->key()] = std::move(*group);
+      read_pod_group(input, in, report);
     } else if (kind == "Queue") {
-      auto queue = queues::decode_queue(o);
-      if (!queue) return Status(queue.status().code(), fmt::format("{} ({})", queue.status().message(), input.origin));
-      if (!queue_names.insert(queue->name).second) {
-        return invalid_argument("queue {}: appears twice in the input ({})", queue->name, input.origin);
-      }
-      in.queues.push_back(std::move(*queue));
+      if (auto s = read_queue(input, in, queue_names); !s.is_ok()) return s;
     } else {
       report.warnings.push_back(fmt::format("{}: kind \"{}\" is not used by placement; ignored", describe(input),
                                             kind.empty() ? "(none)" : kind));
     }
   }
+  return Status::ok();
+}
 
+/// Nodes into `in.nodes`; an invalid node or a second copy is left out with a warning.
+void read_nodes(const ObjectList& nodes, const PlaceOptions& options, PlaceInputs& in, PlaceReport& report) {
   std::set<std::string> node_names;
   for (const k8s::InputObject* o : nodes) {
     auto node = k8s::decode_node(o->object, options.decode);
@@ -137,14 +157,23 @@ Result<PlaceInputs> read_inputs(const std::vector<k8s::InputObject>& objects, co
       in.nodes.push_back(std::move(*node));
     }
   }
+}
 
+/// "namespace/name" of a pod object, its origin when it has no name.
+std::string pod_key(const k8s::InputObject& input) {
+  const json& o = input.object;
+  if (meta(o, "name").empty()) return input.origin;
+  return (meta(o, "namespace").empty() ? "default" : meta(o, "namespace")) + "/" + meta(o, "name");
+}
+
+/// Pods into bound and pending, in input order; finished pods skipped, repeats warned about,
+/// invalid ones refused (or, when bound, kept as unreadable holders of their devices).
+void read_pods(const ObjectList& pods, const PlaceOptions& options, PlaceInputs& in, PlaceReport& report) {
   for (std::size_t i = 0; i < pods.size(); ++i) {
     const json& o = pods[i]->object;
     const std::string phase = phase_of(o);
     if (phase == "Succeeded" || phase == "Failed") continue;
-    std::string who = meta(o, "namespace").empty() ? "default" : meta(o, "namespace");
-    who += "/" + meta(o, "name");
-    if (meta(o, "name").empty()) who = pods[i]->origin;
+    const std::string who = pod_key(*pods[i]);
     if (!in.order.emplace(who, i).second) {  // duplicates by name, valid or not: the first copy counts
       report.warnings.push_back(fmt::format("pod {} appears again in the input; the later copy is ignored", who));
       continue;
@@ -161,6 +190,18 @@ Result<PlaceInputs> read_inputs(const std::vector<k8s::InputObject>& objects, co
     }
     (pod->bound ? in.bound : in.pending).push_back({std::move(*pod), i});
   }
+}
+
+}  // namespace
+
+Result<PlaceInputs> read_inputs(const std::vector<k8s::InputObject>& objects, const PlaceOptions& options,
+                                PlaceReport& report) {
+  PlaceInputs in;
+  ObjectList nodes;
+  ObjectList pods;
+  if (auto s = sort_objects(objects, in, report, nodes, pods); !s.is_ok()) return s;
+  read_nodes(nodes, options, in, report);
+  read_pods(pods, options, in, report);
   return in;
 }
 

@@ -107,22 +107,10 @@ bool is_rdma(const std::string& name, const DecodeConfig& config) {
                      });
 }
 
-}  // namespace
-
-Result<PodResources> read_pod_resources(const json& spec, const std::string& who,
-                                        const DecodeConfig& config) {
-  PodResources out;
-  auto containers = optional_array(spec, "containers", who + ": spec");
-  if (!containers) return containers.status();
-  if (*containers == nullptr || (*containers)->empty()) {
-    return invalid_argument("{}: spec.containers is empty; a pod needs at least one container", who);
-  }
-  auto init = optional_array(spec, "initContainers", who + ": spec");
-  if (!init) return init.status();
-
-  ResourceVector total;
+/// spec.containers: each named once, with a DNS label; their requests summed into `total`.
+Status add_app_containers(const json& containers, const std::string& who, PodResources& out, ResourceVector& total) {
   std::size_t index = 0;
-  for (const auto& c : **containers) {
+  for (const auto& c : containers) {
     const std::string field = fmt::format("spec.containers[{}]", index++);
     const std::string where = fmt::format("{}: {}", who, field);
     if (!c.is_object()) return invalid_argument("{} must be a map, not a {}", where, c.type_name());
@@ -144,36 +132,44 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
     }
     add_into(total, *req);
   }
+  return Status::ok();
+}
 
+/// spec.initContainers, as the kubelet sizes them: a sidecar (restartPolicy Always) adds to the
+/// pod for its whole life; the others run one at a time, beside the sidecars started before them,
+/// and the pod needs the peak of those.
+Status add_init_containers(const json& init, const std::string& who, PodResources& out, ResourceVector& total) {
   ResourceVector sidecars;
   ResourceVector init_peak;
-  index = 0;
-  if (*init != nullptr) {
-    for (const auto& c : **init) {
-      const std::string field = fmt::format("spec.initContainers[{}]", index++);
-      const std::string where = fmt::format("{}: {}", who, field);
-      if (!c.is_object()) return invalid_argument("{} must be a map, not a {}", where, c.type_name());
-      auto req = container_requests(c, who, field, where);
-      if (!req) return req.status();
-      auto policy = optional_string(c, "restartPolicy", where);
-      if (!policy) return policy.status();
-      if (req->count(std::string(kGpuResource)) && req->at(std::string(kGpuResource)) > 0) {
-        auto name = optional_string(c, "name", where);
-        out.gpu_containers.push_back(excerpt(name.is_ok() ? name->value_or("") : ""));  // quoted in errors
-      }
-      ResourceVector effective = *req;
-      if (policy->value_or("") == "Always") {  // a sidecar runs for the pod's whole life
-        add_into(total, *req);
-        add_into(sidecars, *req);
-        effective = sidecars;
-      } else {
-        add_into(effective, sidecars);
-      }
-      max_into(init_peak, effective);
+  std::size_t index = 0;
+  for (const auto& c : init) {
+    const std::string field = fmt::format("spec.initContainers[{}]", index++);
+    const std::string where = fmt::format("{}: {}", who, field);
+    if (!c.is_object()) return invalid_argument("{} must be a map, not a {}", where, c.type_name());
+    auto req = container_requests(c, who, field, where);
+    if (!req) return req.status();
+    auto policy = optional_string(c, "restartPolicy", where);
+    if (!policy) return policy.status();
+    if (req->count(std::string(kGpuResource)) && req->at(std::string(kGpuResource)) > 0) {
+      auto name = optional_string(c, "name", where);
+      out.gpu_containers.push_back(excerpt(name.is_ok() ? name->value_or("") : ""));  // quoted in errors
     }
+    ResourceVector effective = *req;
+    if (policy->value_or("") == "Always") {  // a sidecar runs for the pod's whole life
+      add_into(total, *req);
+      add_into(sidecars, *req);
+      effective = sidecars;
+    } else {
+      add_into(effective, sidecars);
+    }
+    max_into(init_peak, effective);
   }
   max_into(total, init_peak);
+  return Status::ok();
+}
 
+/// spec.overhead (the RuntimeClass's), added to the pod's total.
+Status add_overhead(const json& spec, const std::string& who, ResourceVector& total) {
   auto overhead = string_map(spec, "overhead", who + ": spec");
   if (!overhead) return overhead.status();
   for (const auto& [name, text] : *overhead) {
@@ -182,7 +178,11 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
     if (!v) return v.status();
     total[name] = add_saturating(total[name], *v);
   }
+  return Status::ok();
+}
 
+/// The pod's totals into their typed fields: CPU, memory, GPUs, RDMA, other extended resources.
+void assign_totals(const ResourceVector& total, const DecodeConfig& config, PodResources& out) {
   for (const auto& [name, v] : total) {
     if (name == "cpu") {
       out.cpu = MilliCpu(v);
@@ -198,6 +198,27 @@ Result<PodResources> read_pod_resources(const json& spec, const std::string& who
       out.extended[name] = v;
     }
   }
+}
+
+}  // namespace
+
+Result<PodResources> read_pod_resources(const json& spec, const std::string& who,
+                                        const DecodeConfig& config) {
+  PodResources out;
+  auto containers = optional_array(spec, "containers", who + ": spec");
+  if (!containers) return containers.status();
+  if (*containers == nullptr || (*containers)->empty()) {
+    return invalid_argument("{}: spec.containers is empty; a pod needs at least one container", who);
+  }
+  auto init = optional_array(spec, "initContainers", who + ": spec");
+  if (!init) return init.status();
+  ResourceVector total;
+  if (auto s = add_app_containers(**containers, who, out, total); !s.is_ok()) return s;
+  if (*init != nullptr) {
+    if (auto s = add_init_containers(**init, who, out, total); !s.is_ok()) return s;
+  }
+  if (auto s = add_overhead(spec, who, total); !s.is_ok()) return s;
+  assign_totals(total, config, out);
   return out;
 }
 
