@@ -1,11 +1,7 @@
 // fracpack serve's start order: a probe that answers means every port the flags name listens.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,23 +13,13 @@
 #include <doctest/doctest.h>
 
 #include "fracpack/v1/cluster.grpc.pb.h"
+#include "support/raw_connection.hpp"
 #include "support/server_process.hpp"
 
 namespace fracpack::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool accepts_connections(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool connected = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  close(fd);
-  return connected;
-}
 
 std::string read_all(const fs::path& path) {
   std::ifstream in(path);
@@ -49,7 +35,7 @@ TEST_CASE("serve: gRPC listens before the HTTP ports, so an answered /healthz me
                        free_port(), log.string());
   // The moment /healthz first answered (ServerProcess returned), gRPC must already listen: a call
   // without wait-for-ready is not refused.
-  CHECK(accepts_connections(grpc_port));
+  { RawConnection connected(grpc_port); }
   auto stub = v1::Cluster::NewStub(grpc::CreateChannel(fmt::format("127.0.0.1:{}", grpc_port), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
