@@ -145,8 +145,11 @@ struct HttpServer::Impl {
   /// to a connection that waits on nothing (without it, io.run() would return first and the
   /// answer, and stop(), would wait for ever).
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
-  tcp::acceptor acceptor{io};
-  asio::steady_timer accept_pause{io};  ///< after an accept error (EMFILE): a pause, not a spin
+  /// The acceptor, its pause timer and stop()'s close run on this one strand: with several io
+  /// threads, an accept completing on one thread and the close on another would race.
+  asio::strand<asio::io_context::executor_type> accept_strand{asio::make_strand(io)};
+  tcp::acceptor acceptor{accept_strand};
+  asio::steady_timer accept_pause{accept_strand};  ///< after an accept error (EMFILE): a pause, not a spin
   std::chrono::steady_clock::time_point accept_error_logged{};
   std::vector<std::thread> threads;  ///< each runs `io`: reads, handlers that do not wait, writes
   std::optional<asio::thread_pool> workers;  ///< handlers that may wait
@@ -552,7 +555,7 @@ void HttpServer::stop() {
   Impl& i = *impl_;
   if (i.threads.empty()) return;
   i.stopping = true;
-  asio::post(i.io, [&i] {
+  asio::post(i.accept_strand, [&i] {
     beast::error_code ignored;
     i.acceptor.close(ignored);
     i.accept_pause.cancel();
