@@ -1,6 +1,7 @@
 #include "binpack/fit.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -144,9 +145,11 @@ void check_slot(const NodeSpec& node, const PodTraits& traits, VerdictBuilder& v
   }
 }
 
-/// Whether the node can hold memory fractions at all: not replica slots, gpu-fractioning running
-/// where the sharing mode needs it, each GPU's memory known, enough devices. Adds the reason if not.
-bool takes_fractions(const ClusterState& state, const NodeSpec& node, const PodTraits& traits, VerdictBuilder& v) {
+/// Whether the node can hold the fraction at all: not replica slots, gpu-fractioning running where
+/// the sharing mode needs it, each GPU's memory known for a memory-sized request (a gpu-fraction
+/// portion goes to an unlabelled node, as in KAI), enough devices. Adds the reason if not.
+bool takes_fractions(const ClusterState& state, const NodeSpec& node, const GpuFraction& f, const PodTraits& traits,
+                     VerdictBuilder& v) {
   if (node.sharing == SharingKind::kReplicas) {
     v.add(kNever, "node(s) share GPUs by device-plugin replicas", [&] {
       return fmt::format("{}: memory fractions need NvFractions or exclusive GPUs, not replica slots",
@@ -167,9 +170,11 @@ bool takes_fractions(const ClusterState& state, const NodeSpec& node, const PodT
           [] { return fmt::format("condition {} is not True", k8s::kFractioningCondition); });
     return false;
   }
-  if (!node.gpu_memory_known) {
+  if (!node.gpu_memory_known && f.memory) {
     v.add(kNever, "node(s) had no GPU memory label", [] {
-      return fmt::format("label {} is missing; fractions need each GPU's memory", k8s::kGpuMemoryLabel);
+      return fmt::format("label {} is missing; a memory-sized request needs each GPU's memory (a gpu-fraction "
+                         "portion would fit)",
+                         k8s::kGpuMemoryLabel);
     });
     return false;
   }
@@ -226,9 +231,46 @@ void check_gpu_kind(const ClusterState& state, std::size_t n, const PodRequest& 
     case GpuHold::kWhole: return check_whole(node, traits, v);
     case GpuHold::kSlot: return check_slot(node, traits, v);
     case GpuHold::kFraction:
-      if (takes_fractions(state, node, traits, v)) check_fraction_sizes(state, n, pod, traits, v);
+      if (takes_fractions(state, node, *pod.fraction(), traits, v)) check_fraction_sizes(state, n, pod, traits, v);
       return;
   }
+}
+
+/// What stops GPU `g` of node `n` from taking one more device of fraction `pod`, in the order
+/// gpu_capacity_for() checks it; kNone when it can take it.
+enum class GpuBlock : std::uint8_t { kHeldWhole, kFenced, kOtherMode, kIdleOnly, kCompute, kMemory, kNone };
+constexpr std::array<std::string_view, 6> kBlockCategory = {
+    "GPU(s) held whole",      "GPU(s) fenced", "GPU(s) shared in the other compute mode",
+    "GPU(s) shared, InfiniBand takes idle GPUs only", "Insufficient GPU compute", "Insufficient GPU memory"};
+
+GpuBlock gpu_block(const ClusterState& state, std::size_t n, std::size_t g, const PodRequest& pod) {
+  const GpuFraction& f = *pod.fraction();
+  const GpuUsage& u = state.usage(n).gpus[g];
+  const MiB need = fraction_need(f, state, n, g);
+  const MiB usable = state.usable(n, g);
+  if (u.fenced()) return GpuBlock::kFenced;
+  if (u.state == GpuState::kWhole) return GpuBlock::kHeldWhole;
+  // A GPU smaller than the limit, or one the reserve takes whole (a 0 MiB fraction is not a fit).
+  if ((f.memory_limit && *f.memory_limit > state.node(n).gpus[g].memory) || usable.count() <= 0) return GpuBlock::kMemory;
+  if (u.state == GpuState::kIdle) return need <= usable ? GpuBlock::kNone : GpuBlock::kMemory;
+  if (pod.infiniband()) return GpuBlock::kIdleOnly;  // InfiniBand pods take idle GPUs only (rule 3)
+  if (u.state != shared_state(f.mode)) return GpuBlock::kOtherMode;
+  if (u.used + need > usable) return GpuBlock::kMemory;
+  if (f.mode == ComputeMode::kSmSharing && u.compute + compute_portion(need, usable) > 100) return GpuBlock::kCompute;
+  return GpuBlock::kNone;
+}
+
+/// The category of a node whose GPUs cannot hold the fraction: the cause that blocks the most
+/// GPUs (ties in GpuBlock's order), so a node of GPUs held whole is not told "Insufficient GPU memory".
+std::string_view fraction_block_category(const ClusterState& state, std::size_t n, const PodRequest& pod) {
+  std::array<std::size_t, kBlockCategory.size()> count{};
+  for (std::size_t g = 0; g < state.node(n).gpus.size(); ++g) {
+    const GpuBlock b = gpu_block(state, n, g, pod);
+    if (b != GpuBlock::kNone) ++count[static_cast<std::size_t>(b)];
+  }
+  const auto most = std::max_element(count.begin(), count.end());
+  if (*most == 0) return kBlockCategory.back();
+  return kBlockCategory[static_cast<std::size_t>(most - count.begin())];
 }
 
 /// Why no set of GPUs on node `n` takes the pod now: the category names the dominant cause.
@@ -246,22 +288,7 @@ void explain_gpus(const ClusterState& state, std::size_t n, const PodRequest& po
       break;
   }
   const GpuFraction& f = *pod.fraction();
-  // Classify each GPU that cannot take the pod by what stops it.
-  bool compute_only = false;
-  bool other_mode_only = false;
-  for (std::size_t g = 0; g < state.node(n).gpus.size(); ++g) {
-    const GpuUsage& u = state.usage(n).gpus[g];
-    const MiB need = fraction_need(f, state, n, g);
-    const bool memory_ok = u.used + need <= state.usable(n, g);
-    if (u.state == shared_state(f.mode) && memory_ok && f.mode == ComputeMode::kSmSharing) compute_only = true;
-    if (u.state == shared_state(f.mode == ComputeMode::kSmSharing ? ComputeMode::kTimeSlicing : ComputeMode::kSmSharing) &&
-        memory_ok) {
-      other_mode_only = true;
-    }
-  }
-  const std::string_view category = compute_only      ? "Insufficient GPU compute"
-                                    : other_mode_only ? "GPU(s) shared in the other compute mode"
-                                                      : "Insufficient GPU memory";
+  const std::string_view category = fraction_block_category(state, n, pod);
   v.add(kNow, category, [&] {
     const MiB need = fraction_need(f, state, n, 0);
     return fmt::format("requested {} MiB{} {}{} on {} GPU(s), {} can take it: {}", need.count(),
@@ -318,19 +345,7 @@ int gpu_capacity_for(const ClusterState& state, std::size_t n, std::size_t g, co
     case GpuHold::kNone: return 0;
     case GpuHold::kWhole: return u.state == GpuState::kIdle ? 1 : 0;
     case GpuHold::kSlot: return node.sharing == SharingKind::kReplicas ? node.replica.replicas - u.slots : 0;
-    case GpuHold::kFraction: {
-      const GpuFraction& f = *pod.fraction();
-      if (f.memory_limit && *f.memory_limit > node.gpus[g].memory) return 0;
-      const MiB need = fraction_need(f, state, n, g);
-      const MiB usable = state.usable(n, g);
-      if (usable.count() <= 0) return 0;  // the reserve takes it all: a 0 MiB fraction is not a fit
-      if (u.state == GpuState::kIdle) return need <= usable ? 1 : 0;
-      // InfiniBand pods take idle GPUs only (docs/placement.md rule 3).
-      if (pod.infiniband() || u.state != shared_state(f.mode)) return 0;
-      if (u.used + need > usable) return 0;
-      if (f.mode == ComputeMode::kSmSharing && u.compute + compute_portion(need, usable) > 100) return 0;
-      return 1;
-    }
+    case GpuHold::kFraction: return gpu_block(state, n, g, pod) == GpuBlock::kNone ? 1 : 0;
   }
   return 0;
 }

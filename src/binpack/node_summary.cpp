@@ -6,7 +6,7 @@ namespace fracpack::binpack {
 
 bool takes_fractions(const ClusterState& state, std::size_t n) {
   const NodeSpec& node = state.node(n);
-  if (node.gpus.empty() || !node.gpu_memory_known || node.sharing == SharingKind::kReplicas) return false;
+  if (node.gpus.empty() || node.sharing == SharingKind::kReplicas) return false;
   if (state.config().sharing_mode == GpuSharingMode::kNonMemoryEnforced) return true;
   return node.sharing == SharingKind::kNvFractions && node.fractions_ready;
 }
@@ -36,7 +36,6 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
 
   for (std::size_t g = 0; g < node.gpus.size(); ++g) {
     const GpuUsage& u = used.gpus[g];
-    const GpuDevice& d = node.gpus[g];
     if (u.fenced()) continue;  // offers nothing to new placements
     if (replicas) {
       const int free = node.replica.replicas - u.slots;
@@ -45,13 +44,13 @@ NodeSummary summarize(const ClusterState& state, std::size_t n) {
       continue;
     }
     const std::int64_t usable = state.usable(n, g).count();
-    const std::int64_t memory = std::max<std::int64_t>(1, d.memory.count());
+    const std::int64_t memory = std::max<std::int64_t>(1, state.gpu_memory(n, g).count());
     const std::int64_t compute_base = std::max<std::int64_t>(1, usable);  // compute_portion()'s denominator
     switch (u.state) {
       case GpuState::kIdle:
         ++s.idle_gpus;
         s.free_milli += 1000;
-        if (node.gpu_memory_known) s.max_idle_free = std::max(s.max_idle_free, usable);
+        s.max_idle_free = std::max(s.max_idle_free, usable);
         break;
       case GpuState::kWhole:
         break;

@@ -154,6 +154,17 @@ Result<std::vector<int>> parse_devices(const std::string& key, const std::string
   return out;
 }
 
+/// `gpu-compute.portion` as fracpack writes it: one decimal in (0, 1] per device ("0.25,0.49").
+bool portions_are_sane(const std::string& value) {
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    const std::size_t end = std::min(value.find(',', start), value.size());
+    if (!parse_fraction(value.substr(start, end - start), "", kPortion)) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
 const std::string* find(const std::map<std::string, std::string>& m, std::string_view key) {
   auto it = m.find(std::string(key));
   return it == m.end() ? nullptr : &it->second;
@@ -199,12 +210,10 @@ Status FractionReader::read_nv(const NvKeys& keys) {
           who_, key_of(keys.container, written));
     }
   }
-  if (const auto* v = find(keys.values, kPortion)) {
+  if (const auto* v = find(keys.values, kPortion); v != nullptr && !portions_are_sane(*v)) {
     // Written by the scheduler; a bound pod's value is not used, but it must be sane.
-    if (!parse_fraction(*v, who_, key_of(keys.container, kPortion))) {
-      return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a decimal in (0, 1]", who_,
-                              key_of(keys.container, kPortion), excerpt(*v));
-    }
+    return invalid_argument("{}: annotation \"{}\" = \"{}\": must be a decimal in (0, 1] per device, comma-separated",
+                            who_, key_of(keys.container, kPortion), excerpt(*v));
   }
   // With fracpack.io/gpus (the ledger's indices), gpus.devices names the physical GPUs a
   // reservation pod reported (UUIDs): not indices, and not the ledger's business.

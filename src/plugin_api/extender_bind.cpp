@@ -21,7 +21,10 @@ std::map<std::string, std::string> annotations_for(const PodRequest& pod, const 
   if (f == nullptr || choice.gpus.empty()) return out;
   const std::string prefix = "nvidia.com/container." + f->container + ".";
   out[prefix + "gpus.devices"] = fmt::format("{}", fmt::join(choice.gpus, ","));
-  out[prefix + "gpu-compute.portion"] = fmt::format("{}.{:02}", choice.compute.front() / 100, choice.compute.front() % 100);
+  // One portion per device, in gpus.devices' order: each from that GPU's own memory (rule 5).
+  std::vector<std::string> portions;
+  for (int c : choice.compute) portions.push_back(fmt::format("{}.{:02}", c / 100, c % 100));
+  out[prefix + "gpu-compute.portion"] = fmt::format("{}", fmt::join(portions, ","));
   return out;
 }
 

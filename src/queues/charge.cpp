@@ -30,7 +30,7 @@ Amounts charge_placed(const PodRequest& pod, const ClusterState& state, const Al
   if (f == nullptr) return charge(pod, std::nullopt);
   Amounts out = cpu_and_memory(pod);
   for (int g : allocation.choice.gpus) {
-    out[Resource::kGpu] += 10 * hundredths(*f, state.node(allocation.node).gpus[static_cast<std::size_t>(g)].memory);
+    out[Resource::kGpu] += 10 * hundredths(*f, state.gpu_memory(allocation.node, static_cast<std::size_t>(g)));
   }
   return out;
 }
@@ -41,9 +41,8 @@ Amounts charge_pending(const PodRequest& pod, const ClusterState& state) {
 
 Amounts charge_of_allocation(const ClusterState& state, const Allocation& a) {
   Amounts out(0, a.cpu.count(), a.memory.count());
-  const NodeSpec& node = state.node(a.node);
   for (std::size_t k = 0; k < a.choice.gpus.size(); ++k) {
-    const MiB memory = node.gpus[static_cast<std::size_t>(a.choice.gpus[k])].memory;
+    const MiB memory = state.gpu_memory(a.node, static_cast<std::size_t>(a.choice.gpus[k]));
     switch (a.choice.hold) {
       case GpuHold::kWhole:
       case GpuHold::kSlot:

@@ -3,6 +3,7 @@
 // "§2: ..." checks rule 10.
 #include <doctest/doctest.h>
 
+#include "fracpack/queues/charge.hpp"
 #include "support/builders.hpp"
 
 namespace fracpack::test {
@@ -122,6 +123,27 @@ TEST_CASE("the reason names what is short: compute, the other mode, or memory") 
   CHECK(memory.why.summary == "0/1 nodes are available: 1 Insufficient GPU memory.");
 }
 
+TEST_CASE("the reason names GPUs held whole, and InfiniBand's idle-only rule, not memory") {
+  NodeBuilder whole = nvf("whole", 2, 80000);
+  NodeBuilder shared = nvf("shared", 1, 80000);
+  whole.allocatable("rdma/ib", "1");
+  shared.allocatable("rdma/ib", "1");
+  ClusterState s = cluster({whole, shared});
+  REQUIRE(place(s, PodBuilder("w").whole(2).spec()).placement);
+  REQUIRE(place(s, PodBuilder("f").gpu_memory("1Gi").spec()).placement);  // "shared" is the only node left
+  auto o = place(s, PodBuilder("p").gpu_memory("8Gi").infiniband().spec());
+  REQUIRE_FALSE(o.placement);
+  CHECK(o.why.summary ==
+        "0/2 nodes are available: 1 GPU(s) held whole, 1 GPU(s) shared, InfiniBand takes idle GPUs only.");
+  // Two GPUs held whole and one short of memory: the cause of the most GPUs names the node.
+  ClusterState mixed = cluster({nvf("n", 3, 10000)});
+  REQUIRE(place(mixed, PodBuilder("w").whole(2).spec()).placement);
+  REQUIRE(place(mixed, PodBuilder("f").gpu_memory("9000Mi").spec()).placement);
+  auto m = place(mixed, PodBuilder("q").gpu_memory("2000Mi").spec());
+  CHECK(m.why.summary == "0/1 nodes are available: 1 GPU(s) held whole.");
+  CHECK(m.why.nodes.at(0).second.text().find("GPU 2 time-slicing, free 1000 MiB") != std::string::npos);
+}
+
 TEST_CASE("every short resource is a reason of its own, like kube-scheduler's NodeResourcesFit") {
   NodeBuilder small("small");
   small.allocatable("cpu", "32").allocatable("memory", "256Gi");
@@ -188,6 +210,36 @@ TEST_CASE("§2: a GPU node without the memory label takes whole GPUs but no memo
   CHECK(o.why.summary.find("no GPU memory label") != std::string::npos);
   CHECK(o.why.nodes.at(0).second.text().find("nvidia.com/gpu.memory") != std::string::npos);
   CHECK(place(s, PodBuilder("w").whole(4).spec()).placement);
+}
+
+TEST_CASE("§2: a GPU node without the memory label takes gpu-fraction portions, as KAI does, in both sharing modes") {
+  NodeBuilder unlabeled("t4");
+  unlabeled.gpus(1, 0);
+  PlacementConfig legacy;
+  legacy.sharing_mode = GpuSharingMode::kNonMemoryEnforced;
+  legacy.reserved_per_gpu = MiB(2048);  // not applied: nothing is known to reserve there
+  ClusterState s = cluster({unlabeled}, legacy);
+  auto a = place(s, PodBuilder("a").fraction("0.5").spec());
+  REQUIRE(a.placement);
+  CHECK(a.placement->choice.memory.front() == MiB(50));  // of KAI's nominal 100 MiB device
+  REQUIRE(s.allocation("default/a") != nullptr);
+  CHECK(queues::charge_of_allocation(s, *s.allocation("default/a"))[queues::Resource::kGpu] == 500);
+  REQUIRE(place(s, PodBuilder("b").fraction("0.5").spec()).placement);
+  auto c = place(s, PodBuilder("c").fraction("0.01").spec());  // the portions add up to one device
+  REQUIRE_FALSE(c.placement);
+  CHECK(c.why.code == Code::kUnschedulable);
+
+  NodeBuilder fractioning("t4-nvf");
+  fractioning.gpus(2, 0).fractions();
+  ClusterState nv = cluster({fractioning, unlabeled});
+  auto d = place(nv, PodBuilder("d").fraction("0.25").devices(2).spec());
+  REQUIRE(d.placement);
+  CHECK(d.placement->node == "t4-nvf");
+  // NvFractions still needs gpu-fractioning (rule 11); memory-sized requests still need the label.
+  CHECK_FALSE(place(nv, PodBuilder("e").fraction("0.5").selector("kubernetes.io/hostname", "t4").spec()).placement);
+  auto m = place(nv, PodBuilder("m").gpu_memory("50Mi").spec());
+  REQUIRE_FALSE(m.placement);
+  CHECK(m.why.summary.find("node(s) had no GPU memory label") != std::string::npos);
 }
 
 TEST_CASE("gpuSharingMode: NvFractions needs the fractioning condition True; NonMemoryEnforced takes any GPU node") {

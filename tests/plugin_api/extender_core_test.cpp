@@ -20,6 +20,25 @@ std::unique_ptr<Extender> open_core(const std::string& path = ":memory:") {
   return std::move(*core);
 }
 
+TEST_CASE("a multi-device fraction on mixed GPU sizes is written one compute portion per device") {
+  auto core = open_core();
+  NodeBuilder mixed("mixed");
+  mixed.gpus(2, 80000).fractions().annotation("fracpack.io/gpu-memory-mib", "80000,40000");
+  REQUIRE(core->apply({mixed.obj}, nullptr).is_ok());
+  json pod = PodBuilder("p", "ns").gpu_memory("20000Mi").devices(2).obj;
+  REQUIRE(core->filter(pod, {"mixed"}).is_ok());
+  auto b = core->bind("ns", "p", "uid-p", "mixed");
+  REQUIRE_MESSAGE(b.is_ok(), b.status().message());
+  CHECK(b->annotations.at("nvidia.com/container.main.gpus.devices") == "0,1");
+  // 20000 × 100 ÷ 80000 = 25 and 20000 × 100 ÷ 40000 = 50: each from its own GPU's memory.
+  CHECK(b->annotations.at("nvidia.com/container.main.gpu-compute.portion") == "0.25,0.50");
+  // What Bind writes reads back: a restart decodes the bound pod without complaint.
+  json bound = PodBuilder("p", "ns").uid("uid-p").gpu_memory("20000Mi").devices(2).bound_to("mixed").obj;
+  for (const auto& [k, v] : b->annotations) bound["metadata"]["annotations"][k] = v;
+  auto fresh = open_core();
+  CHECK(fresh->apply({mixed.obj, bound}, nullptr).is_ok());
+}
+
 TEST_CASE("Filter, Prioritize and Bind a fraction; Bind answers with the annotations to write") {
   auto core = open_core();
   REQUIRE(core->apply({nvf("a", 2, 80000).obj, nvf("b", 2, 80000).obj}, nullptr).is_ok());

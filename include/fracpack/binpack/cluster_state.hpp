@@ -25,6 +25,11 @@
 
 namespace fracpack {
 
+/// What a GPU of a node without the `nvidia.com/gpu.memory` label counts as when a `gpu-fraction`
+/// lands on it: KAI's DefaultGpuMemory (pkg/scheduler/api/node_info/node_info.go), 100 MiB, so
+/// that portions in hundredths add up to exactly one device. Memory-sized requests never go there.
+inline constexpr MiB kUnlabelledGpuMemory{100};
+
 enum class GpuState : std::uint8_t { kIdle, kWhole, kSharedTimeSlicing, kSharedSmSharing };
 std::string_view gpu_state_name(GpuState state);
 /// The shared state that fractions (or replica slots) of `mode` put a GPU in.
@@ -127,8 +132,16 @@ class ClusterState {
   /// cluster-wide figures.
   std::vector<Allocation> remove_node(std::size_t n);
 
-  /// Memory of GPU `g` on node `i` that placement may use: labelled memory minus the reserved part.
+  /// The memory fractions on GPU `g` of node `i` are measured against: its labelled memory, or on
+  /// a GPU node without the label KAI's nominal kUnlabelledGpuMemory, so that `gpu-fraction`
+  /// portions still add up to one device there (docs/placement.md rule 10).
+  [[nodiscard]] MiB gpu_memory(std::size_t i, std::size_t g) const {
+    return nodes_[i].gpu_memory_known ? nodes_[i].gpus[g].memory : kUnlabelledGpuMemory;
+  }
+  /// Memory of GPU `g` on node `i` that placement may use: labelled memory minus the reserved
+  /// part; on a node without the memory label the whole nominal device (nothing is known to reserve).
   [[nodiscard]] MiB usable(std::size_t i, std::size_t g) const {
+    if (!nodes_[i].gpu_memory_known) return kUnlabelledGpuMemory;
     const MiB m = nodes_[i].gpus[g].memory - config_.reserved_per_gpu;
     return m.count() > 0 ? m : MiB{0};
   }
