@@ -26,6 +26,19 @@ int run(int argc, char** argv) {
   commands.push_back(cli::add_quota_tune(*quota));
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 checks required flags before unknown ones: `--clusters` would be told "--cluster is
+    // required". Name the unknown flag first.
+    std::vector<std::string> unknown;
+    for (const auto& arg : app.remaining(true)) {
+      if (arg.size() > 1 && arg[0] == '-') unknown.push_back(arg);
+    }
+    if (!unknown.empty()) {
+      fmt::print(stderr, "unknown flag{} {}\nRun with --help for more information.\n", unknown.size() > 1 ? "s" : "",
+                 fmt::join(unknown, ", "));
+      return cli::kInputError;
+    }
+    return app.exit(e) == 0 ? 0 : cli::kInputError;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, or the error and a hint
     return code == 0 ? 0 : cli::kInputError;

@@ -44,6 +44,12 @@ std::chrono::milliseconds milliseconds_of(double seconds) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0 + 0.5));
 }
 
+CLI::Validator input_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string { return path == "-" ? std::string() : CLI::ExistingFile(path); },
+      "FILE|-");
+}
+
 std::vector<std::string> all_policy_names() {
   std::vector<std::string> names;
   for (auto n : policy_names()) names.emplace_back(n);

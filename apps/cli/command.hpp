@@ -29,6 +29,8 @@ std::function<std::string(const std::string&)> seconds_check(double low, double 
 /// A CLI11 check of a decimal in (low, high] (`name` shows in the help, e.g. "(0, 1]").
 CLI::Validator decimal_check(double low, double high, bool low_included, const std::string& name);
 std::chrono::milliseconds milliseconds_of(double seconds);
+/// An existing file, or `-` for standard input (kubectl's `-f -`).
+CLI::Validator input_file();
 /// Every policy name `place`, `serve` and `quota` accept (ours, then the study's).
 std::vector<std::string> all_policy_names();
 

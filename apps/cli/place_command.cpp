@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "fracpack/core/quantity.hpp"
+#include "placement_flags.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/sim/place_job.hpp"
 
@@ -20,9 +20,7 @@ class PlaceCommand : public Command {
   std::string cluster_;
   std::string pods_;
   std::string format_ = "json";
-  std::string sharing_mode_ = "NvFractions";
-  std::string reserved_ = "0";
-  std::vector<std::string> rdma_;
+  PlacementFlags placement_;
   PlaceOptions options_;
 };
 
@@ -33,29 +31,23 @@ PlaceCommand::PlaceCommand(CLI::App& app) {
       "in either. Pods with spec.nodeName are loaded first; every other pod is placed in input order.");
   app_->add_option("--cluster", cluster_, "Nodes (and running pods) as kubectl get -o yaml|json prints them")
       ->required()
-      ->check(CLI::ExistingFile);
-  app_->add_option("--pods", pods_, "Pods to place, YAML or JSON")->required()->check(CLI::ExistingFile);
+      ->check(input_file());
+  app_->add_option("--pods", pods_, "Pods to place, YAML or JSON (- for standard input)")->required()->check(input_file());
   app_->add_option("--policy", options_.policy, "Placement policy")->check(CLI::IsMember(all_policy_names()))->capture_default_str();
-  app_->add_option("--format", format_, "Output format")->check(CLI::IsMember({"json", "table"}))->capture_default_str();
-  app_->add_option("--sharing-mode", sharing_mode_, "KAI gpuSharingMode")
-      ->check(CLI::IsMember({"NvFractions", "NonMemoryEnforced"}))
+  app_->add_option("-o,--output,--format", format_, "Output format (--format is the older spelling)")
+      ->check(CLI::IsMember({"json", "yaml", "table"}))
       ->capture_default_str();
-  app_->add_option("--reserved-gpu-memory", reserved_,
-                   "Memory kept free on every GPU (KAI issue 2212): a Kubernetes quantity such as 2Gi, or MiB")
-      ->capture_default_str();
-  app_->add_option("--rdma-resource", rdma_,
-                   "Resource names that mark InfiniBand pods; a name ending in / is a prefix "
-                   "(default: rdma/ nvidia.com/hostdev)");
+  placement_.add(*app_);
   app_->add_option("--explain-nodes", options_.explain_nodes,
                    "Nodes listed with their own reasons for each pod that fits nowhere (all are counted)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app_->add_option("--network-leaf-label", options_.placement.network_leaf_label,
-                   "Node label naming the network leaf for InfiniBand gangs")
-      ->capture_default_str();
 }
 
 Result<std::vector<k8s::InputObject>> PlaceCommand::read_inputs() const {
+  if (cluster_ == k8s::kStandardInput && pods_ == k8s::kStandardInput) {
+    return Status(Code::kInvalidArgument, "--cluster and --pods cannot both be - (standard input is read once)");
+  }
   std::vector<k8s::InputObject> objects;
   for (const auto& file : {cluster_, pods_}) {
     auto read = k8s::read_input_file(file);
@@ -66,15 +58,10 @@ Result<std::vector<k8s::InputObject>> PlaceCommand::read_inputs() const {
 }
 
 int PlaceCommand::run() {
-  options_.placement.sharing_mode =
-      sharing_mode_ == "NonMemoryEnforced" ? GpuSharingMode::kNonMemoryEnforced : GpuSharingMode::kNvFractions;
-  auto reserve = parse_mib_or_quantity(reserved_, "--reserved-gpu-memory");
-  if (!reserve) {
-    fmt::print(stderr, "fracpack place: {}\n", reserve.status().message());
+  if (Status st = placement_.apply(options_.placement, options_.decode); !st.is_ok()) {
+    fmt::print(stderr, "fracpack place: {}\n", st.message());
     return kInputError;
   }
-  options_.placement.reserved_per_gpu = *reserve;
-  if (!rdma_.empty()) options_.decode.rdma_resources = rdma_;
   auto objects = read_inputs();
   auto report = objects ? run_place(*objects, options_) : Result<PlaceReport>(objects.status());
   if (!report) {
@@ -83,6 +70,8 @@ int PlaceCommand::run() {
   }
   if (format_ == "table") {
     fmt::print("{}", report_table(*report));
+  } else if (format_ == "yaml") {
+    fmt::print("{}", report_yaml_text(*report));
   } else {
     fmt::print("{}\n", report_json_text(*report));
   }

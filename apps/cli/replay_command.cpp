@@ -17,7 +17,7 @@ class ReplayCommand : public Command {
         ->check(CLI::ExistingFile);
     app_->add_option("--tls-cert", replay_.tls_cert, "Client certificate (mutual TLS)")->check(CLI::ExistingFile);
     app_->add_option("--tls-key", replay_.tls_key, "Client key (mutual TLS)")->check(CLI::ExistingFile);
-    app_->add_option("--pods", replay_.pods_file, "Pods to replay, YAML or JSON")->required()->check(CLI::ExistingFile);
+    app_->add_option("--pods", replay_.pods_file, "Pods to replay, YAML or JSON (- for standard input)")->required()->check(input_file());
     app_->add_flag("!--no-progress", replay_.progress, "No progress bar");
   }
 

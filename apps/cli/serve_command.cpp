@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "placement_flags.hpp"
 #include "fracpack/server/serve.hpp"
 #include "fracpack/sim/workload_file.hpp"
 
@@ -24,7 +25,7 @@ class ServeCommand : public Command {
   ServeOptions serve_;
   std::string http_, grpc_, health_, cluster_, workload_;
   std::string policy_ = "pack";
-  std::vector<std::string> scheduler_names_;
+  PlacementFlags placement_;
   std::string gpu_reservation_ = "kai";
   std::int64_t reservation_timeout_ = 0;
   double retry_refused_within_ = 0;
@@ -90,7 +91,7 @@ void ServeCommand::add_access() {
 }
 
 void ServeCommand::add_placement() {
-  app_->add_option("--cluster", cluster_, "Nodes, Queues, PodGroups (and running pods) to load")->check(CLI::ExistingFile);
+  app_->add_option("--cluster", cluster_, "Nodes, Queues, PodGroups (and running pods) to load (- for standard input)")->check(input_file());
   app_->add_option("--policy", policy_, "Placement policy")->check(CLI::IsMember(all_policy_names()))->capture_default_str();
   app_->add_option("--workload", workload_,
                    "fgd / fgd-cpu / fgd-lp: pods whose typical shapes are the target workload (Pod YAML/JSON, or an Alibaba pod-list CSV)")
@@ -102,9 +103,7 @@ void ServeCommand::add_placement() {
   app_->add_flag("--unresolvable-as-failed", serve_.unresolvable_as_failed,
                  "JSON Filter: list nodes that can never fit in FailedNodes (kube-scheduler before v1.21 drops "
                  "FailedAndUnresolvableNodes, and the pod's event loses fracpack's reasons)");
-  app_->add_option("--scheduler-name", scheduler_names_,
-                   "spec.schedulerName of the pods that are ours (counted in queues); repeat for several "
-                   "(default: kai-scheduler; pods without one are ours too)");
+  placement_.add(*app_);
 }
 
 void ServeCommand::add_kube_api() {
@@ -170,7 +169,10 @@ int ServeCommand::run() {
   if (!grpc_.empty()) serve_.grpc = grpc_;
   if (!cluster_.empty()) serve_.cluster_file = cluster_;
   serve_.core.policy = policy_;
-  if (!scheduler_names_.empty()) serve_.core.decode.scheduler_names = scheduler_names_;
+  if (Status st = placement_.apply(serve_.core.placement, serve_.core.decode); !st.is_ok()) {
+    fmt::print(stderr, "fracpack serve: {}\n", st.message());
+    return kInputError;
+  }
   serve_.core.reservation.enabled = gpu_reservation_ == "kai";
   serve_.core.reservation.timeout = std::chrono::seconds(reservation_timeout_);
   serve_.core.retry_refused_within = milliseconds_of(retry_refused_within_);

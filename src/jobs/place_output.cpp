@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "fracpack/k8s/yaml_emit.hpp"
 #include "fracpack/sim/place_job.hpp"
 
 namespace fracpack {
@@ -125,6 +126,11 @@ ordered report_json(const PlaceReport& r) {
 
 std::string report_json_text(const PlaceReport& report) {
   return report_json(report).dump(2, ' ', false, ordered::error_handler_t::replace);
+}
+
+std::string report_yaml_text(const PlaceReport& report) {
+  // Through the JSON text: bytes that are not UTF-8 are replaced there, and YAML must be UTF-8.
+  return k8s::to_yaml({nlohmann::json::parse(report_json_text(report))});
 }
 
 std::string report_table(const PlaceReport& r) {

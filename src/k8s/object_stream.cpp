@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <set>
 
 #include "fracpack/core/quoting.hpp"
@@ -110,24 +111,40 @@ Result<std::vector<json>> read_objects(std::string_view text, std::string_view s
   return read_yaml(text, source);
 }
 
-Result<std::vector<json>> read_objects_file(const std::string& path) {
+namespace {
+
+/// The whole text of `in` (at most 512 MiB, no NUL bytes); `name` is what messages call it.
+Result<std::string> read_text(std::istream& in, const std::string& name) {
   constexpr std::streamsize kMaxBytes = 512LL << 20;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kNotFound, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   std::string text;
   std::array<char, 1 << 16> buffer{};
   while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
     const auto got = static_cast<std::size_t>(in.gcount());
     if (std::memchr(buffer.data(), '\0', got) != nullptr) {  // binary data: stop at once
-      return invalid_argument("{}: contains NUL bytes; expected YAML or JSON text", path);
+      return invalid_argument("{}: contains NUL bytes; expected YAML or JSON text", name);
     }
     text.append(buffer.data(), got);
     if (static_cast<std::streamsize>(text.size()) > kMaxBytes) {
-      return invalid_argument("{}: larger than {} MiB; split the input", path, kMaxBytes >> 20);
+      return invalid_argument("{}: larger than {} MiB; split the input", name, kMaxBytes >> 20);
     }
   }
-  if (in.bad()) return Status(Code::kNotFound, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  return read_objects(text, path);
+  if (in.bad()) return Status(Code::kNotFound, fmt::format("cannot read {}: {}", name, std::strerror(errno)));
+  return text;
+}
+
+}  // namespace
+
+Result<std::vector<json>> read_objects_file(const std::string& path) {
+  if (path == kStandardInput) {
+    auto text = read_text(std::cin, "standard input");
+    if (!text) return text.status();
+    return read_objects(*text, "standard input");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::kNotFound, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  auto text = read_text(in, path);
+  if (!text) return text.status();
+  return read_objects(*text, path);
 }
 
 std::vector<InputObject> with_origins(std::vector<json> objects, std::string_view source) {
@@ -142,7 +159,7 @@ std::vector<InputObject> with_origins(std::vector<json> objects, std::string_vie
 Result<std::vector<InputObject>> read_input_file(const std::string& path) {
   auto objects = read_objects_file(path);
   if (!objects) return objects.status();
-  return with_origins(std::move(*objects), path);
+  return with_origins(std::move(*objects), path == kStandardInput ? "standard input" : path);
 }
 
 std::string kind_of(const json& object) {

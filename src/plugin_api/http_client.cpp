@@ -12,6 +12,20 @@ namespace {
 using nlohmann::json;
 namespace od = simdjson::ondemand;
 
+/// cpp-httplib's error as a sentence: its own names are one word ("Connection").
+std::string transport_error(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "cannot connect (connection refused, or no route to the host: is serve running there?)";
+    case httplib::Error::ConnectionTimeout: return "connecting timed out";
+    case httplib::Error::Read: return "the connection closed before an answer was read";
+    case httplib::Error::Write: return "the connection closed while the request was sent";
+    case httplib::Error::SSLConnection: return "the TLS handshake failed (a plaintext server, or a certificate it refused)";
+    case httplib::Error::SSLLoadingCerts: return "cannot load the client certificate, key or CA";
+    case httplib::Error::SSLServerVerification: return "the server's certificate is not signed by --tls-ca";
+    default: return "HTTP client error: " + httplib::to_string(e);
+  }
+}
+
 class HttpClient final : public ExtenderClient {
  public:
   HttpClient(const std::string& base_url, const ClientTls& tls) : http_(base_url, tls.cert, tls.key), base_url_(base_url) {
@@ -111,7 +125,7 @@ class HttpClient final : public ExtenderClient {
   }
 
   Status status_of(const httplib::Result& res, const std::string& what) const {
-    if (!res) return Status(Code::kInternal, fmt::format("{} {}: {}", base_url_, what, httplib::to_string(res.error())));
+    if (!res) return Status(Code::kInternal, fmt::format("{} {}: {}", base_url_, what, transport_error(res.error())));
     if (res->status != 200) {
       return Status(res->status < 500 ? Code::kInvalidArgument : Code::kInternal,
                     fmt::format("{} {}: HTTP {}: {}", base_url_, what, res->status, res->body));

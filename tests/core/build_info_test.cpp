@@ -1,5 +1,4 @@
 // `fracpack --version` and the fracpack_build_info gauge: the version, git commit and build date.
-#include <cstdio>
 #include <regex>
 
 #include <doctest/doctest.h>
@@ -7,21 +6,9 @@
 
 #include "fracpack/core/build_info.hpp"
 #include "plugin_api/metrics.hpp"
+#include "support/cli_run.hpp"
 
 namespace fracpack::test {
-namespace {
-
-/// What `command` prints on stdout, and its exit status.
-std::pair<std::string, int> output_of(const std::string& command) {
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buffer[256];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
-  return {out, ::pclose(pipe)};
-}
-
-}  // namespace
 
 TEST_CASE("the build info names the version, a git commit (or unknown) and a date") {
   const BuildInfo& b = build_info();

@@ -32,8 +32,11 @@ namespace fracpack::k8s {
 /// objects, Lists or arrays of objects.
 Result<std::vector<nlohmann::json>> read_objects(std::string_view text, std::string_view source);
 
-/// Reads the file at `path` (at most 512 MiB; FIFOs such as `<(kubectl get ...)` work) and parses
-/// it with read_objects(). kNotFound when it cannot be read.
+/// The path that means standard input, as in kubectl's `-f -`.
+inline constexpr std::string_view kStandardInput = "-";
+
+/// Reads the file at `path` (at most 512 MiB; FIFOs such as `<(kubectl get ...)` work; `-` is
+/// standard input) and parses it with read_objects(). kNotFound when it cannot be read.
 Result<std::vector<nlohmann::json>> read_objects_file(const std::string& path);
 
 /// An object with where it came from, for messages about objects that have no usable name.

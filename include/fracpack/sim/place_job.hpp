@@ -111,6 +111,9 @@ nlohmann::ordered_json report_json(const PlaceReport& report);
 /// are replaced, never an error.
 std::string report_json_text(const PlaceReport& report);
 
+/// report_json() as one YAML document (keys sorted, as `kubectl -o yaml` prints them).
+std::string report_yaml_text(const PlaceReport& report);
+
 /// The report as aligned text tables.
 std::string report_table(const PlaceReport& report);
 
