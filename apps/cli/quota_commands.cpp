@@ -21,6 +21,11 @@ void add_inputs(CLI::App* cmd, QuotaInputFiles& files) {
       ->capture_default_str();
 }
 
+/// -o, as kubectl's.
+void add_output(CLI::App* cmd, std::string& output, const std::string& help) {
+  cmd->add_option("-o,--output", output, help)->check(CLI::IsMember({"table", "json", "yaml"}))->capture_default_str();
+}
+
 /// --period and --policy, the same for both.
 template <class Options>
 void add_cycle(CLI::App* cmd, Options& options) {
@@ -37,6 +42,7 @@ class QuotaReplayCommand : public Command {
     add_inputs(app_, options_);
     add_cycle(app_, options_);
     app_->add_option("--out", options_.out, "Directory for queues.csv, timeline.csv and the SVG timelines");
+    add_output(app_, options_.output, "table: the per-queue table; json, yaml: the same numbers as one document");
   }
 
   int run() override { return run_quota_replay(options_); }
@@ -79,6 +85,9 @@ QuotaTuneCommand::QuotaTuneCommand(CLI::App& quota) {
   app_->add_flag("--oversubscribe", options_.oversubscribe,
                  "Allow GPU quotas that add up to more than the cluster (KAI allows it; they are then not all guaranteed)");
   app_->add_option("--out", options_.out, "Directory for queues.yaml, candidates.csv and the recommendation's replay (recommended/)");
+  add_output(app_, options_.output,
+             "table: the report and the Queue objects; yaml: only the recommended Queue objects on stdout "
+             "(| kubectl apply -f -), the report on stderr; json: one document");
 }
 
 }  // namespace

@@ -4,4 +4,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ./scripts/build.sh
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure -j"$(nproc)"

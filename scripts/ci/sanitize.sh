@@ -11,4 +11,4 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILE
   -DFRACPACK_BUILD_FUZZ=ON -DFRACPACK_BUILD_BENCH=OFF -DFRACPACK_FUZZ_SECONDS="${FRACPACK_FUZZ_SECONDS:-20}"
 cmake --build "$build_dir" -j"$(nproc)"
 source scripts/ci/sanitizer-env.sh
-ctest --test-dir "$build_dir" --output-on-failure
+ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)"

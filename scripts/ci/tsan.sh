@@ -17,11 +17,11 @@ cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_R
   -DFRACPACK_SANITIZE=thread -DFRACPACK_BUILD_BENCH=OFF -DFRACPACK_TEST_ONLY="$plain_tests;$grpc_tests"
 cmake --build "$build_dir" -j"$(nproc)"
 source scripts/ci/sanitizer-env.sh
-ctest --test-dir "$build_dir" --output-on-failure -E "$grpc_pattern"
+ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" -E "$grpc_pattern"
 
 reports="$build_dir/tsan-reports"
 rm -rf "$reports" && mkdir -p "$reports"
 export TSAN_OPTIONS="${TSAN_OPTIONS/halt_on_error=1/halt_on_error=0}:exitcode=0:log_path=$(pwd)/$reports/report"
-ctest --test-dir "$build_dir" --output-on-failure -R "$grpc_pattern"
+ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" -R "$grpc_pattern"
 shopt -s nullglob
 python3 scripts/ci/tsan_triage.py "$(pwd)" /dev/null "$reports"/report.*

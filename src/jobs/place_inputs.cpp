@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "fracpack/core/quoting.hpp"
 #include "fracpack/k8s/decode.hpp"
 
 namespace fracpack::jobs {
@@ -93,7 +94,9 @@ void read_priority_class(const k8s::InputObject& input, PlaceInputs& in, PlaceRe
 /// A PodGroup into `in.groups`; an invalid one is a warning and is kept with every member required.
 void read_pod_group(const k8s::InputObject& input, PlaceInputs& in, PlaceReport& report) {
   const json& o = input.object;
-  auto group = queues::decode_pod_group(o);
+  std::vector<std::string> unhonoured;
+  auto group = queues::decode_pod_group(o, &unhonoured);
+  for (auto& w : unhonoured) report.warnings.push_back(fmt::format("{} ({})", w, input.origin));
   if (group) {
     in.groups[group->key()] = std::move(*group);
     return;
@@ -107,18 +110,35 @@ void read_pod_group(const k8s::InputObject& input, PlaceInputs& in, PlaceReport&
 }
 
 /// A Queue into `in.queues`: an invalid or repeated queue refuses the whole input.
-Status read_queue(const k8s::InputObject& input, PlaceInputs& in, std::set<std::string>& queue_names) {
-  auto queue = queues::decode_queue(input.object);
+Status read_queue(const k8s::InputObject& input, PlaceInputs& in, PlaceReport& report,
+                  std::set<std::string>& queue_names) {
+  std::vector<std::string> unhonoured;
+  auto queue = queues::decode_queue(input.object, &unhonoured);
   if (!queue) return Status(queue.status().code(), fmt::format("{} ({})", queue.status().message(), input.origin));
   if (!queue_names.insert(queue->name).second) {
     return invalid_argument("queue {}: appears twice in the input ({})", queue->name, input.origin);
   }
+  for (auto& w : unhonoured) report.warnings.push_back(fmt::format("{} ({})", w, input.origin));
   in.queues.push_back(std::move(*queue));
   return Status::ok();
 }
 
+/// An object of a kind placement does not read: an error when it has no kind or claims KAI's API
+/// group (a misspelt Queue or PodGroup, as the API server would refuse it: docs/requests.md rule 24).
+Status check_unused_kind(const k8s::InputObject& input) {
+  const json& o = input.object;
+  const std::string kind = k8s::kind_of(o);
+  if (kind.empty()) return invalid_argument("{}: kind is missing; every object names its kind", describe(input));
+  auto version = o.find("apiVersion");
+  if (version != o.end() && version->is_string() && version->get_ref<const std::string&>().starts_with("scheduling.run.ai/")) {
+    return invalid_argument("{}: KAI's API group scheduling.run.ai has no kind \"{}\" that fracpack knows (Queue, PodGroup)",
+                            describe(input), excerpt(kind));
+  }
+  return Status::ok();
+}
+
 /// Every object by kind: PriorityClasses, PodGroups and Queues read now (pods need the classes),
-/// Nodes and Pods collected for later; other kinds are warnings.
+/// Nodes and Pods collected for later; other kinds are warnings, or errors (check_unused_kind).
 Status sort_objects(const std::vector<k8s::InputObject>& objects, PlaceInputs& in, PlaceReport& report,
                     ObjectList& nodes, ObjectList& pods) {
   std::set<std::string> queue_names;
@@ -133,7 +153,9 @@ Status sort_objects(const std::vector<k8s::InputObject>& objects, PlaceInputs& i
     } else if (kind == "PodGroup") {
       read_pod_group(input, in, report);
     } else if (kind == "Queue") {
-      if (auto s = read_queue(input, in, queue_names); !s.is_ok()) return s;
+      if (auto s = read_queue(input, in, report, queue_names); !s.is_ok()) return s;
+    } else if (auto s = check_unused_kind(input); !s.is_ok()) {
+      return s;
     } else {
       report.warnings.push_back(fmt::format("{}: kind \"{}\" is not used by placement; ignored", describe(input),
                                             kind.empty() ? "(none)" : kind));

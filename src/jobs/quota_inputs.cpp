@@ -77,9 +77,14 @@ Result<QuotaInputs> read_quota_inputs(const QuotaInputFiles& files) {
   }
   auto objects = k8s::read_objects_file(files.queues);
   if (!objects) return objects.status();
-  for (auto& o : *objects) {
-    if (k8s::kind_of(o) != "Queue") continue;
-    auto q = queues::decode_queue(o);
+  std::vector<std::string> queue_warnings;
+  for (std::size_t i = 0; i < objects->size(); ++i) {
+    nlohmann::json& o = (*objects)[i];
+    if (k8s::kind_of(o) != "Queue") {
+      return invalid_argument("--queues {}: {} is not a Queue; the file holds KAI Queue objects (scheduling.run.ai/v2)",
+                              files.queues, k8s::describe(o, i));
+    }
+    auto q = queues::decode_queue(o, &queue_warnings);
     if (!q) return invalid_argument("--queues {}: {}", files.queues, q.status().message());
     in.queues.push_back(std::move(*q));
     in.queue_objects.push_back(std::move(o));
@@ -90,6 +95,7 @@ Result<QuotaInputs> read_quota_inputs(const QuotaInputFiles& files) {
   if (workload->pods.empty()) return invalid_argument("--pods {}: no pods", files.pods);
   in.workload = std::move(*workload);
   in.warnings = in.workload.warnings;
+  for (auto& w : queue_warnings) in.warnings.push_back(std::move(w));
   for (auto& w : quota_warnings(in.nodes, in.queues)) in.warnings.push_back(std::move(w));
   return in;
 }

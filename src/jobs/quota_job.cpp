@@ -12,6 +12,7 @@
 #include "fracpack/sim/quota/metrics.hpp"
 #include "plot/line_plot.hpp"
 #include "quota_inputs.hpp"
+#include "jobs/quota_output.hpp"
 
 namespace fracpack {
 namespace {
@@ -180,7 +181,11 @@ int run_quota_replay(const QuotaReplayOptions& options) {
   auto report = quota::replay(std::move(in->nodes), std::move(in->queues), in->workload, replay_options);
   if (!report) return fail(report.status());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  fmt::print("{}\n(replay took {:.2f} s wall)\n", replay_table(*report), wall);
+  if (options.output == "table") {
+    fmt::print("{}\n(replay took {:.2f} s wall)\n", replay_table(*report), wall);
+  } else {
+    fmt::print("{}", document_text(replay_json(*report), options.output));
+  }
   if (!options.out.empty()) {
     if (auto st = write_replay_files(options.out, *report); !st.is_ok()) return fail(st);
   }

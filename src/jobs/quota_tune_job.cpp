@@ -13,6 +13,7 @@
 #include "fracpack/k8s/yaml_emit.hpp"
 #include "fracpack/sim/quota/metrics.hpp"
 #include "fracpack/sim/quota_job.hpp"
+#include "jobs/quota_output.hpp"
 #include "quota_inputs.hpp"
 
 namespace fracpack {
@@ -38,6 +39,27 @@ std::string value_text(double v) {
   if (std::isinf(v)) return "never starts";
   if (std::abs(v) < 1e-9) return "0";  // rounding (a single queue's share error)
   return std::abs(v) >= 100 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}", v);
+}
+
+/// What `-o` puts where (QuotaTuneOptions::output): a recommendation only when the objective is met.
+void print_tune_report(const quota::TuneReport& report, const std::vector<json>& objects, const std::string& yaml,
+                       const std::string& output) {
+  const bool met = report.candidates.front().score.feasible();
+  if (output == "json") {
+    fmt::print("{}", document_text(tune_json(report, objects), "json"));
+    return;
+  }
+  const std::string tables = fmt::format("{}\n{}", tune_table(report), before_after_table(report));
+  const std::string heading = met ? "Recommended Queue objects (kubectl apply -f):"
+                                  : "No recommendation: the objective is not met. The closest candidate's Queue objects, "
+                                    "for reference (not for kubectl apply):";
+  if (output == "yaml") {
+    fmt::print(stderr, "{}\n{}\n", tables, met ? "The recommended Queue objects are on standard output."
+                                               : "No recommendation: the objective is not met; standard output is left empty.");
+    if (met) fmt::print("{}", yaml);
+    return;
+  }
+  fmt::print("{}\n{}\n{}", tables, heading, yaml);
 }
 
 }  // namespace
@@ -181,13 +203,15 @@ int run_quota_tune(const QuotaTuneOptions& options) {
   if (tune_options.on_round) fmt::print(stderr, "\n");
   if (!report) return fail(report.status());
   report->shown = options.top;
-  const std::string yaml = k8s::to_yaml(recommended_queue_objects(in->queue_objects, report->recommended));
-  fmt::print("{}\nRecommended Queue objects (kubectl apply -f):\n{}", tune_table(*report), yaml);
+  const bool met = report->candidates.front().score.feasible();
+  const auto objects = recommended_queue_objects(in->queue_objects, report->recommended);
+  const std::string yaml = k8s::to_yaml(objects);
+  print_tune_report(*report, objects, yaml, options.output);
   if (!options.out.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.out, ec);
     const std::filesystem::path dir(options.out);
-    std::ofstream queues_yaml(dir / "queues.yaml");
+    std::ofstream queues_yaml(dir / (met ? "queues.yaml" : "closest-queues.yaml"));
     queues_yaml << yaml;
     std::ofstream csv(dir / "candidates.csv");
     csv << "rank,origin,meets_objective,violation,goal";
@@ -210,7 +234,7 @@ int run_quota_tune(const QuotaTuneOptions& options) {
     if (!best) return fail(best.status());
     if (auto st = write_replay_files((dir / "recommended").string(), *best); !st.is_ok()) return fail(st);
   }
-  return report->candidates.front().score.feasible() ? 0 : 1;
+  return met ? 0 : 1;
 }
 
 }  // namespace fracpack

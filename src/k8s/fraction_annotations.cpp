@@ -30,6 +30,24 @@ std::string key_of(const std::string& ctr, std::string_view suffix) {
 
 std::string list(const std::vector<std::string>& names) { return excerpt_list(names); }
 
+/// Pod annotations fracpack reads or writes outside nvidia.com/container.*: KAI's legacy keys and
+/// fracpack.io/'s (docs/requests.md rule 24).
+constexpr std::string_view kOwnedKeys[] = {kGpuFraction, kGpuMemory, kNumDevices, kContainerName,
+                                           kLedgerGpusAnnotation, "fracpack.io/gpu-groups", "fracpack.io/retry"};
+
+/// A key in the families we own ("gpu-fraction…", "gpu-memory…", "fracpack.io/…") that is none of
+/// ours: a typo such as gpu-fraction-num-device, refused rather than ignored.
+Status check_owned_keys(const std::map<std::string, std::string>& annotations, const std::string& who) {
+  for (const auto& [key, value] : annotations) {
+    const bool owned_family = key.starts_with(kGpuFraction) || key.starts_with(kGpuMemory) || key.starts_with("fracpack.io/");
+    if (!owned_family || std::find(std::begin(kOwnedKeys), std::end(kOwnedKeys), key) != std::end(kOwnedKeys)) continue;
+    return invalid_argument("{}: unknown annotation \"{}\" (known: {}, {}, {}, {}; fracpack.io/gpus, gpu-groups and retry are "
+                            "written by fracpack)",
+                            who, excerpt(key), kGpuFraction, kGpuMemory, kNumDevices, kContainerName);
+  }
+  return Status::ok();
+}
+
 /// The NvFractions keys of one container.
 struct NvKeys {
   std::string container;
@@ -347,6 +365,7 @@ Status FractionReader::read_container_name() {
 }
 
 Result<FractionAnnotations> FractionReader::read() {
+  if (Status st = check_owned_keys(annotations_, who_); !st.is_ok()) return st;
   auto nv = collect_nv_keys(annotations_, containers_, who_);
   if (!nv) return nv.status();
   if (nv->has_value()) {

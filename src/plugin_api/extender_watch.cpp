@@ -62,7 +62,7 @@ void ExtenderImpl::watch_listed(const std::string& kind, const std::vector<json>
   } else if (kind == "Queue") {
     api_queues_.clear();
     for (const auto& o : objects) {
-      auto q = queues::decode_queue(o);
+      auto q = queues::decode_queue(o, notes);
       if (q) {
         api_queues_[q->name] = std::move(*q);
       } else {
@@ -90,7 +90,7 @@ void ExtenderImpl::watch_changed(const std::string& kind, const std::vector<ApiE
       const std::string name = k8s::metadata_string(e.object, "name");
       if (e.type == ApiEvent::Type::kDeleted) {
         api_queues_.erase(name);
-      } else if (auto q = queues::decode_queue(e.object)) {
+      } else if (auto q = queues::decode_queue(e.object, notes)) {
         api_queues_[name] = std::move(*q);
       } else {
         note(notes, q.status().message());
@@ -207,7 +207,7 @@ void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::ve
   ObjectChange change;
   std::set<std::string> seen;
   for (const auto& o : upserts) {
-    auto g = queues::decode_pod_group(o);
+    auto g = queues::decode_pod_group(o, notes);
     if (!g) {
       note(notes, g.status().message());
       continue;

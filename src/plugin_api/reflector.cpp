@@ -33,7 +33,27 @@ std::string status_message(const json& status) {
   return status.dump().substr(0, 300);
 }
 
+/// The apiVersion of the objects under a resource path: "/api/v1/pods" → "v1",
+/// "/apis/scheduling.run.ai/v2/queues" → "scheduling.run.ai/v2".
+std::string api_version_of(std::string_view path) {
+  if (path.starts_with("/api/")) {
+    path.remove_prefix(5);
+    return std::string(path.substr(0, path.find('/')));
+  }
+  if (!path.starts_with("/apis/")) return "";
+  path.remove_prefix(6);
+  const auto group_end = path.find('/');
+  if (group_end == std::string_view::npos) return "";
+  const auto version_end = path.find('/', group_end + 1);
+  return std::string(path.substr(0, version_end));
+}
+
 }  // namespace
+
+void Reflector::stamp_type(nlohmann::json& object) const {
+  if (!object.contains("kind")) object["kind"] = options_.kind;
+  if (!object.contains("apiVersion")) object["apiVersion"] = api_version_of(options_.path);
+}
 
 Reflector::Reflector(std::shared_ptr<KubeConnection> connection, Options options, ReflectorSink& sink)
     : connection_(std::move(connection)), options_(std::move(options)), sink_(sink) {}
@@ -174,7 +194,7 @@ Reflector::Outcome Reflector::list() {
         ++stats_.errors;  // not an object of the kind: nothing to apply (and nothing to crash on)
         continue;
       }
-      if (!item.contains("kind")) item["kind"] = options_.kind;  // list items carry no kind
+      stamp_type(item);  // list items carry no kind
       items.push_back(std::move(item));
     }
     if (++pages > kMaxPages) {
@@ -240,7 +260,7 @@ Reflector::Outcome Reflector::line(std::string_view text, std::vector<ApiEvent>&
     return Outcome::kContinue;
   }
   e.object = object;
-  if (!e.object.contains("kind")) e.object["kind"] = options_.kind;
+  stamp_type(e.object);
   batch.push_back(std::move(e));
   ++stats_.events;
   return Outcome::kContinue;

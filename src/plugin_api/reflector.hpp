@@ -83,6 +83,9 @@ class Reflector {
   [[nodiscard]] const std::string& kind() const { return options_.kind; }
 
  private:
+  /// Sets kind and apiVersion where the API server leaves them out (list items), as client-go's
+  /// typed decoder does: the kind from Options, the version from Options::path.
+  void stamp_type(nlohmann::json& object) const;
   enum class Outcome { kContinue, kRelist, kFailed };
   void run();
   /// Lists every page; on success the sink has the list and `rv_` its resourceVersion.

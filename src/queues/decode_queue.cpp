@@ -10,6 +10,7 @@
 #include "fracpack/core/quoting.hpp"
 #include "fracpack/k8s/json_fields.hpp"
 #include "fracpack/k8s/names.hpp"
+#include "fracpack/k8s/strict_fields.hpp"
 
 namespace fracpack::queues {
 namespace {
@@ -58,9 +59,46 @@ Result<std::optional<std::int64_t>> amount(const json& resource, const std::stri
   return std::optional<std::int64_t>{static_cast<std::int64_t>(scaled)};
 }
 
+/// KAI's Queue (pkg/apis/scheduling/v2: queue_types.go, resources.go).
+const k8s::TypeSchema& queue_schema() {
+  static const k8s::TypeSchema schema(
+      "scheduling.run.ai/v2", "Queue",
+      {"spec", "spec.displayName", "spec.parentQueue", "spec.resources", "spec.priority", "spec.preemptMinRuntime",
+       "spec.reclaimMinRuntime", "spec.resources.gpu", "spec.resources.cpu", "spec.resources.memory",
+       "spec.resources.gpu.quota", "spec.resources.gpu.limit", "spec.resources.gpu.overQuotaWeight",
+       "spec.resources.cpu.quota", "spec.resources.cpu.limit", "spec.resources.cpu.overQuotaWeight",
+       "spec.resources.memory.quota", "spec.resources.memory.limit", "spec.resources.memory.overQuotaWeight"});
+  return schema;
+}
+
+/// KAI's PodGroup (pkg/apis/scheduling/v2alpha2/podgroup_types.go), with minSubGroup from KAI's
+/// min-subgroups design.
+const k8s::TypeSchema& pod_group_schema() {
+  static const k8s::TypeSchema schema(
+      "scheduling.run.ai/v2alpha2", "PodGroup",
+      {"spec", "spec.minMember", "spec.queue", "spec.priorityClassName", "spec.preemptibility", "spec.parallelism",
+       "spec.completions", "spec.backoffLimit", "spec.markUnschedulable", "spec.schedulingBackoff",
+       "spec.topologyConstraint", "spec.topologyConstraint.preferredTopologyLevel",
+       "spec.topologyConstraint.requiredTopologyLevel", "spec.topologyConstraint.topology", "spec.minSubGroup",
+       "spec.subGroups", "spec.subGroups[].name", "spec.subGroups[].minMember", "spec.subGroups[].minSubGroup",
+       "spec.subGroups[].parent", "spec.subGroups[].topologyConstraint*"});
+  return schema;
+}
+
+/// KAI fields fracpack reads and does not act on (docs/queues.md "What is not honoured"): a warning each.
+void warn_unhonoured(const json* spec, std::initializer_list<std::pair<const char*, const char*>> fields,
+                     const std::string& who, std::vector<std::string>* warnings) {
+  if (warnings == nullptr || spec == nullptr) return;
+  for (const auto& [field, what] : fields) {
+    if (member(*spec, field) != nullptr) {
+      warnings->push_back(fmt::format("{}: spec.{} is not honoured by fracpack ({}); it is ignored", who, field, what));
+    }
+  }
+}
+
 }  // namespace
 
-Result<QueueSpec> decode_queue(const json& object) {
+Result<QueueSpec> decode_queue(const json& object, std::vector<std::string>* warnings) {
   QueueSpec q;
   const json* metadata = member(object, "metadata");
   auto name = metadata ? k8s::optional_string(*metadata, "name", "queue: metadata") : Result<std::optional<std::string>>(std::optional<std::string>{});
@@ -71,6 +109,7 @@ Result<QueueSpec> decode_queue(const json& object) {
     return invalid_argument("queue \"{}\": metadata.name must be a DNS subdomain (lowercase letters, digits, '-', '.')",
                             excerpt(q.name));
   }
+  if (auto s = queue_schema().check(object, "queue " + q.name); !s.is_ok()) return s;
   if (const json* created = member(*metadata, "creationTimestamp")) {
     auto seconds = created->is_string() ? k8s::parse_rfc3339(created->get<std::string>()) : std::nullopt;
     if (!seconds) return invalid_argument("queue {}: metadata.creationTimestamp must be an RFC 3339 time", q.name);
@@ -78,6 +117,11 @@ Result<QueueSpec> decode_queue(const json& object) {
   }
   const json* spec = member(object, "spec");
   if (spec == nullptr || !spec->is_object()) return invalid_argument("queue {}: spec is missing", q.name);
+  warn_unhonoured(spec,
+                  {{"preemptMinRuntime", "KAI shields a job younger than this from preemption"},
+                   {"reclaimMinRuntime", "KAI shields a job younger than this from reclaim"},
+                   {"displayName", "a name for KAI's UI"}},
+                  "queue " + q.name, warnings);
   auto parent = k8s::optional_string(*spec, "parentQueue", "queue " + q.name + ": spec");
   if (!parent) return parent.status();
   q.parent = parent->value_or("");
@@ -113,7 +157,7 @@ Result<QueueSpec> decode_queue(const json& object) {
   return q;
 }
 
-Result<PodGroupSpec> decode_pod_group(const json& object) {
+Result<PodGroupSpec> decode_pod_group(const json& object, std::vector<std::string>* warnings) {
   PodGroupSpec g;
   const json* metadata = member(object, "metadata");
   if (metadata == nullptr) return invalid_argument("PodGroup: metadata is missing");
@@ -125,8 +169,14 @@ Result<PodGroupSpec> decode_pod_group(const json& object) {
   g.name = **name;
   if (ns->has_value() && !(*ns)->empty()) g.namespace_name = **ns;
   const std::string who = "PodGroup " + excerpt(g.key());  // its name is not validated
+  if (auto s = pod_group_schema().check(object, who); !s.is_ok()) return s;
   const json* spec = member(object, "spec");
   if (spec == nullptr) return g;
+  warn_unhonoured(spec,
+                  {{"minSubGroup", "KAI gangs sub-groups; fracpack gangs minMember of the whole group"},
+                   {"subGroups", "KAI gangs each sub-group; fracpack gangs minMember of the whole group"},
+                   {"topologyConstraint", "KAI packs the group within a topology level"}},
+                  who, warnings);
   if (const json* mm = member(*spec, "minMember")) {
     const bool ok = (mm->is_number_unsigned() && mm->get<std::uint64_t>() <= (1u << 20)) ||
                     (mm->is_number_integer() && !mm->is_number_unsigned() && mm->get<std::int64_t>() >= 0 &&

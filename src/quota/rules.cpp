@@ -80,6 +80,9 @@ Result<QueueRule> read_rule(const json& r, const std::string& where, bool fallba
     if (!h.is_object() || !h.contains("buckets") || !h.contains("bucket")) {
       return invalid_argument("{}.hash: must be {{buckets: N, bucket: K}}", where);
     }
+    for (const auto& [key, value] : h.items()) {
+      if (key != "buckets" && key != "bucket") return invalid_argument("{}.hash: unknown key \"{}\" (known: buckets, bucket)", where, key);
+    }
     auto buckets = small_int(h["buckets"], where + ".hash.buckets", 1, 1'000'000);
     if (!buckets) return buckets.status();
     auto bucket = small_int(h["bucket"], where + ".hash.bucket", 0, *buckets - 1);

@@ -13,7 +13,9 @@
 #include "fracpack/sim/quota/metrics.hpp"
 #include "fracpack/sim/quota/tune.hpp"
 #include "fracpack/sim/quota_job.hpp"
+#include "fracpack/queues/decode_queue.hpp"
 #include "jobs/quota_inputs.hpp"
+#include "support/cli_run.hpp"
 #include "support/quota_scenarios.hpp"
 #include "support/temp_files.hpp"
 
@@ -333,6 +335,93 @@ TEST_CASE("tune command line: --keep-cpu-memory leaves finite CPU quotas, withou
   };
   CHECK(cpu_quota_of_a("--keep-cpu-memory") == 8000);
   CHECK(cpu_quota_of_a("") == 32000);  // 2 of the node's 4 GPUs → half of its 64 cores
+}
+
+}  // namespace
+}  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+std::string quota_command(const QuotaFiles& files, const std::string& verb, const std::string& extra) {
+  return fmt::format("'{}' quota {} --nodes '{}' --queues '{}' --pods '{}' --rules '{}' {}", FRACPACK_BINARY, verb,
+                     files.nodes.string(), files.queues.string(), files.pods.string(), files.rules.string(), extra);
+}
+
+TEST_CASE("quota tune -o yaml writes only Queue objects to stdout, for kubectl apply; nothing when not met") {
+  const QuotaFiles files = quota_files("qt-o", 4,
+                                       "p1,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                                       "p2,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                                       "p3,1000,1024,1,1000,,BE,Running,0,5000,0\n",
+                                       1, 3);
+  const std::string search = "--budget 0 --max-rounds 10";
+  auto [yaml, met] = output_of(quota_command(files, "tune", "--objective 'max pending of a <= 0s' " + search + " -o yaml 2>/dev/null"));
+  CHECK(met == 0);
+  auto objects = k8s::read_objects(yaml, "stdout");
+  const std::string why = objects.is_ok() ? "" : objects.status().message() + "\n" + yaml;
+  REQUIRE_MESSAGE(objects.is_ok(), why);
+  REQUIRE(objects->size() == 2);
+  for (const auto& o : *objects) {
+    CHECK(o["kind"] == "Queue");
+    CHECK(queues::decode_queue(o).is_ok());  // what kubectl apply would be given decodes strictly
+  }
+  CHECK((*objects)[0]["spec"]["resources"]["gpu"]["quota"] == 2);
+
+  // The report went to stderr; stdout held YAML alone.
+  auto [report, code] = output_of(quota_command(files, "tune", "--objective 'max pending of a <= 0s' " + search + " -o yaml 2>&1 >/dev/null"));
+  CHECK(code == 0);
+  CHECK(report.find("| candidate |") != std::string::npos);
+  CHECK(report.find("Every metric per queue, the Queue file → each candidate") != std::string::npos);
+
+  // 8 GPUs on a 4-GPU node: never startable, so no quota meets it.
+  const QuotaFiles never = quota_files("qt-o-never", 4,
+                                       "p1,1000,1024,8,1000,,LS,Running,0,100,0\n"
+                                       "p3,1000,1024,1,1000,,BE,Running,0,5000,0\n",
+                                       1, 3);
+  const std::string impossible = "--objective 'never started of a <= 0, max pending of b <= 0' " + search;
+  auto [none, unmet] = output_of(quota_command(never, "tune", impossible + " -o yaml 2>/dev/null"));
+  CHECK(unmet == 1);
+  CHECK(none.empty());
+  auto [table, unmet_table] = output_of(quota_command(never, "tune", impossible + " 2>/dev/null"));
+  CHECK(unmet_table == 1);
+  CHECK(table.find("Recommended") == std::string::npos);
+  CHECK(table.find("No recommendation: the objective is not met. The closest candidate's Queue objects") != std::string::npos);
+
+  auto [json_text, json_code] = output_of(quota_command(never, "tune", impossible + " -o json 2>/dev/null"));
+  CHECK(json_code == 1);
+  auto doc = nlohmann::json::parse(json_text, nullptr, false);
+  REQUIRE_FALSE(doc.is_discarded());
+  CHECK(doc["met"] == false);
+  CHECK_FALSE(doc.contains("recommended"));
+  REQUIRE_FALSE(doc["candidates"].empty());
+  CHECK_FALSE(doc["candidates"][0]["violations"].empty());
+  CHECK(doc["input"]["queues"].size() == 2);
+}
+
+TEST_CASE("quota replay -o json and -o yaml print the table's numbers as one document") {
+  const QuotaFiles files = quota_files("qr-o", 4,
+                                       "p1,1000,1024,1,1000,,LS,Running,0,100,0\n"
+                                       "p3,1000,1024,1,1000,,BE,Running,0,5000,0\n",
+                                       1, 3);
+  auto [json_text, code] = output_of(quota_command(files, "replay", "-o json 2>/dev/null"));
+  REQUIRE(code == 0);
+  auto doc = nlohmann::json::parse(json_text, nullptr, false);
+  REQUIRE_FALSE(doc.is_discarded());
+  CHECK(doc["kind"] == "QuotaReplay");
+  REQUIRE(doc["queues"].size() == 2);
+  CHECK(doc["queues"][0]["queue"] == "a");
+  CHECK(doc["queues"][0]["started"] == 1);
+  CHECK(doc["queues"][0]["pendingSeconds"]["max"] == 0);
+  auto [yaml, yaml_code] = output_of(quota_command(files, "replay", "-o yaml 2>/dev/null"));
+  REQUIRE(yaml_code == 0);
+  auto back = k8s::read_objects(yaml, "stdout");
+  REQUIRE_MESSAGE(back.is_ok(), back.status().message());
+  CHECK((*back)[0]["queues"][1]["queue"] == "b");  // decimals stay text in YAML (object_stream.hpp), so not ==
+  CHECK((*back)[0]["queues"][1]["started"] == doc["queues"][1]["started"]);
+  CHECK((*back)[0]["cycles"] == doc["cycles"]);
+  auto [table, table_code] = output_of(quota_command(files, "replay", "-o table 2>/dev/null"));
+  CHECK(table_code == 0);
+  CHECK(table.starts_with("Replayed "));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -11,10 +12,13 @@
 
 namespace fracpack::queues {
 
-/// Decodes a Queue. Numbers may be JSON numbers or decimal strings ("0.5"). kInvalidArgument,
-/// naming the queue and the field, for: a missing name, a negative value other than -1, NaN or
-/// infinity, a non-numeric value, a weight of -1, a priority that is not a 32-bit integer.
-Result<QueueSpec> decode_queue(const nlohmann::json& queue);
+/// Decodes a Queue, strictly (docs/requests.md rule 24): apiVersion must be scheduling.run.ai/v2,
+/// and a field KAI's Queue type does not have is an error. Numbers may be JSON numbers or decimal
+/// strings ("0.5"). kInvalidArgument, naming the queue and the field, for: a missing name, an
+/// unknown field, a negative value other than -1, NaN or infinity, a non-numeric value, a weight of
+/// -1, a priority that is not a 32-bit integer. KAI fields fracpack does not act on
+/// (preemptMinRuntime, reclaimMinRuntime, displayName) add a warning to `warnings`, when given.
+Result<QueueSpec> decode_queue(const nlohmann::json& queue, std::vector<std::string>* warnings = nullptr);
 
 /// A PodGroup: its gang's minimum, queue, priority class and preemptibility.
 struct PodGroupSpec {
@@ -27,7 +31,9 @@ struct PodGroupSpec {
   [[nodiscard]] std::string key() const { return namespace_name + "/" + name; }
 };
 
-/// Decodes a PodGroup; kInvalidArgument naming the group and field.
-Result<PodGroupSpec> decode_pod_group(const nlohmann::json& group);
+/// Decodes a PodGroup, strictly (apiVersion scheduling.run.ai/v2alpha2, no unknown field:
+/// docs/requests.md rule 24); kInvalidArgument naming the group and field. minSubGroup, subGroups
+/// and topologyConstraint, which fracpack does not act on, add a warning to `warnings`, when given.
+Result<PodGroupSpec> decode_pod_group(const nlohmann::json& group, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace fracpack::queues

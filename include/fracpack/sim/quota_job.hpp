@@ -26,6 +26,7 @@ struct QuotaReplayOptions : QuotaInputFiles {
   std::int64_t period = 1;
   std::string policy = "pack";
   std::string out;     ///< "" or a directory for queues.csv, timeline.csv and queue-<name>.svg
+  std::string output = "table";  ///< -o: "table" (Markdown), "json" or "yaml" (the same document)
 };
 
 struct QuotaTuneOptions : QuotaInputFiles {
@@ -39,6 +40,10 @@ struct QuotaTuneOptions : QuotaInputFiles {
   bool scale_cpu_memory = true;
   bool oversubscribe = false;   ///< allow quotas that add up to more than the cluster
   std::string out;  ///< "" or a directory for queues.yaml, candidates.csv and the best candidate's replay files
+  /// -o: "table" (the report, then the Queue objects, on stdout); "yaml" (only the recommended
+  /// Queue objects on stdout, for `| kubectl apply -f -`, nothing when the objective is not met;
+  /// the report on stderr); "json" (one document: tune_json()).
+  std::string output = "table";
 };
 
 /// Warnings about the queues against the cluster: top-level GPU quotas summing above its GPUs.
@@ -54,7 +59,8 @@ std::string replay_table(const quota::ReplayReport& report);
 /// share vs deserved over time) under `dir`, creating it.
 Status write_replay_files(const std::string& dir, const quota::ReplayReport& report);
 
-/// Runs the replay and prints the table (and the files above under `out`). Exit code 0, or 2 for
+/// Runs the replay and prints the table, or with -o json|yaml its document (and the files above
+/// under `out`). Exit code 0, or 2 for
 /// bad input with the message on stderr; warnings (rules matching no pod, …) go to stderr too.
 int run_quota_replay(const QuotaReplayOptions& options);
 
@@ -69,9 +75,11 @@ std::vector<nlohmann::json> recommended_queue_objects(const std::vector<nlohmann
 /// each queue's quota / weight and the objective's metrics, and what the best one violates.
 std::string tune_table(const quota::TuneReport& report);
 
-/// Runs the tuner; prints the report and the recommended Queue objects as YAML (and writes
-/// queues.yaml, candidates.csv and the best candidate's replay files under `out`). Exit code 0
-/// when the objective is met, 1 when it cannot be (the closest candidate is shown), 2 for bad input.
+/// Runs the tuner; prints the report and the recommended Queue objects as YAML, as
+/// QuotaTuneOptions::output says (and writes queues.yaml — closest-queues.yaml when the objective
+/// is not met —, candidates.csv and the best candidate's replay files under `out`). Exit code 0
+/// when the objective is met, 1 when it cannot be (the closest candidate is shown as such, never as
+/// a recommendation), 2 for bad input.
 int run_quota_tune(const QuotaTuneOptions& options);
 
 }  // namespace fracpack
