@@ -180,7 +180,9 @@ int ServeCommand::run() {
   serve_.leader_election.renew_deadline = milliseconds_of(renew_deadline_);
   serve_.leader_election.retry_period = milliseconds_of(retry_period_);
   if (!workload_.empty()) {
-    auto workload = read_workload(workload_);
+    std::vector<std::string> warnings;
+    auto workload = read_workload(workload_, serve_.core.decode, &warnings);
+    for (const auto& w : warnings) fmt::print(stderr, "warning: {}\n", w);
     if (!workload) {
       fmt::print(stderr, "fracpack serve: {}\n", workload.status().message());
       return kInputError;

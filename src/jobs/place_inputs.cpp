@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "fracpack/core/quoting.hpp"
 #include "fracpack/k8s/decode.hpp"
+#include "fracpack/k8s/strict_fields.hpp"
 
 namespace fracpack::jobs {
 namespace {
@@ -123,22 +123,8 @@ Status read_queue(const k8s::InputObject& input, PlaceInputs& in, PlaceReport& r
   return Status::ok();
 }
 
-/// An object of a kind placement does not read: an error when it has no kind or claims KAI's API
-/// group (a misspelt Queue or PodGroup, as the API server would refuse it: docs/requests.md rule 24).
-Status check_unused_kind(const k8s::InputObject& input) {
-  const json& o = input.object;
-  const std::string kind = k8s::kind_of(o);
-  if (kind.empty()) return invalid_argument("{}: kind is missing; every object names its kind", describe(input));
-  auto version = o.find("apiVersion");
-  if (version != o.end() && version->is_string() && version->get_ref<const std::string&>().starts_with("scheduling.run.ai/")) {
-    return invalid_argument("{}: KAI's API group scheduling.run.ai has no kind \"{}\" that fracpack knows (Queue, PodGroup)",
-                            describe(input), excerpt(kind));
-  }
-  return Status::ok();
-}
-
 /// Every object by kind: PriorityClasses, PodGroups and Queues read now (pods need the classes),
-/// Nodes and Pods collected for later; other kinds are warnings, or errors (check_unused_kind).
+/// Nodes and Pods collected for later; other kinds are warnings, or errors (check_foreign_kind).
 Status sort_objects(const std::vector<k8s::InputObject>& objects, PlaceInputs& in, PlaceReport& report,
                     ObjectList& nodes, ObjectList& pods) {
   std::set<std::string> queue_names;
@@ -154,7 +140,7 @@ Status sort_objects(const std::vector<k8s::InputObject>& objects, PlaceInputs& i
       read_pod_group(input, in, report);
     } else if (kind == "Queue") {
       if (auto s = read_queue(input, in, report, queue_names); !s.is_ok()) return s;
-    } else if (auto s = check_unused_kind(input); !s.is_ok()) {
+    } else if (auto s = k8s::check_foreign_kind(input.object, describe(input)); !s.is_ok()) {
       return s;
     } else {
       report.warnings.push_back(fmt::format("{}: kind \"{}\" is not used by placement; ignored", describe(input),

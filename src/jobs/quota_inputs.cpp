@@ -9,6 +9,7 @@
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/k8s/strict_fields.hpp"
 
 namespace fracpack {
 namespace {
@@ -80,9 +81,11 @@ Result<QuotaInputs> read_quota_inputs(const QuotaInputFiles& files) {
   std::vector<std::string> queue_warnings;
   for (std::size_t i = 0; i < objects->size(); ++i) {
     nlohmann::json& o = (*objects)[i];
-    if (k8s::kind_of(o) != "Queue") {
-      return invalid_argument("--queues {}: {} is not a Queue; the file holds KAI Queue objects (scheduling.run.ai/v2)",
-                              files.queues, k8s::describe(o, i));
+    if (k8s::kind_of(o) != "Queue") {  // a cluster file may hold Nodes too; a misspelt KAI kind is an error
+      if (auto s = k8s::check_foreign_kind(o, k8s::describe(o, i)); !s.is_ok()) {
+        return invalid_argument("--queues {}: {}", files.queues, s.message());
+      }
+      continue;
     }
     auto q = queues::decode_queue(o, &queue_warnings);
     if (!q) return invalid_argument("--queues {}: {}", files.queues, q.status().message());

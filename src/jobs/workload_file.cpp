@@ -10,7 +10,8 @@
 
 namespace fracpack {
 
-Result<std::vector<TypicalPod>> read_workload(const std::string& path, const DecodeConfig& decode) {
+Result<std::vector<TypicalPod>> read_workload(const std::string& path, const DecodeConfig& decode,
+                                              std::vector<std::string>* warnings) {
   std::vector<PodRequest> pods;
   if (std::filesystem::path(path).extension() == ".csv") {
     auto rows = trace::read_pods(path);
@@ -22,8 +23,13 @@ Result<std::vector<TypicalPod>> read_workload(const std::string& path, const Dec
     for (const auto& o : *objects) {
       if (k8s::kind_of(o.object) != "Pod") continue;
       auto pod = k8s::decode_pod(o.object, decode, PriorityClasses{});
-      if (!pod) return invalid_argument("--workload {}: {}", path, pod.status().message());
-      pods.push_back(std::move(*pod));
+      if (pod) {
+        pods.push_back(std::move(*pod));
+      } else if (warnings != nullptr) {  // a sample of shapes: one bad pod does not spoil the rest
+        warnings->push_back(fmt::format("--workload {}: {} ({}); left out of the target workload", path, pod.status().message(), o.origin));
+      } else {
+        return invalid_argument("--workload {}: {}", path, pod.status().message());
+      }
     }
   }
   auto typical = typical_pods(pods);

@@ -87,4 +87,18 @@ Status TypeSchema::check(const nlohmann::json& object, std::string_view who) con
   return check_members(object, "", who);
 }
 
+Status check_foreign_kind(const nlohmann::json& object, std::string_view who) {
+  auto kind = object.find("kind");
+  if (kind == object.end() || !kind->is_string() || kind->get_ref<const std::string&>().empty()) {
+    return invalid_argument("{}: kind is missing; every object names its kind", who);
+  }
+  auto version = object.find("apiVersion");
+  if (version != object.end() && version->is_string() &&
+      group_of(version->get_ref<const std::string&>()) == "scheduling.run.ai") {
+    return invalid_argument("{}: KAI's API group scheduling.run.ai has no kind {} that fracpack knows (Queue, PodGroup)", who,
+                            excerpt(kind->dump()));
+  }
+  return Status::ok();
+}
+
 }  // namespace fracpack::k8s

@@ -25,7 +25,10 @@ Result<TimedWorkload> timed_workload_from_objects(const std::vector<nlohmann::js
   for (const auto& o : objects) {
     if (k8s::kind_of(o) != "Pod") continue;
     auto pod = k8s::decode_pod(o, decode, classes);
-    if (!pod) return invalid_argument("{}: {}", source, pod.status().message());
+    if (!pod) {  // as place reports it Invalid: never placed, said so, and the rest replays
+      out.warnings.push_back(fmt::format("{}: {}; left out of the replay", source, pod.status().message()));
+      continue;
+    }
     if (pod->created <= 0) {
       return invalid_argument("{}: pod {}: metadata.creationTimestamp is required in a replay (it is the arrival time), "
                               "an RFC 3339 time after 1970",
@@ -49,7 +52,7 @@ Result<TimedWorkload> timed_workload_from_objects(const std::vector<nlohmann::js
     t.pod = std::move(*pod);
     out.pods.push_back(std::move(t));
   }
-  if (out.pods.empty()) return invalid_argument("{}: no Pod objects", source);
+  if (out.pods.empty()) return invalid_argument("{}: no Pod objects{}", source, out.warnings.empty() ? "" : " that decode");
   std::stable_sort(out.pods.begin(), out.pods.end(), [](const TimedPod& a, const TimedPod& b) {
     return a.arrival != b.arrival ? a.arrival < b.arrival : a.pod.key() < b.pod.key();
   });

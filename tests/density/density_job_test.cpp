@@ -132,6 +132,19 @@ TEST_CASE("fgd, fgd-cpu and fgd-lp outside the harness: place takes the workload
                                                "  - name: main\n    resources: {requests: {cpu: '1'}}\n"
                                                "---\napiVersion: v1\nkind: Node\nmetadata: {name: ignored}\n");
   CHECK_FALSE(read_workload(yaml.string()).is_ok());  // a CPU-only pod is no GPU workload
+  // An invalid pod in a sample of shapes is left out with a warning when warnings are taken.
+  const auto mixed = temp_file("workload-mixed.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bad, annotations: {gpu-fraction: '2'}}\n"
+                                                      "spec:\n  containers:\n  - name: main\n"
+                                                      "---\napiVersion: v1\nkind: Pod\nmetadata: {name: good, annotations: {gpu-fraction: '0.5'}}\n"
+                                                      "spec:\n  containers:\n  - name: main\n");
+  CHECK(read_workload(mixed.string()).status().message().find("bad") != std::string::npos);
+  std::vector<std::string> warnings;
+  auto sampled = read_workload(mixed.string(), DecodeConfig{}, &warnings);
+  REQUIRE_MESSAGE(sampled.is_ok(), sampled.status().message());
+  CHECK(sampled->size() == 1);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("pod default/bad") != std::string::npos);
+  CHECK(warnings[0].ends_with("left out of the target workload"));
   ExtenderOptions with;
   with.policy = "fgd-cpu";
   with.workload = std::make_shared<const std::vector<TypicalPod>>(*workload);

@@ -278,6 +278,19 @@ TEST_CASE("Pod objects as a replay workload: arrival from creationTimestamp, run
   REQUIRE_FALSE(no_time.is_ok());
   CHECK(no_time.status().message().find("metadata.creationTimestamp is required") != std::string::npos);
   CHECK_FALSE(quota::timed_workload_from_objects({nvf("n", 1, 1000).obj}, "pods.yaml").is_ok());  // no pods
+  // A pod that does not decode is left out with a warning naming it, as place reports it Invalid.
+  json invalid = pod("bad", "a", "2026-01-01T00:00:01Z", "1");
+  invalid["metadata"]["annotations"]["gpu-fraction"] = "2";
+  auto some = quota::timed_workload_from_objects({invalid, pod("ok", "a", "2026-01-01T00:00:00Z", "1")}, "pods.yaml");
+  REQUIRE_MESSAGE(some.is_ok(), some.status().message());
+  REQUIRE(some->pods.size() == 1);
+  CHECK(some->pods[0].pod.name == "ok");
+  REQUIRE(some->warnings.size() == 1);
+  CHECK(some->warnings[0].starts_with("pods.yaml: pod default/bad: annotation \"gpu-fraction\""));
+  CHECK(some->warnings[0].ends_with("; left out of the replay"));
+  auto only_bad = quota::timed_workload_from_objects({invalid}, "pods.yaml");
+  REQUIRE_FALSE(only_bad.is_ok());
+  CHECK(only_bad.status().message() == "pods.yaml: no Pod objects that decode");
 }
 
 }  // namespace

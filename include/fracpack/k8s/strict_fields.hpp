@@ -44,4 +44,10 @@ class TypeSchema {
   std::set<std::string, std::less<>> fields_;
 };
 
+/// An object whose kind is not the one a command reads: kInvalidArgument when it names no kind, or
+/// claims KAI's API group (scheduling.run.ai) with a kind other than Queue and PodGroup (a
+/// misspelt `kind: Queu`, which the API server would refuse too); OK for other groups' kinds, which
+/// the caller skips. `who` names the object.
+Status check_foreign_kind(const nlohmann::json& object, std::string_view who);
+
 }  // namespace fracpack::k8s

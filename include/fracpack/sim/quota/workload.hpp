@@ -93,9 +93,10 @@ inline constexpr std::string_view kRunSecondsAnnotation = "replay.fracpack.io/ru
 /// Pod objects (as kubectl prints them) as a workload: arrival = metadata.creationTimestamp, run
 /// time from kRunSecondsAnnotation, queue from the pod's queue label (kai.scheduler/queue),
 /// priority and preemptibility as KAI decides them (PriorityClass objects in the same list are
-/// used). kInvalidArgument naming the pod for an undecodable pod, a missing creationTimestamp or a
-/// run time that is not an integer in 0 … kMaxRunSeconds, the same pod (namespace/name) twice; no
-/// pods at all is an error too.
+/// used). A pod that does not decode is left out with a warning naming it (place reports it
+/// Invalid). kInvalidArgument naming the pod for a missing creationTimestamp or a run time that is
+/// not an integer in 0 … kMaxRunSeconds, the same pod (namespace/name) twice; no pods at all is an
+/// error too.
 Result<TimedWorkload> timed_workload_from_objects(const std::vector<nlohmann::json>& objects, const std::string& source,
                                                   const DecodeConfig& decode = {});
 
