@@ -104,7 +104,7 @@ std::map<std::string, std::pair<double, double>> server_times(int http_port) {
   if (!res) return out;
   std::istringstream lines(res->body);
   for (std::string line; std::getline(lines, line);) {
-    for (const char* metric : {"fracpack_request_seconds_sum{", "fracpack_request_seconds_count{"}) {
+    for (const char* metric : {"fracpack_request_duration_seconds_sum{", "fracpack_request_duration_seconds_count{"}) {
       if (line.rfind(metric, 0) != 0) continue;
       const auto close = line.find('}');
       const std::string labels = line.substr(std::strlen(metric), close - std::strlen(metric));

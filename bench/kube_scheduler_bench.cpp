@@ -100,8 +100,8 @@ double run(const fs::path& rig, const fs::path& nodes_file, const fs::path& dir,
         std::istringstream lines(m->body);
         for (std::string line; std::getline(lines, line);) {
           const std::string key = fmt::format("{{front=\"http\",verb=\"{}\"}} ", verb);
-          if (line.starts_with("fracpack_request_seconds_sum" + key)) sum = std::stod(line.substr(line.rfind(' ') + 1));
-          if (line.starts_with("fracpack_request_seconds_count" + key)) count = std::stod(line.substr(line.rfind(' ') + 1));
+          if (line.starts_with("fracpack_request_duration_seconds_sum" + key)) sum = std::stod(line.substr(line.rfind(' ') + 1));
+          if (line.starts_with("fracpack_request_duration_seconds_count" + key)) count = std::stod(line.substr(line.rfind(' ') + 1));
         }
         if (count > 0) fmt::print("    fracpack {}: {} calls, {:.3f} ms mean\n", verb, count, 1000 * sum / count);
       }

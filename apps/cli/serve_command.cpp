@@ -1,4 +1,6 @@
 // fracpack serve: the scheduler extender (gRPC API and kube-scheduler's HTTP/JSON verbs).
+#include <map>
+
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -16,6 +18,7 @@ class ServeCommand : public Command {
 
  private:
   void add_fronts();
+  void add_logging();
   void add_access();
   void add_placement();
   void add_kube_api();
@@ -68,7 +71,24 @@ void ServeCommand::add_fronts() {
       ->check(CLI::Range(std::size_t{1} << 10, std::size_t{1} << 30))
       ->capture_default_str();
   app_->add_option("--state", serve_.core.state_path, "SQLite state file (:memory: for none)")->capture_default_str();
+  add_logging();
   app_->add_flag("--fsync", serve_.core.fsync_every_bind, "fsync every bind (survive power loss, not just crashes)");
+}
+
+void ServeCommand::add_logging() {
+  const std::map<std::string, LogLevel> levels{{"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+                                               {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+  app_->add_option("--log-level", serve_.log_level,
+                   "Least severe log lines written: decisions that place are info, refusals warn, API server and "
+                   "internal errors error")
+      ->transform(CLI::CheckedTransformer(levels))
+      ->default_str("info");
+  const std::map<std::string, LogFormat> formats{{"text", LogFormat::kText}, {"json", LogFormat::kJson}};
+  app_->add_option("--log-format", serve_.log_format,
+                   "Log lines on stderr: text, or json (one object per line: time, level, logger, msg, and a "
+                   "decision's verb, pod, node, gpus, code, duration_seconds)")
+      ->transform(CLI::CheckedTransformer(formats))
+      ->default_str("text");
 }
 
 void ServeCommand::add_access() {

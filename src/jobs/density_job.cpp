@@ -10,7 +10,6 @@
 #include <set>
 #include <thread>
 
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -129,8 +128,9 @@ int run_density_job(const DensityJobOptions& options) {
   const std::size_t run_count = grid.policies.size() * grid.seeds.size();
   grid.jobs = static_cast<unsigned>(std::min<std::size_t>(
       run_count, options.jobs != 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency())));
-  if (options.progress && isatty(fileno(stderr)) != 0) {
-    grid.progress = [](std::size_t done, std::size_t total) { draw_progress(done, total); };
+  auto bar = std::make_shared<ProgressBar>("runs");
+  if (options.progress && stderr_is_terminal()) {
+    grid.progress = [bar](std::size_t done, std::size_t total) { bar->update(done, total); };
   }
   fmt::print(stderr, "{}: {} nodes, {} GPUs, {} pods, {} typical shape{}; {} run{} on {} thread{}\n", trace->workload,
              trace->nodes.size(), trace->gpus, trace->pods.size(), trace->typical.size(), trace->typical.size() == 1 ? "" : "s",

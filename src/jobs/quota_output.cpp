@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "fracpack/core/progress.hpp"
 #include "fracpack/k8s/yaml_emit.hpp"
 #include "fracpack/sim/quota/objective.hpp"
 
@@ -140,6 +142,23 @@ std::string document_text(const ordered_json& document, std::string_view format)
   const std::string json_text = document.dump(2, ' ', false, ordered_json::error_handler_t::replace);
   if (format == "json") return json_text + "\n";
   return k8s::to_yaml({nlohmann::json::parse(json_text)});  // through the text, as place's YAML: UTF-8 assured
+}
+
+std::string tune_progress_line(std::size_t round, std::size_t replayed, const quota::Candidate& best, double seconds,
+                               double budget_seconds, std::size_t max_rounds) {
+  const std::string state = best.score.feasible() ? "met" : fmt::format("violation {:.3g}", best.score.violation);
+  std::string line = max_rounds > 0 ? fmt::format("round {} of {}", round, max_rounds) : fmt::format("round {}", round);
+  line += fmt::format(": {} candidates replayed", replayed);
+  if (seconds > 0) line += fmt::format(" ({:.1f}/s)", static_cast<double>(replayed) / seconds);
+  line += fmt::format(", best so far {}", state);
+  std::optional<double> left;
+  if (budget_seconds > 0) left = std::max(0.0, budget_seconds - seconds);
+  if (max_rounds > 0 && round > 0) {
+    const double by_rounds = seconds / static_cast<double>(round) * static_cast<double>(max_rounds > round ? max_rounds - round : 0);
+    left = left ? std::min(*left, by_rounds) : by_rounds;
+  }
+  if (left) line += fmt::format("; ETA at most {}", human_duration(*left));
+  return line;
 }
 
 }  // namespace fracpack

@@ -1,6 +1,5 @@
 // `fracpack quota tune`: reads the inputs, runs the search (quota/tune.hpp), prints the report and
 // the recommended Queue objects.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "fracpack/core/progress.hpp"
 #include "fracpack/k8s/yaml_emit.hpp"
 #include "fracpack/sim/quota/metrics.hpp"
 #include "fracpack/sim/quota_job.hpp"
@@ -193,10 +193,9 @@ int run_quota_tune(const QuotaTuneOptions& options) {
   tune_options.jobs = options.jobs;
   tune_options.scale_cpu_memory = options.scale_cpu_memory;
   tune_options.oversubscribe = options.oversubscribe;
-  if (isatty(fileno(stderr)) != 0) {  // one line redrawn per round, for people watching
-    tune_options.on_round = [](std::size_t round, std::size_t replayed, const quota::Candidate& best, double seconds) {
-      const std::string state = best.score.feasible() ? "met" : fmt::format("violation {:.3g}", best.score.violation);
-      fmt::print(stderr, "\rround {}: {} candidates replayed, best so far {} ({:.0f} s)   ", round, replayed, state, seconds);
+  if (stderr_is_terminal()) {  // one line redrawn per round, for people watching
+    tune_options.on_round = [&options](std::size_t round, std::size_t replayed, const quota::Candidate& best, double seconds) {
+      fmt::print(stderr, "\r{}\x1b[K", tune_progress_line(round, replayed, best, seconds, options.budget_seconds, options.max_rounds));
     };
   }
   auto report = quota::tune(in->nodes, in->queues, in->workload, *objective, tune_options);

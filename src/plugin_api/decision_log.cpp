@@ -5,6 +5,7 @@
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/core/quoting.hpp"
+#include "plugin_api/log_format.hpp"
 
 namespace fracpack::api {
 
@@ -31,19 +32,60 @@ std::string pod_key(const nlohmann::json& pod) {
   return logged(ns.empty() ? "default" : ns) + "/" + logged(name.empty() ? "?" : name);
 }
 
-void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, std::size_t candidates) {
-  if (!answer) {
-    spdlog::info("filter {}: refused: {}", pod_key(pod), logged_message(answer.status().message()));
-  } else {
-    spdlog::info("filter {}: {} of {} nodes fit", pod_key(pod), answer->passed.size(), candidates);
+spdlog::level::level_enum decision_level(Code code) {
+  switch (code) {
+    case Code::kOk: return spdlog::level::info;
+    case Code::kUnschedulable:
+    case Code::kResourceExhausted:
+    case Code::kFailedPrecondition:  // a follower asked to Bind
+    case Code::kInvalidArgument:
+    case Code::kNotFound:
+    case Code::kAlreadyExists:
+      return spdlog::level::warn;  // the request's outcome, not the server's fault
+    default:
+      return spdlog::level::err;  // the API server, the state file, the server itself
   }
 }
 
-void log_bind(const std::string& pod, const std::string& node, const Result<BindAnswer>& answer) {
+void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, std::size_t candidates, double seconds) {
+  const std::string key = pod_key(pod);
+  const Code code = !answer ? answer.status().code() : answer->passed.empty() ? Code::kUnschedulable : Code::kOk;
+  LogFields fields;
+  fields.verb = "filter";
+  fields.pod = key;
+  fields.code = code_name(code);
+  fields.duration_seconds = seconds;
+  const ScopedLogFields scope(fields);
+  const double ms = seconds * 1000;
   if (!answer) {
-    spdlog::info("bind {} to {}: refused: {}", logged(pod), logged(node), logged_message(answer.status().message()));
+    spdlog::log(decision_level(code), "filter {}: refused: {} ({:.2f} ms)", key, logged_message(answer.status().message()), ms);
+  } else if (answer->passed.empty() && !(answer->failed.empty() && answer->unresolvable.empty())) {
+    // One node's reason (`explain` gives every node's numbers).
+    const auto& [node, why] = answer->failed.empty() ? answer->unresolvable.front() : answer->failed.front();
+    spdlog::log(decision_level(code), "filter {}: 0 of {} nodes fit; {}: {} ({:.2f} ms)", key, candidates, logged(node),
+                logged_message(why.str()), ms);
   } else {
-    spdlog::info("bind {} to {} GPUs [{}]", logged(answer->pod), logged(answer->node), fmt::join(answer->choice.gpus, ","));
+    spdlog::log(decision_level(code), "filter {}: {} of {} nodes fit ({:.2f} ms)", key, answer->passed.size(), candidates, ms);
+  }
+}
+
+void log_bind(const std::string& pod, const std::string& node, const Result<BindAnswer>& answer, double seconds) {
+  const std::string key = logged(pod);
+  const std::string on = logged(node);
+  const Code code = answer ? Code::kOk : answer.status().code();
+  LogFields fields;
+  fields.verb = "bind";
+  fields.pod = key;
+  fields.node = on;
+  fields.code = code_name(code);
+  fields.duration_seconds = seconds;
+  if (answer) fields.gpus = &answer->choice.gpus;
+  const ScopedLogFields scope(fields);
+  const double ms = seconds * 1000;
+  if (!answer) {
+    spdlog::log(decision_level(code), "bind {} to {}: refused: {} ({:.2f} ms)", key, on, logged_message(answer.status().message()), ms);
+  } else {
+    spdlog::log(decision_level(code), "bind {} to {} GPUs [{}] ({:.2f} ms)", key, on, fmt::join(answer->choice.gpus, ","), ms);
   }
 }
 

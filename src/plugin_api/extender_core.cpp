@@ -259,6 +259,19 @@ std::vector<std::string> ExtenderImpl::install(const api::StagedObjects& staged)
 
 namespace fracpack {
 
+std::string_view refused_by_name(FilterAnswer::RefusedBy r) {
+  switch (r) {
+    case FilterAnswer::RefusedBy::kNothing: return "";
+    case FilterAnswer::RefusedBy::kSyncing: return "syncing";
+    case FilterAnswer::RefusedBy::kBinding: return "bound_elsewhere";
+    case FilterAnswer::RefusedBy::kGangWaiting: return "gang_waiting";
+    case FilterAnswer::RefusedBy::kGang: return "gang";
+    case FilterAnswer::RefusedBy::kQueue: return "queue";
+    case FilterAnswer::RefusedBy::kNodes: return "nodes";
+  }
+  return "";
+}
+
 Result<std::unique_ptr<Extender>> Extender::open(const ExtenderOptions& options) {
   PolicyOptions policy_options;
   policy_options.workload = options.workload;

@@ -19,6 +19,7 @@ Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
   std::shared_lock lock(mu_);
   FilterAnswer answer = answer_listed(*pod, gang, nodes);
   note_refusal(*pod, answer);  // under the lock: a watch batch that frees room after this answer sees it
+  mark_nodes_refusal(answer);
   return answer;
 }
 
@@ -29,6 +30,7 @@ Result<FilterAnswer> ExtenderImpl::filter_all(const json& object, std::size_t ma
   std::shared_lock lock(mu_);
   FilterAnswer answer = answer_cluster(*pod, gang, max_nodes);
   note_refusal(*pod, answer);
+  mark_nodes_refusal(answer);
   return answer;
 }
 
@@ -158,6 +160,7 @@ std::optional<SchedulingState::GangDecision> ExtenderImpl::plan_gang(const PodRe
   if (state_.expire_plans(now) > 0) freed_room();  // what lapsed plans held is free: no cluster event says so
   if (!synced_) return std::nullopt;
   auto decision = state_.plan_gang(pod, *policy_, now, options_.gang_hold);
+  if (decision.kind == SchedulingState::GangDecision::Kind::kWaiting) note_gang_waiting(pod);
   std::vector<std::string> retry = take_retries();
   lock.unlock();
   if (decision.kind != SchedulingState::GangDecision::Kind::kNotAGang) retry.insert(retry.end(), decision.others.begin(), decision.others.end());
@@ -166,12 +169,17 @@ std::optional<SchedulingState::GangDecision> ExtenderImpl::plan_gang(const PodRe
   return decision;
 }
 
+void ExtenderImpl::mark_nodes_refusal(FilterAnswer& answer) {
+  if (answer.passed.empty() && answer.refused_by == FilterAnswer::RefusedBy::kNothing) answer.refused_by = FilterAnswer::RefusedBy::kNodes;
+}
+
 bool ExtenderImpl::refused_by_gang(const std::optional<SchedulingState::GangDecision>& gang, const std::vector<std::size_t>& nodes,
                                    FilterAnswer& answer) const {
   using Kind = SchedulingState::GangDecision::Kind;
   if (!gang || (gang->kind != Kind::kWaiting && gang->kind != Kind::kRefused)) return false;
   const SharedReason why(gang->reason);
   for (std::size_t n : nodes) answer.failed.emplace_back(state_.cluster().node(n).name, why);
+  answer.refused_by = gang->kind == Kind::kWaiting ? FilterAnswer::RefusedBy::kGangWaiting : FilterAnswer::RefusedBy::kGang;
   return true;
 }
 
@@ -180,6 +188,7 @@ bool ExtenderImpl::refused_by_queue(const PodRequest& pod, const std::vector<std
   if (!refusal) return false;
   const SharedReason why(refusal->message);
   for (std::size_t n : nodes) answer.failed.emplace_back(state_.cluster().node(n).name, why);
+  answer.refused_by = FilterAnswer::RefusedBy::kQueue;
   return true;
 }
 
@@ -204,6 +213,7 @@ bool ExtenderImpl::pinned_to_binding(const PodRequest& pod, const std::vector<st
       answer.unresolvable.emplace_back(state_.cluster().node(n).name, why);
     }
   }
+  if (answer.passed.empty()) answer.refused_by = FilterAnswer::RefusedBy::kBinding;
   return true;
 }
 

@@ -174,6 +174,8 @@ class ExtenderImpl final : public Extender {
   void sweep_locked();
   /// The lowest idle ledger GPU of node `n` no reservation names.
   [[nodiscard]] std::optional<int> free_gpu(std::size_t n) const;
+  /// An answer that passes no node, refused by no check before the nodes: kNodes.
+  static void mark_nodes_refusal(FilterAnswer& answer);
   /// A Filter before the first full list: every node fails, saying why.
   bool syncing(const std::vector<std::size_t>& nodes, FilterAnswer& answer) const;
   // Refused pods asked for again (extender_retries.cpp).
@@ -187,6 +189,13 @@ class ExtenderImpl final : public Extender {
   /// somewhere, newest refusal first (at most 64; one check per pod shape and queue, at most 256);
   /// the window is reset. Caller holds mu_ exclusively.
   std::vector<std::string> take_retries();
+  /// plan_gang said "waiting for members" to `pod`: remembered for gang_retries. Caller holds mu_
+  /// exclusively.
+  void note_gang_waiting(const PodRequest& pod);
+  /// Of the pods told their gang waits (within kQueueRetryWindow), each gang's planner
+  /// (SchedulingState::gang_planner) once the gang could be planned and the planner was among
+  /// them; those asked for are forgotten. Caller holds mu_ exclusively.
+  std::vector<std::string> gang_retries();
   /// take_retries(), then `lock` (held exclusively) is released and on_retry_wanted called.
   void retry_refused(std::unique_lock<std::shared_mutex>& lock);
 
@@ -207,6 +216,8 @@ class ExtenderImpl final : public Extender {
   /// Under mu_: how far back refusals are retried after the change being applied (0: it freed no
   /// room; retry_refused_within; kQueueRetryWindow after a Queue edit or the first full list).
   std::chrono::milliseconds room_freed_{0};
+  /// Under mu_: pods plan_gang told their gang waits for members, and when (gang_retries).
+  std::map<std::string, std::chrono::steady_clock::time_point> gang_waiting_;
   struct Assumed {
     std::string uid;
     std::string node;

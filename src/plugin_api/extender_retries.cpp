@@ -1,7 +1,11 @@
 // Pods refused while the ledger was behind the cluster are asked for again (recent_refusals.hpp):
 // Filter remembers the pods it passed no node for; a watch batch (or a settled bind, a lapsed
 // gang plan, the first full list) that frees room hands on_retry_wanted those refused shortly
-// before that still wait and would now be admitted and fit somewhere.
+// before that still wait and would now be admitted and fit somewhere. Gang members refused while
+// their gang waited for members (a member's Filter can come before the watch shows the last
+// member) are asked for again once the gang could be planned: the earliest-created one, whose
+// Filter places the gang, or says why it does not fit as a whole.
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -28,25 +32,51 @@ void ExtenderImpl::freed_room(std::chrono::milliseconds within) {
   room_freed_ = std::max(room_freed_, within.count() > 0 ? within : options_.retry_refused_within);
 }
 
+void ExtenderImpl::note_gang_waiting(const PodRequest& pod) {
+  if (options_.watching && options_.retry_refused_within.count() > 0) gang_waiting_[pod.key()] = std::chrono::steady_clock::now();
+}
+
+std::vector<std::string> ExtenderImpl::gang_retries() {
+  std::vector<std::string> pods;
+  if (gang_waiting_.empty() || !synced_ || !retry_wanted_) return pods;
+  const auto now = std::chrono::steady_clock::now();
+  std::set<std::string> asked;  // planners asked for this time: one per gang
+  for (auto it = gang_waiting_.begin(); it != gang_waiting_.end();) {
+    const PodRecord* r = state_.pod(it->first);
+    const bool stale = now - it->second > kQueueRetryWindow;  // kube-scheduler has retried it itself
+    if (stale || (r != nullptr && !state_.gang_needs_planning(r->pod))) {  // bound, planned, or its gang is met
+      it = gang_waiting_.erase(it);
+      continue;
+    }
+    // Unknown yet (its Filter came before the watch showed it), or its gang still waits: kept.
+    std::optional<std::string> planner = r != nullptr ? state_.gang_planner(r->pod) : std::nullopt;
+    if (planner && gang_waiting_.contains(*planner) && asked.insert(*planner).second) pods.push_back(*planner);
+    ++it;
+  }
+  for (const std::string& p : pods) gang_waiting_.erase(p);  // asked once; a new "waiting" records it again
+  return pods;
+}
+
 std::vector<std::string> ExtenderImpl::take_retries() {
   const auto within = room_freed_;
   room_freed_ = std::chrono::milliseconds(0);
-  if (within.count() <= 0 || !synced_ || !retry_wanted_ || options_.retry_refused_within.count() <= 0) return {};
+  std::vector<std::string> pods = gang_retries();
+  if (within.count() <= 0 || !synced_ || !retry_wanted_ || options_.retry_refused_within.count() <= 0) return pods;
   constexpr std::size_t kMostPerBatch = 64;   // API writes per freeing change; the rest wait as before
   constexpr std::size_t kMostChecks = 256;    // distinct fit checks per change (~15 µs each)
-  std::vector<std::string> pods;
   // Pods alike (shape, queue, preemptibility) get one verdict: a thousand refused pods of one
   // shape that fits nowhere cost one check, and do not hide the one pod behind them that fits.
   std::unordered_map<std::string, bool> passes;
   for (auto& key : refusals_.recent(std::chrono::steady_clock::now(), within)) {
-    if (pods.size() == kMostPerBatch) break;
+    if (pods.size() >= kMostPerBatch) break;
     const PodRecord* r = state_.pod(key);
     if (r == nullptr || (r->standing != PodStanding::kPending && r->standing != PodStanding::kIgnored)) {
       refusals_.forget(key);  // bound, or gone
       continue;
     }
     // A gang member's own fit says nothing of its gang's (too few members, or not all at once):
-    // its gang's planning touches the members when the gang is placed.
+    // gang_retries asks for the gang's planner once enough members wait, and its planning
+    // touches the others.
     if (state_.gang_needs_planning(r->pod)) continue;
     auto [it, fresh] = passes.try_emplace(fmt::format("{}#{}#{}", pod_shape(r->pod), r->pod.queue, r->pod.preemptible), false);
     if (fresh) {

@@ -49,6 +49,7 @@ bool ExtenderImpl::syncing(const std::vector<std::size_t>& nodes, FilterAnswer& 
   if (synced_) return false;
   static const SharedReason kSyncing(std::string("fracpack is syncing with the API server"));
   for (std::size_t n : nodes) answer.failed.emplace_back(state_.cluster().node(n).name, kSyncing);
+  answer.refused_by = FilterAnswer::RefusedBy::kSyncing;
   return true;
 }
 

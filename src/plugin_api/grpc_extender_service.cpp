@@ -7,6 +7,7 @@
 #include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/grpc_services.hpp"
 #include "plugin_api/grpc_status.hpp"
+#include "plugin_api/metrics.hpp"
 #include "plugin_api/node_learning.hpp"
 
 namespace fracpack::api {
@@ -59,6 +60,7 @@ grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderF
   auto parsed = pods_.parse(args->pod(), "pod");
   if (!parsed) return to_grpc(parsed.status());
   const json* pod = parsed->get();
+  const Timer timer;
   Result<FilterAnswer> answer = Status(Code::kInternal, "filter: no answer");
   std::size_t considered = 0;  // nodes the answer speaks of, for the decision log
   if (args->all_nodes()) {
@@ -77,7 +79,8 @@ grpc::Status ExtenderService::filter(const v1::ExtenderArgs* args, v1::ExtenderF
     answer = core_.filter(*pod, *nodes);
     if (answer) with_rejections(*answer, rejected);
   }
-  log_filter(*pod, answer, considered);
+  if (answer) metrics_.unschedulable(answer->refused_by);
+  log_filter(*pod, answer, considered, timer.seconds());
   if (!answer) return to_grpc(answer.status(), "pod");
   to_proto(*answer, out);
   return grpc::Status::OK;
@@ -105,8 +108,9 @@ grpc::Status ExtenderService::bind(const v1::ExtenderBindingArgs* args, v1::Exte
                                      {&args->node(), "node"}}) {
     if (Status st = required(*value, field, "ExtenderBindingArgs"); !st.is_ok()) return to_grpc(st);
   }
+  const Timer timer;
   auto bound = core_.bind(args->pod_namespace(), args->pod_name(), args->pod_uid(), args->node());
-  log_bind(args->pod_namespace() + "/" + args->pod_name(), args->node(), bound);
+  log_bind(args->pod_namespace() + "/" + args->pod_name(), args->node(), bound, timer.seconds());
   if (!bound) return to_grpc(bound.status());
   to_proto(*bound, out->mutable_allocation());
   return grpc::Status::OK;

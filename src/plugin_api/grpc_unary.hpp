@@ -62,7 +62,7 @@ grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* ctx, const grpc::By
   Timer timer;
   grpc::Status status = authorize(*ctx, access, what, verb);
   if (!status.ok()) {
-    metrics.observe("grpc", verb, static_cast<int>(status.error_code()), timer.seconds());
+    metrics.observe("grpc", verb, grpc_code_name(static_cast<int>(status.error_code())), timer.seconds());
     auto* reactor = ctx->DefaultReactor();
     reactor->Finish(status);
     return reactor;
@@ -88,7 +88,7 @@ grpc::ServerUnaryReactor* unary(grpc::CallbackServerContext* ctx, const grpc::By
     bool own_buffer = false;
     if (status.ok()) status = grpc::SerializationTraits<Resp>::Serialize(resp, response, &own_buffer);
   }
-  metrics.observe("grpc", verb, static_cast<int>(status.error_code()), timer.seconds());
+  metrics.observe("grpc", verb, grpc_code_name(static_cast<int>(status.error_code())), timer.seconds());
   auto* reactor = ctx->DefaultReactor();
   reactor->Finish(status);
   return reactor;

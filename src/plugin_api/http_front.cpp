@@ -129,10 +129,12 @@ struct HttpFront::Impl {
   std::string filter(const ExtenderArgsReader& args) {
     const json& pod = args.pod();
     const auto& names = args.node_names();
+    const Timer timer;
     const auto rejected = learn(args);
     auto answer = core.filter(pod, names);
     if (answer) with_rejections(*answer, rejected);
-    log_filter(pod, answer, names.size());
+    if (answer) metrics.unschedulable(answer->refused_by);
+    log_filter(pod, answer, names.size(), timer.seconds());
     if (!answer) {
       // A pod fracpack cannot read fits nowhere until it is fixed: say so on every node.
       FilterAnswer all_unresolvable;
@@ -194,9 +196,10 @@ struct HttpFront::Impl {
     const std::string node = string_field(args, "Node", "ExtenderBindingArgs");
     if (name.empty()) throw BadRequest{"ExtenderBindingArgs.PodName is empty"};
     if (node.empty()) throw BadRequest{"ExtenderBindingArgs.Node is empty"};
+    const Timer timer;
     auto bound = core.bind(ns, name, uid, node);
     if (bound && binder != nullptr) bound = bind_in_api_server(std::move(*bound), uid);
-    log_bind(ns + "/" + name, node, bound);
+    log_bind(ns + "/" + name, node, bound, timer.seconds());
     return {{"Error", bound ? "" : bound.status().message()}};
   }
 
@@ -208,6 +211,7 @@ struct HttpFront::Impl {
     bool maybe_bound = false;
     Status st = binder->bind(bound, uid, &maybe_bound);
     if (st.is_ok()) return bound;
+    metrics.api_bind_error(st.code());
     if (!maybe_bound) {
       if (Status undone = core.release(bound.pod); !undone.is_ok()) {
         spdlog::error("pod {}: the API server did not bind it and the ledger could not release it: {}", bound.pod, undone.message());
@@ -296,7 +300,7 @@ struct HttpFront::Impl {
     server.route("POST", path, [this, verb, handler, what](const HttpRequest& req, HttpResponse& res) {
       Timer timer;
       res.content_type = kJson;
-      if (!allowed(req, res, what, verb)) return metrics.observe("http", verb, res.status, timer.seconds());
+      if (!allowed(req, res, what, verb)) return metrics.observe("http", verb, std::to_string(res.status), timer.seconds());
       try {
         res.body = to_text(handler(req.body));
         res.status = 200;
@@ -307,7 +311,7 @@ struct HttpFront::Impl {
         res.status = 400;
         res.body = error_text(fmt::format("malformed {} arguments: {}", verb, e.what()));
       }
-      metrics.observe("http", verb, res.status, timer.seconds());
+      metrics.observe("http", verb, std::to_string(res.status), timer.seconds());
     }, may_wait);
   }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fracpack/core/build_info.hpp"
+#include "plugin_api/process_metrics.hpp"
 
 namespace fracpack::api {
 namespace {
@@ -18,7 +19,26 @@ std::string build_info_text() {
 
 }  // namespace
 
-void Metrics::observe(const std::string& front, const std::string& verb, int code, double seconds) {
+std::string grpc_code_name(int code) {
+  static constexpr std::array<const char*, 17> kNames{
+      "OK",           "Canceled",          "Unknown",            "InvalidArgument", "DeadlineExceeded", "NotFound",
+      "AlreadyExists", "PermissionDenied", "ResourceExhausted",  "FailedPrecondition", "Aborted",       "OutOfRange",
+      "Unimplemented", "Internal",         "Unavailable",        "DataLoss",        "Unauthenticated"};
+  return code >= 0 && code < static_cast<int>(kNames.size()) ? kNames[static_cast<std::size_t>(code)] : fmt::format("Code({})", code);
+}
+
+void Metrics::unschedulable(FilterAnswer::RefusedBy why) {
+  if (why == FilterAnswer::RefusedBy::kNothing) return;
+  std::lock_guard lock(mu_);
+  ++unschedulable_[std::string(refused_by_name(why))];
+}
+
+void Metrics::api_bind_error(Code code) {
+  std::lock_guard lock(mu_);
+  ++api_bind_errors_[std::string(code_name(code))];
+}
+
+void Metrics::observe(const std::string& front, const std::string& verb, const std::string& code, double seconds) {
   std::lock_guard lock(mu_);
   Series& s = series_[{front, verb}];
   ++s.by_code[code];
@@ -31,7 +51,8 @@ void Metrics::observe(const std::string& front, const std::string& verb, int cod
 
 std::string Metrics::render(const LedgerGauges& gauges) const {
   std::string out;
-  out += "# HELP fracpack_requests_total Extender requests by front, verb and result code.\n";
+  out += "# HELP fracpack_requests_total Extender requests by front, verb and result code (http: the HTTP status; grpc: the "
+         "gRPC status name).\n";
   out += "# TYPE fracpack_requests_total counter\n";
   std::lock_guard lock(mu_);
   for (const auto& [key, s] : series_) {
@@ -39,20 +60,20 @@ std::string Metrics::render(const LedgerGauges& gauges) const {
       out += fmt::format("fracpack_requests_total{{front=\"{}\",verb=\"{}\",code=\"{}\"}} {}\n", key.first, key.second, code, n);
     }
   }
-  out += "# HELP fracpack_request_seconds Extender request latency.\n";
-  out += "# TYPE fracpack_request_seconds histogram\n";
+  out += "# HELP fracpack_request_duration_seconds Extender request latency in the server, by front and verb.\n";
+  out += "# TYPE fracpack_request_duration_seconds histogram\n";
   for (const auto& [key, s] : series_) {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
       cumulative += s.buckets[i];
-      out += fmt::format("fracpack_request_seconds_bucket{{front=\"{}\",verb=\"{}\",le=\"{}\"}} {}\n", key.first, key.second,
+      out += fmt::format("fracpack_request_duration_seconds_bucket{{front=\"{}\",verb=\"{}\",le=\"{}\"}} {}\n", key.first, key.second,
                          kBuckets[i], cumulative);
     }
     cumulative += s.buckets.back();
-    out += fmt::format("fracpack_request_seconds_bucket{{front=\"{}\",verb=\"{}\",le=\"+Inf\"}} {}\n", key.first, key.second,
+    out += fmt::format("fracpack_request_duration_seconds_bucket{{front=\"{}\",verb=\"{}\",le=\"+Inf\"}} {}\n", key.first, key.second,
                        cumulative);
-    out += fmt::format("fracpack_request_seconds_sum{{front=\"{}\",verb=\"{}\"}} {}\n", key.first, key.second, s.sum);
-    out += fmt::format("fracpack_request_seconds_count{{front=\"{}\",verb=\"{}\"}} {}\n", key.first, key.second, s.count);
+    out += fmt::format("fracpack_request_duration_seconds_sum{{front=\"{}\",verb=\"{}\"}} {}\n", key.first, key.second, s.sum);
+    out += fmt::format("fracpack_request_duration_seconds_count{{front=\"{}\",verb=\"{}\"}} {}\n", key.first, key.second, s.count);
   }
   out += "# HELP fracpack_gpus GPUs by state.\n# TYPE fracpack_gpus gauge\n";
   for (const auto& [state, n] : gauges.gpus_by_state) out += fmt::format("fracpack_gpus{{state=\"{}\"}} {}\n", state, n);
@@ -73,7 +94,14 @@ std::string Metrics::render(const LedgerGauges& gauges) const {
     out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"allocated\"}} {}\n", q.name, q.gpu_allocated);
     out += fmt::format("fracpack_queue_gpus{{queue=\"{}\",kind=\"fair_share\"}} {}\n", q.name, q.gpu_fair_share);
   }
+  out += "# HELP fracpack_unschedulable_total Filter answers that passed no node, by what refused: syncing, bound_elsewhere, "
+         "gang_waiting, gang, queue, nodes (each node's own verdict).\n# TYPE fracpack_unschedulable_total counter\n";
+  for (const auto& [reason, n] : unschedulable_) out += fmt::format("fracpack_unschedulable_total{{reason=\"{}\"}} {}\n", reason, n);
+  out += "# HELP fracpack_api_bind_errors_total Bindings the API server did not create, by error.\n"
+         "# TYPE fracpack_api_bind_errors_total counter\n";
+  for (const auto& [code, n] : api_bind_errors_) out += fmt::format("fracpack_api_bind_errors_total{{code=\"{}\"}} {}\n", code, n);
   out += build_info_text();
+  out += process_metrics_text();
   for (const auto& source : sources_) out += source();
   return out;
 }

@@ -110,11 +110,12 @@ int replay(const ReplayOptions& options) {
   std::size_t placed = 0;
   std::vector<std::string> lines;
   const auto start = std::chrono::steady_clock::now();
+  ProgressBar bar("pods");
   for (std::size_t i = 0; i < pods.size(); ++i) {
     auto [outcome, bound] = schedule(**client, pods[i], *nodes);
     placed += bound ? 1 : 0;
     lines.push_back(fmt::format("{}/{} {}", meta_string(pods[i], "namespace", "default"), meta_string(pods[i], "name", ""), outcome));
-    if (options.progress) draw_progress(i + 1, pods.size());
+    if (options.progress) bar.update(i + 1, pods.size());
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (const auto& l : lines) fmt::print("{}\n", l);

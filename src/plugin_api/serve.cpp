@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
@@ -197,12 +198,27 @@ void raise_file_limit(const ServeOptions& options) {
   }
 }
 
+spdlog::level::level_enum spdlog_level(LogLevel level) {
+  switch (level) {
+    case LogLevel::kTrace: return spdlog::level::trace;
+    case LogLevel::kDebug: return spdlog::level::debug;
+    case LogLevel::kInfo: return spdlog::level::info;
+    case LogLevel::kWarn: return spdlog::level::warn;
+    case LogLevel::kError: return spdlog::level::err;
+    case LogLevel::kOff: return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
+
 /// Blocks SIGINT and SIGTERM before any thread starts (serve waits for them), ignores SIGPIPE
 /// (a peer that closed its end must not kill the process writing to it: OpenSSL and the API
 /// server's client write without MSG_NOSIGNAL), sets up the log, raises the file limit.
 sigset_t prepare_process(const ServeOptions& options) {
-  spdlog::set_default_logger(spdlog::stderr_color_mt("fracpack"));  // stdout stays free for answers
-  api::escape_log_messages(*spdlog::default_logger());  // names from requests cannot forge a line
+  // stderr: stdout stays free for answers. JSON lines have no colours.
+  spdlog::set_default_logger(options.log_format == LogFormat::kJson ? spdlog::stderr_logger_mt("fracpack")
+                                                                    : spdlog::stderr_color_mt("fracpack"));
+  api::set_log_format(*spdlog::default_logger(), options.log_format);  // names from requests cannot forge a line
+  spdlog::set_level(spdlog_level(options.log_level));
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);

@@ -23,8 +23,7 @@ bool SchedulingState::gang_needs_planning(const PodRequest& pod) const {
   return record == nullptr || !record->planned_until;
 }
 
-std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest& pod, const std::string& key,
-                                                               GangDecision& d) const {
+std::vector<std::string> SchedulingState::gang_next_members(const std::string& key, GangDecision& d) const {
   const int min_member = groups_.at(key).min_member;
   const std::string shown = excerpt(key);  // in reasons: a PodGroup's name is not validated
   int running = 0;
@@ -38,11 +37,6 @@ std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest&
   }
   const int need = min_member - running - planned;
   if (need <= 0) return {};  // the minimum is met (or planned): further members go one by one
-  std::sort(pending_keys.begin(), pending_keys.end(), [&](const std::string& a, const std::string& b) {
-    const PodRecord& x = pods_.at(a);
-    const PodRecord& y = pods_.at(b);
-    return x.pod.created != y.pod.created ? x.pod.created < y.pod.created : a < b;
-  });
   if (static_cast<int>(pending_keys.size()) < need) {
     d.kind = GangDecision::Kind::kWaiting;
     d.reason = fmt::format("gang {}: {} of the {} members it still needs are pending (minMember {}, {} running); its members bind "
@@ -50,13 +44,32 @@ std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest&
                            shown, pending_keys.size(), need, min_member, running);
     return {};
   }
+  std::sort(pending_keys.begin(), pending_keys.end(), [&](const std::string& a, const std::string& b) {
+    const PodRecord& x = pods_.at(a);
+    const PodRecord& y = pods_.at(b);
+    return x.pod.created != y.pod.created ? x.pod.created < y.pod.created : a < b;
+  });
   pending_keys.resize(static_cast<std::size_t>(need));
-  if (std::find(pending_keys.begin(), pending_keys.end(), pod.key()) == pending_keys.end()) {
+  return pending_keys;
+}
+
+std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest& pod, const std::string& key,
+                                                               GangDecision& d) const {
+  std::vector<std::string> members = gang_next_members(key, d);
+  if (!members.empty() && std::find(members.begin(), members.end(), pod.key()) == members.end()) {
     d.kind = GangDecision::Kind::kWaiting;
-    d.reason = fmt::format("gang {}: its first {} members are placed first; this one follows them", shown, need);
+    d.reason = fmt::format("gang {}: its first {} members are placed first; this one follows them", excerpt(key), members.size());
     return {};
   }
-  return pending_keys;
+  return members;
+}
+
+std::optional<std::string> SchedulingState::gang_planner(const PodRequest& pod) const {
+  if (!gang_needs_planning(pod)) return std::nullopt;
+  GangDecision d;
+  const std::vector<std::string> members = gang_next_members(gang_key(pod), d);
+  if (members.empty()) return std::nullopt;
+  return members.front();
 }
 
 std::optional<std::string> SchedulingState::gang_refusal(const PodRequest& pod, const Gang& gang) const {

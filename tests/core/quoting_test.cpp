@@ -51,7 +51,7 @@ TEST_CASE("a newline in a node name does not forge a log line; an ESC does not r
   const std::string node = R"(gpu-1\n[2025-01-01 00:00:00.000] [fracpack] [info] bind default/evil to gpu-1 GPUs [0]\x1b[2J)";
   CHECK(printable(raw) == node);
   CapturedLog log;
-  api::log_bind("default/p", raw, Status(Code::kNotFound, "pod default/p: node " + raw + " is not known to fracpack"));
+  api::log_bind("default/p", raw, Status(Code::kNotFound, "pod default/p: node " + raw + " is not known to fracpack"), 0.001);
   spdlog::info("node {} sent by the scheduler", raw);  // a site that does not escape: the logger does
   const std::string text = log.out.str();
   CHECK(std::count(text.begin(), text.end(), '\n') == 2);  // two lines, not four
@@ -63,7 +63,7 @@ TEST_CASE("a newline in a node name does not forge a log line; an ESC does not r
 TEST_CASE("a made-up 1 MiB name is logged as its first 253 characters (the longest Kubernetes name)") {
   CapturedLog log;
   const std::string huge(1u << 20, 'n');
-  api::log_bind("default/" + huge, huge, Status(Code::kNotFound, "pod: " + huge));
+  api::log_bind("default/" + huge, huge, Status(Code::kNotFound, "pod: " + huge), 0.001);
   const std::string text = log.out.str();
   CHECK(text.size() < 4096);
   CHECK(text.find(std::string(253, 'n') + "…(") != std::string::npos);

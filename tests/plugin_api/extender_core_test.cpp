@@ -320,9 +320,11 @@ TEST_CASE("queues: Filter fails every node with the queue's reason; Bind answers
   REQUIRE(f.is_ok());
   CHECK(f->passed.empty());
   CHECK(f->failed.at("a").find("queue team: gpu would reach 2 GPUs") == 0);
+  CHECK(f->refused_by == FilterAnswer::RefusedBy::kQueue);  // fracpack_unschedulable_total{reason="queue"}
   CHECK(core->bind("default", "two", "", "a").status().code() == Code::kResourceExhausted);
   json one = PodBuilder("one").whole(1).label("kai.scheduler/queue", "team").obj;
   REQUIRE(core->filter(one, {"a"})->passed.size() == 1);
+  CHECK(core->filter(one, {"a"})->refused_by == FilterAnswer::RefusedBy::kNothing);
   REQUIRE(core->bind("default", "one", "", "a").is_ok());
   CHECK(core->gauges().queues.front().gpu_allocated == doctest::Approx(1.0));
 }
@@ -427,6 +429,9 @@ TEST_CASE("cross-queue reclaim through Preempt: the pending pod's demand gives i
   REQUIRE(snap.queues.size() == 2);
   CHECK(snap.queues[0].name == "qa");
   CHECK(snap.queues[0].gpu_fair_share == doctest::Approx(1.0));  // before: 0, from allocation alone
+  for (const auto& q : core->gauges().queues) {  // what /metrics shows: current, not from allocation alone
+    if (q.name == "qa") CHECK(q.gpu_fair_share == doctest::Approx(1.0));
+  }
   auto victims = core->preempt(pending, {{"n", {"u-b1", "u-b2"}}});
   REQUIRE(victims.is_ok());
   REQUIRE(victims->count("n") == 1);

@@ -335,7 +335,7 @@ TEST_CASE("malformed input gets a 4xx and the server keeps serving") {
   auto metrics = c.Get("/metrics");
   REQUIRE(metrics);
   CHECK(metrics->body.find("fracpack_requests_total{front=\"http\",verb=\"filter\",code=\"400\"}") != std::string::npos);
-  CHECK(metrics->body.find("fracpack_request_seconds_bucket{front=\"http\",verb=\"filter\",le=\"+Inf\"}") != std::string::npos);
+  CHECK(metrics->body.find("fracpack_request_duration_seconds_bucket{front=\"http\",verb=\"filter\",le=\"+Inf\"}") != std::string::npos);
   CHECK(metrics->body.find("fracpack_gpus{state=\"idle\"}") != std::string::npos);
 }
 

@@ -268,20 +268,58 @@ TEST_CASE("the one refused pod that now fits is found behind hundreds that fit n
   CHECK(r.asked.size() == 1 + 64);
 }
 
+/// PodGroup default/g with minMember 3, and its member m<i> (pending, one GPU).
+json gang_group() {
+  return {{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+          {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 3}}}};
+}
+json gang_member(int i) {
+  json p = pending(fmt::format("m{}", i));
+  p["metadata"]["annotations"]["pod-group-name"] = "g";
+  return p;
+}
+
 TEST_CASE("members of a gang that cannot be placed are not asked for when room frees, though each alone would fit") {
   Retries r(std::chrono::seconds(60));
-  const json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
-                      {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 3}}}};
-  auto member = [](int i) {
-    json p = pending(fmt::format("m{}", i));
-    p["metadata"]["annotations"]["pod-group-name"] = "g";
-    return p;
-  };
-  r.core->watch_listed("PodGroup", {group}, nullptr);
+  auto member = [](int i) { return gang_member(i); };
+  r.core->watch_listed("PodGroup", {gang_group()}, nullptr);
   listed(*r.core, {running("a"), member(0), member(1)}, 4);
   REQUIRE(r.refused(member(0)));  // 2 of the 3 members it needs are pending
   r.core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, running("a")}}, nullptr);
   CHECK(r.asked.empty());
+}
+
+TEST_CASE("members refused while their gang waited are asked for once the last one shows: its planner, once, fit or not") {
+  for (const int gpus : {4, 2}) {  // room for the gang, and not: either way a member must say why now
+    CAPTURE(gpus);
+    Retries r(std::chrono::seconds(60));
+    auto member = [](int i) {
+      json p = gang_member(i);
+      p["metadata"]["creationTimestamp"] = fmt::format("2026-01-05T09:00:0{}Z", 3 - i);  // m2 is the earliest
+      return p;
+    };
+    r.core->watch_listed("PodGroup", {gang_group()}, nullptr);
+    listed(*r.core, {member(0), member(1)}, gpus);
+    // kube-scheduler filters all three before fracpack's watch shows m2: each is told to wait.
+    for (int i = 0; i < 3; ++i) REQUIRE(r.refused(member(i)));
+    CHECK(r.asked.empty());
+    // m2 shows: the gang could be planned now, at its earliest member's Filter; that one is asked for.
+    r.core->watch_changed("Pod", {{ApiEvent::Type::kAdded, member(2)}}, nullptr);
+    REQUIRE(r.asked == std::vector<std::string>{"default/m2"});
+    r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", gpus, 80000).obj}}, nullptr);  // a heartbeat
+    CHECK(r.asked.size() == 1);  // once
+    auto f = r.core->filter(member(2), std::vector<std::string>{"n"});
+    REQUIRE(f.is_ok());
+    if (gpus == 4) {
+      CHECK(f->passed == std::vector<std::string>{"n"});
+      CHECK(r.asked == std::vector<std::string>{"default/m2", "default/m1", "default/m0"});  // planned: the others follow
+    } else {
+      CHECK(f->passed.empty());
+      CHECK(f->failed.at("n").find("does not fit as a whole") != std::string::npos);
+      CHECK(r.asked.size() == 1);
+    }
+    CHECK(r.core->verify().empty());
+  }
 }
 
 TEST_CASE("a bind released because the API server never showed it frees room for the pods refused meanwhile") {

@@ -372,6 +372,7 @@ TEST_CASE("quota tune -o yaml writes only Queue objects to stdout, for kubectl a
   CHECK(code == 0);
   CHECK(report.find("| candidate |") != std::string::npos);
   CHECK(report.find("Every metric per queue, the Queue file → each candidate") != std::string::npos);
+  CHECK(report.find('\r') == std::string::npos);  // stderr is a pipe here: no progress line redrawn
 
   // 8 GPUs on a 4-GPU node: never startable, so no quota meets it.
   const QuotaFiles never = quota_files("qt-o-never", 4,

@@ -147,6 +147,10 @@ class SchedulingState {
                          std::chrono::seconds hold);
   /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet).
   [[nodiscard]] bool gang_needs_planning(const PodRequest& pod) const;
+  /// The member of `pod`'s gang whose plan_gang would place the gang now (the earliest-created
+  /// pending one, once enough are pending); nullopt while the gang waits for members, or when it
+  /// needs no planning. A scheduler that set the members aside while they waited retries this one.
+  [[nodiscard]] std::optional<std::string> gang_planner(const PodRequest& pod) const;
   /// Members planned and not bound by `now` go back to pending; their holds are released.
   /// Returns how many lapsed.
   std::size_t expire_plans(std::chrono::steady_clock::time_point now);
@@ -233,6 +237,8 @@ class SchedulingState {
   /// as the minimum still needs; empty with `d` set when the gang waits or needs nothing), the
   /// queue's admission of their sum (empty: admitted), and holding the plan's placements.
   std::vector<std::string> gang_members_to_plan(const PodRequest& pod, const std::string& key, GangDecision& d) const;
+  /// The gang's next members to place together, whichever member asks (empty with `d` set).
+  std::vector<std::string> gang_next_members(const std::string& key, GangDecision& d) const;
   std::optional<std::string> gang_refusal(const PodRequest& pod, const Gang& gang) const;
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,

@@ -109,7 +109,15 @@ struct FilterAnswer {
   std::vector<std::string> passed;  ///< node names that fit, in the order sent
   NodeReasons failed;               ///< Unschedulable: node → reason
   NodeReasons unresolvable;         ///< UnschedulableAndUnresolvable: node → reason
+  /// What refused every node, when one check did (before any node was looked at); kNodes when
+  /// each node was refused by its own verdict (its reason says which resource).
+  enum class RefusedBy { kNothing, kSyncing, kBinding, kGangWaiting, kGang, kQueue, kNodes };
+  RefusedBy refused_by = RefusedBy::kNothing;
 };
+
+/// snake_case name of `r` (the reason label of fracpack_unschedulable_total): "syncing",
+/// "bound_elsewhere", "gang_waiting", "gang", "queue", "nodes"; "" for kNothing.
+std::string_view refused_by_name(FilterAnswer::RefusedBy r);
 
 /// Candidate node names as the caller sent them (kube-scheduler's NodeNames, gRPC node_names):
 /// views, valid for the call.

@@ -10,6 +10,14 @@
 
 namespace fracpack {
 
+/// serve --log-format: text (spdlog's "[time] [name] [level] message") or json (one object per
+/// line: time, level, logger, msg, and a decision's verb, pod, node, gpus, code, duration_seconds).
+enum class LogFormat { kText, kJson };
+/// serve --log-level: the least severe level written. Decisions that place are info; refusals
+/// (no node fits, a queue or a Bind refuses, a bad request) warn; API server and internal errors
+/// are error; debug and trace add the watch's detail.
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
 struct ServeOptions {
   ExtenderOptions core;
   std::optional<std::string> http;          ///< "host:port" of the kube-scheduler JSON front
@@ -19,6 +27,8 @@ struct ServeOptions {
   std::optional<std::string> health;
   std::size_t http_max_connections = 1024;  ///< JSON front: open connections at most
   std::size_t http_max_connections_per_client = 256;  ///< JSON front: from one IP address at most
+  LogLevel log_level = LogLevel::kInfo;
+  LogFormat log_format = LogFormat::kText;
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
   std::size_t max_body = 8u << 20;          ///< bytes per request, both fronts
   bool http_gzip = false;                   ///< JSON answers gzipped when the caller accepts it (remote schedulers)
