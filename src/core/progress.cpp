@@ -1,7 +1,9 @@
 #include "fracpack/core/progress.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include <unistd.h>
 

@@ -111,9 +111,19 @@ Status write_report(const std::filesystem::path& dir, const Trace& trace, double
           << summary_table(runs);
   std::vector<PlotSeries> series;
   for (const auto& [policy, group] : by_policy(runs)) {
-    PlotSeries s{policy, std::vector<double>(kCurvePoints)};
+    PlotSeries s{policy, std::vector<double>(kCurvePoints), std::vector<double>(kCurvePoints), std::vector<double>(kCurvePoints)};
     for (int x = 0; x < kCurvePoints; ++x) {
-      s.values[static_cast<std::size_t>(x)] = mean_of(group, [x](const RunResult& r) { return r.allocation[static_cast<std::size_t>(x)]; });
+      const auto at = static_cast<std::size_t>(x);
+      s.values[at] = mean_of(group, [at](const RunResult& r) { return r.allocation[at]; });
+      s.lo[at] = s.hi[at] = std::nan("");
+      for (const RunResult* r : group) {  // NaN (no point there) is skipped: fmin/fmax take the other
+        s.lo[at] = std::fmin(s.lo[at], r->allocation[at]);
+        s.hi[at] = std::fmax(s.hi[at], r->allocation[at]);
+      }
+    }
+    if (group.size() < 2) {  // one seed: no spread to show
+      s.lo.clear();
+      s.hi.clear();
     }
     series.push_back(std::move(s));
   }

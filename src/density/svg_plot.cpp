@@ -1,17 +1,68 @@
 #include "density/svg_plot.hpp"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
+
 #include "plot/line_plot.hpp"
 
 namespace fracpack::density {
+namespace {
 
-std::string allocation_svg(const std::string& title, const std::vector<PlotSeries>& series) {
+constexpr std::size_t kZoomFrom = 80;  // arrived %, where packing policies start to differ
+constexpr std::size_t kFullAt = 100;   // arrived %: the cluster's capacity
+
+/// Line styles by position: six policies stay apart in grey print too.
+constexpr std::array<plot::Stroke, 4> kStrokes{plot::Stroke::kSolid, plot::Stroke::kDashed, plot::Stroke::kDotted,
+                                               plot::Stroke::kDashDot};
+
+std::vector<plot::Series> lines_of(const std::vector<PlotSeries>& series) {
   std::vector<plot::Series> lines;
-  for (const auto& s : series) {
-    plot::Series line{s.name, {}, false};
-    for (std::size_t x = 0; x < s.values.size(); ++x) line.points.emplace_back(static_cast<double>(x), s.values[x]);
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    plot::Series line{series[i].name, {}, kStrokes[i % kStrokes.size()]};
+    line.width = i < kStrokes.size() ? 1.8 : 2.6;  // past four styles, the width tells the second round apart
+    for (std::size_t x = 0; x < series[i].values.size(); ++x) line.points.emplace_back(static_cast<double>(x), series[i].values[x]);
     lines.push_back(std::move(line));
   }
-  return plot::line_plot_svg(plot::Axes{title, "arrived GPU demand (% of capacity)", "GPU allocated (%)", 130, 100, true, 10, 10}, lines);
+  return lines;
+}
+
+std::vector<plot::Band> bands_of(const std::vector<PlotSeries>& series) {
+  std::vector<plot::Band> bands;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    if (series[i].lo.empty() || series[i].lo.size() != series[i].hi.size()) continue;
+    plot::Band band{bands.empty() ? "spread over seeds (min–max)" : "", {}, i};
+    for (std::size_t x = 0; x < series[i].lo.size(); ++x) band.points.emplace_back(static_cast<double>(x), series[i].lo[x], series[i].hi[x]);
+    bands.push_back(std::move(band));
+  }
+  return bands;
+}
+
+}  // namespace
+
+std::pair<double, double> zoom_range(const std::vector<PlotSeries>& series) {
+  double lo = 100, hi = 0;
+  for (const auto& s : series) {
+    for (std::size_t x = kZoomFrom; x < s.values.size(); ++x) {
+      if (std::isnan(s.values[x])) continue;
+      if (x >= kFullAt) lo = std::min(lo, s.values[x]);  // below: the climb along y = x, the same for all
+      hi = std::max(hi, s.values[x]);
+    }
+  }
+  if (lo > hi) return {0, 100};
+  return {std::max(0.0, std::floor(lo) - 1), std::min(100.0, std::ceil(hi) + 1)};
+}
+
+std::string allocation_svg(const std::string& title, const std::vector<PlotSeries>& series) {
+  const auto lines = lines_of(series);
+  const auto bands = bands_of(series);
+  plot::Axes whole{"whole range", "arrived GPU demand (% of capacity)", "GPU allocated (%)", 130, 100, true, 10, 10};
+  whole.diagonal_label = "y = x (every arrival placed)";
+  const auto [lo, hi] = zoom_range(series);
+  plot::Axes zoom{"zoom: where policies differ", "arrived GPU demand (% of capacity)", "GPU allocated (%)", 130, hi, true, 10,
+                  hi - lo > 15 ? 0.0 : hi - lo > 6 ? 2.0 : 1.0, static_cast<double>(kZoomFrom), lo};
+  zoom.diagonal_label = whole.diagonal_label;
+  return plot::figure_svg(title, {plot::Panel{whole, lines, bands}, plot::Panel{zoom, lines, bands}});
 }
 
 }  // namespace fracpack::density

@@ -46,37 +46,88 @@ std::vector<std::pair<double, double>> steps(const quota::ReplayReport& r, const
   return out;
 }
 
-Status write_timeline(const std::filesystem::path& dir, const quota::ReplayReport& r) {
+constexpr const char* kFragmentationCaption =
+    "Fragmentation of idle GPU: the share of the idle GPU capacity that the workload's typical pods cannot use where it lies "
+    "(FGD's fragmentation ratio, Weng et al., ATC '23), in % of the idle GPU.";
+
+double demand_of(const quota::TimelinePoint& p, std::size_t q) { return p.allocated[q] + (p.pending.empty() ? 0 : p.pending[q]); }
+
+/// The top of a queue's plot: the most any line of `r` reaches, and the quota. Demand counts up
+/// to the cluster's GPUs only: a backlog of thousands would flatten every other line.
+double queue_top(const quota::ReplayReport& r, std::size_t q) {
+  double top = std::isnan(r.deserved[q]) ? 0 : r.deserved[q];
+  for (const auto& p : r.timeline) {
+    const double demand = p.capacity_gpus > 0 ? std::min(demand_of(p, q), p.capacity_gpus) : demand_of(p, q);
+    top = std::max({top, p.allocated[q], p.fair_share[q], demand});
+  }
+  return top;
+}
+
+/// A horizontal line across the span.
+plot::Series level(std::string name, double y, double days, plot::Stroke stroke, std::string colour) {
+  return plot::Series{std::move(name), {{0, y}, {days, y}}, stroke, std::move(colour)};
+}
+
+/// One queue's plot: capacity and quotas under, fair share and demand, allocated on top.
+/// `before`: the same workload under the Queue file (its quota drawn as the old one).
+std::string queue_svg(const quota::ReplayReport& r, std::size_t q, double days, double top, const quota::ReplayReport* before) {
+  using plot::Stroke;
+  std::vector<plot::Series> lines;
+  const double capacity = r.timeline.empty() ? 0 : r.timeline.back().capacity_gpus;
+  if (capacity > 0 && capacity <= top) lines.push_back(level(fmt::format("cluster GPUs ({:g})", capacity), capacity, days, Stroke::kDotted, "#7f7f7f"));
+  if (before != nullptr && q < before->deserved.size() && !std::isnan(before->deserved[q])) {
+    lines.push_back(level(fmt::format("old quota ({:g})", before->deserved[q]), before->deserved[q], days, Stroke::kDashed, "#aaaaaa"));
+  }
+  if (!std::isnan(r.deserved[q])) {
+    lines.push_back(level(fmt::format("{} ({:g})", before != nullptr ? "new quota" : "quota", r.deserved[q]), r.deserved[q], days,
+                          Stroke::kDashed, "#2ca02c"));
+  }
+  lines.push_back({"fair share", steps(r, [q](const quota::TimelinePoint& p) { return p.fair_share[q]; }), Stroke::kSolid, "#9ecae1", 2.5});
+  lines.push_back({"demand (allocated + pending)", steps(r, [q](const quota::TimelinePoint& p) { return demand_of(p, q); }),
+                   Stroke::kDotted, "#ff7f0e", 1.8});
+  lines.push_back({"allocated", steps(r, [q](const quota::TimelinePoint& p) { return p.allocated[q]; }), Stroke::kSolid, "#08306b", 1.6});
+  double peak = 0;
+  for (const auto& p : r.timeline) peak = std::max(peak, demand_of(p, q));
+  std::string caption = capacity > top ? fmt::format("The cluster's {:g} GPUs are above this plot's range.", capacity) : "";
+  if (peak > top * 1.1) {
+    caption = fmt::format("Demand reaches {:.0f} GPUs, more than the cluster's {:g}: cut at the top of the plot.", peak, capacity);
+  }
+  return plot::line_plot_svg(plot::Axes{fmt::format("Queue {}: GPUs over time", r.queues[q].queue), "days", "GPUs", days,
+                                        top > 0 ? top * 1.1 : 1, false},
+                             lines, caption);
+}
+
+Status write_timeline(const std::filesystem::path& dir, const quota::ReplayReport& r, const quota::ReplayReport* other, bool other_is_before) {
   std::ofstream csv(dir / "timeline.csv");
   csv << "time_s,cluster_allocated_pct,fragmentation_pct";
-  for (const auto& q : r.queues) csv << fmt::format(",{0}_allocated_gpus,{0}_fair_share_gpus", q.queue);
+  for (const auto& q : r.queues) csv << fmt::format(",{0}_allocated_gpus,{0}_fair_share_gpus,{0}_pending_gpus", q.queue);
   csv << "\n";
   for (const auto& p : r.timeline) {
     csv << fmt::format("{},{:.3f},{:.3f}", p.time, p.cluster_allocated_pct, p.fragmentation_pct);
-    for (std::size_t q = 0; q < p.allocated.size(); ++q) csv << fmt::format(",{:.3f},{:.3f}", p.allocated[q], p.fair_share[q]);
+    for (std::size_t q = 0; q < p.allocated.size(); ++q) {
+      csv << fmt::format(",{:.3f},{:.3f},{:.3f}", p.allocated[q], p.fair_share[q], p.pending.empty() ? 0.0 : p.pending[q]);
+    }
     csv << "\n";
   }
-  const double days = std::max(1e-9, static_cast<double>(r.end - r.start) / 86400.0);
+  // Before and after on the same axes: the longer span, the higher top of the two.
+  std::int64_t span = r.end - r.start;
+  if (other != nullptr) span = std::max(span, other->end - other->start);
+  const double days = std::max(1e-9, static_cast<double>(span) / 86400.0);
   {
     std::ofstream svg(dir / "cluster.svg");
     svg << plot::line_plot_svg(
         plot::Axes{"Cluster: GPU allocated and fragmentation of idle GPU over time", "days", "%", days, 100, false},
-        {{"GPU allocated", steps(r, [](const quota::TimelinePoint& p) { return p.cluster_allocated_pct; }), false},
-         {"fragmentation of idle GPU", steps(r, [](const quota::TimelinePoint& p) { return p.fragmentation_pct; }), false}});
+        {{"GPU allocated", steps(r, [](const quota::TimelinePoint& p) { return p.cluster_allocated_pct; }), plot::Stroke::kSolid},
+         {"fragmentation of idle GPU", steps(r, [](const quota::TimelinePoint& p) { return p.fragmentation_pct; }), plot::Stroke::kDashed}},
+        kFragmentationCaption);
     if (!svg) return invalid_argument("--out {}: cannot write cluster.svg", dir.string());
   }
   for (std::size_t q = 0; q < r.queues.size(); ++q) {
-    double top = std::isnan(r.deserved[q]) ? 0 : r.deserved[q];
-    for (const auto& p : r.timeline) top = std::max({top, p.allocated[q], p.fair_share[q]});
-    std::vector<plot::Series> lines{
-        {"allocated", steps(r, [q](const quota::TimelinePoint& p) { return p.allocated[q]; }), false},
-        {"fair share", steps(r, [q](const quota::TimelinePoint& p) { return p.fair_share[q]; }), false},
-    };
-    if (!std::isnan(r.deserved[q])) lines.push_back({"deserved (quota)", {{0, r.deserved[q]}, {days, r.deserved[q]}}, true});
+    double top = queue_top(r, q);
+    const bool paired = other != nullptr && q < other->queues.size() && other->queues[q].queue == r.queues[q].queue;
+    if (paired) top = std::max(top, queue_top(*other, q));
     std::ofstream svg(dir / fmt::format("queue-{}.svg", r.queues[q].queue));
-    svg << plot::line_plot_svg(plot::Axes{fmt::format("Queue {}: GPUs over time", r.queues[q].queue), "days", "GPUs", days,
-                                          top > 0 ? top * 1.1 : 1, false},
-                               lines);
+    svg << queue_svg(r, q, days, top, paired && other_is_before ? other : nullptr);
     if (!svg) return invalid_argument("--out {}: cannot write queue-{}.svg", dir.string(), r.queues[q].queue);
   }
   if (!csv) return invalid_argument("--out {}: cannot write timeline.csv", dir.string());
@@ -144,7 +195,8 @@ std::string replay_table(const quota::ReplayReport& report) {
   return out;
 }
 
-Status write_replay_files(const std::string& dir, const quota::ReplayReport& report) {
+Status write_replay_files(const std::string& dir, const quota::ReplayReport& report, const quota::ReplayReport* other,
+                          bool other_is_before) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::ofstream csv(std::filesystem::path(dir) / "queues.csv");
@@ -163,7 +215,7 @@ Status write_replay_files(const std::string& dir, const quota::ReplayReport& rep
                        longest.pod.empty() ? "" : csv_seconds(longest.seconds), csv_field(longest.why));
   }
   if (!csv) return invalid_argument("--out {}: cannot write queues.csv", dir);
-  return write_timeline(dir, report);
+  return write_timeline(dir, report, other, other_is_before);
 }
 
 int run_quota_replay(const QuotaReplayOptions& options) {

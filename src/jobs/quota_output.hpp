@@ -34,7 +34,7 @@ std::string before_after_table(const quota::TuneReport& report);
 std::string document_text(const nlohmann::ordered_json& document, std::string_view format);
 
 /// quota tune's progress line, redrawn after each round on a terminal: "round 3 of 10: 120
-/// candidates replayed (8.1/s), best so far met; ETA 1m20s". The ETA is what is left of the
+/// candidates replayed (8.1/s), best so far met; ETA at most 1m20s". The ETA is what is left of the
 /// budget (`budget_seconds` > 0) or of `max_rounds` at this pace (> 0), the sooner of the two;
 /// none with neither.
 std::string tune_progress_line(std::size_t round, std::size_t replayed, const quota::Candidate& best, double seconds,

@@ -227,11 +227,15 @@ int run_quota_tune(const QuotaTuneOptions& options) {
       csv << fmt::format(",{:.3f}\n", c.metrics.allocation_pct);
     }
     if (ec || !queues_yaml || !csv) return fail(invalid_argument("--out {}: cannot write queues.yaml / candidates.csv there", options.out));
-    // The recommendation replayed once more with its timeline, for the plots.
+    // The Queue file and the recommendation replayed once more with their timelines, for plots
+    // on the same axes: before (input/) and after (recommended/, with the old quota drawn).
     quota::ReplayOptions replay_options = tune_options.replay;
+    auto before = quota::replay(in->nodes, in->queues, in->workload, replay_options);
+    if (!before) return fail(before.status());
     auto best = quota::replay(in->nodes, report->recommended, in->workload, replay_options);
     if (!best) return fail(best.status());
-    if (auto st = write_replay_files((dir / "recommended").string(), *best); !st.is_ok()) return fail(st);
+    if (auto st = write_replay_files((dir / "input").string(), *before, &*best); !st.is_ok()) return fail(st);
+    if (auto st = write_replay_files((dir / "recommended").string(), *best, &*before, true); !st.is_ok()) return fail(st);
   }
   return met ? 0 : 1;
 }

@@ -33,7 +33,7 @@ std::string list(const std::vector<std::string>& names) { return excerpt_list(na
 /// Pod annotations fracpack reads or writes outside nvidia.com/container.*: KAI's legacy keys and
 /// fracpack.io/'s (docs/requests.md rule 24).
 constexpr std::string_view kOwnedKeys[] = {kGpuFraction, kGpuMemory, kNumDevices, kContainerName,
-                                           kLedgerGpusAnnotation, "fracpack.io/gpu-groups", "fracpack.io/retry"};
+                                           kLedgerGpusAnnotation, kGpuGroupsAnnotation, kRetryAnnotation};
 
 /// A key in the families we own ("gpu-fraction…", "gpu-memory…", "fracpack.io/…") that is none of
 /// ours: a typo such as gpu-fraction-num-device, refused rather than ignored.

@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "fracpack/core/labels.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/metrics.hpp"
 
@@ -170,7 +171,7 @@ void ClusterWatch::settle_loop() {
     const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (const std::string& key : nudges) {
       const auto slash = key.find('/');
-      const nlohmann::json patch = {{"metadata", {{"annotations", {{"fracpack.io/retry", std::to_string(stamp)}}}}}};
+      const nlohmann::json patch = {{"metadata", {{"annotations", {{std::string(k8s::kRetryAnnotation), std::to_string(stamp)}}}}}};
       auto res = api_->client()->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", key.substr(0, slash), key.substr(slash + 1)),
                                        patch.dump(), "application/merge-patch+json");
       if (res && res->status == 200) {

@@ -32,20 +32,28 @@ std::string pod_key(const nlohmann::json& pod) {
   return logged(ns.empty() ? "default" : ns) + "/" + logged(name.empty() ? "?" : name);
 }
 
+namespace {
+
+/// info places; warn refuses (the request's outcome); error is the server's or the API server's.
 spdlog::level::level_enum decision_level(Code code) {
   switch (code) {
     case Code::kOk: return spdlog::level::info;
     case Code::kUnschedulable:
+    case Code::kUnschedulableAndUnresolvable:
     case Code::kResourceExhausted:
-    case Code::kFailedPrecondition:  // a follower asked to Bind
+    case Code::kFailedPrecondition:  // a ledger write while following the API server
+    case Code::kUnavailable:         // a follower, or a leader still listing, asked to Bind
     case Code::kInvalidArgument:
     case Code::kNotFound:
     case Code::kAlreadyExists:
       return spdlog::level::warn;  // the request's outcome, not the server's fault
-    default:
-      return spdlog::level::err;  // the API server, the state file, the server itself
+    case Code::kInternal:
+      return spdlog::level::err;  // the API server (not reached, or failed), the state file, the server itself
   }
+  return spdlog::level::err;
 }
+
+}  // namespace
 
 void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, std::size_t candidates, double seconds) {
   const std::string key = pod_key(pod);

@@ -192,9 +192,9 @@ class ExtenderImpl final : public Extender {
   /// plan_gang said "waiting for members" to `pod`: remembered for gang_retries. Caller holds mu_
   /// exclusively.
   void note_gang_waiting(const PodRequest& pod);
-  /// Of the pods told their gang waits (within kQueueRetryWindow), each gang's planner
-  /// (SchedulingState::gang_planner) once the gang could be planned and the planner was among
-  /// them; those asked for are forgotten. Caller holds mu_ exclusively.
+  /// Of the pods told their gang waits (within kQueueRetryWindow, at most 4096), for each gang
+  /// that could be planned now, the earliest of its planners (SchedulingState::gang_planners)
+  /// among them; that gang's entries are then forgotten (asked once). Caller holds mu_ exclusively.
   std::vector<std::string> gang_retries();
   /// take_retries(), then `lock` (held exclusively) is released and on_retry_wanted called.
   void retry_refused(std::unique_lock<std::shared_mutex>& lock);

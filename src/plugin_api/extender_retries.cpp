@@ -5,7 +5,8 @@
 // their gang waited for members (a member's Filter can come before the watch shows the last
 // member) are asked for again once the gang could be planned: the earliest-created one, whose
 // Filter places the gang, or says why it does not fit as a whole.
-#include <set>
+#include <algorithm>
+#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -33,27 +34,41 @@ void ExtenderImpl::freed_room(std::chrono::milliseconds within) {
 }
 
 void ExtenderImpl::note_gang_waiting(const PodRequest& pod) {
-  if (options_.watching && options_.retry_refused_within.count() > 0) gang_waiting_[pod.key()] = std::chrono::steady_clock::now();
+  if (!options_.watching || options_.retry_refused_within.count() <= 0 || !retry_wanted_) return;
+  constexpr std::size_t kMostRemembered = 4096;  // as RecentRefusals: beyond it the oldest goes
+  if (gang_waiting_.size() >= kMostRemembered && !gang_waiting_.contains(pod.key())) {
+    gang_waiting_.erase(std::min_element(gang_waiting_.begin(), gang_waiting_.end(),
+                                         [](const auto& a, const auto& b) { return a.second < b.second; }));
+  }
+  gang_waiting_[pod.key()] = std::chrono::steady_clock::now();
 }
 
 std::vector<std::string> ExtenderImpl::gang_retries() {
   std::vector<std::string> pods;
-  if (gang_waiting_.empty() || !synced_ || !retry_wanted_) return pods;
+  if (gang_waiting_.empty()) return pods;
   const auto now = std::chrono::steady_clock::now();
-  std::set<std::string> asked;  // planners asked for this time: one per gang
-  for (auto it = gang_waiting_.begin(); it != gang_waiting_.end();) {
-    const PodRecord* r = state_.pod(it->first);
-    const bool stale = now - it->second > kQueueRetryWindow;  // kube-scheduler has retried it itself
-    if (stale || (r != nullptr && !state_.gang_needs_planning(r->pod))) {  // bound, planned, or its gang is met
-      it = gang_waiting_.erase(it);
-      continue;
-    }
-    // Unknown yet (its Filter came before the watch showed it), or its gang still waits: kept.
-    std::optional<std::string> planner = r != nullptr ? state_.gang_planner(r->pod) : std::nullopt;
-    if (planner && gang_waiting_.contains(*planner) && asked.insert(*planner).second) pods.push_back(*planner);
-    ++it;
+  // Forgotten: stale ones (kube-scheduler has retried them itself), and known pods that no
+  // longer wait for their gang (bound, planned, gone pending, or the minimum met). Unknown ones
+  // stay: a Filter can come before the watch shows its pod.
+  std::erase_if(gang_waiting_, [&](const auto& entry) {
+    const PodRecord* r = state_.pod(entry.first);
+    return now - entry.second > kQueueRetryWindow ||
+           (r != nullptr && (r->standing != PodStanding::kPending || !state_.gang_needs_planning(r->pod)));
+  });
+  if (!synced_ || !retry_wanted_) return pods;
+  std::map<std::string, std::vector<std::string>> gangs;  // gang → its waiting members: one check per gang
+  for (const auto& [key, _] : gang_waiting_) {
+    const PodRecord* r = state_.pod(key);
+    if (r != nullptr && r->pod.gang) gangs[r->pod.namespace_name + "/" + *r->pod.gang].push_back(key);
   }
-  for (const std::string& p : pods) gang_waiting_.erase(p);  // asked once; a new "waiting" records it again
+  for (const auto& [gang, waiting] : gangs) {
+    // Any of the members to place together plans the gang at its Filter: the earliest told to wait.
+    const std::vector<std::string> planners = state_.gang_planners(state_.pod(waiting.front())->pod);
+    const auto asked = std::find_if(planners.begin(), planners.end(), [&](const std::string& p) { return gang_waiting_.contains(p); });
+    if (asked == planners.end()) continue;
+    pods.push_back(*asked);
+    for (const std::string& key : waiting) gang_waiting_.erase(key);  // asked once; its planning touches the others
+  }
   return pods;
 }
 

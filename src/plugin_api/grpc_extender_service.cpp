@@ -3,6 +3,7 @@
 
 #include "fracpack/k8s/object_stream.hpp"
 
+#include "plugin_api/bind_path.hpp"
 #include "plugin_api/decision_log.hpp"
 #include "plugin_api/grpc_convert.hpp"
 #include "plugin_api/grpc_services.hpp"
@@ -109,7 +110,7 @@ grpc::Status ExtenderService::bind(const v1::ExtenderBindingArgs* args, v1::Exte
     if (Status st = required(*value, field, "ExtenderBindingArgs"); !st.is_ok()) return to_grpc(st);
   }
   const Timer timer;
-  auto bound = core_.bind(args->pod_namespace(), args->pod_name(), args->pod_uid(), args->node());
+  auto bound = bind_pod(core_, binder_, metrics_, args->pod_namespace(), args->pod_name(), args->pod_uid(), args->node());
   log_bind(args->pod_namespace() + "/" + args->pod_name(), args->node(), bound, timer.seconds());
   if (!bound) return to_grpc(bound.status());
   to_proto(*bound, out->mutable_allocation());

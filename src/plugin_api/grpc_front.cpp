@@ -37,7 +37,9 @@ Result<std::shared_ptr<grpc::ServerCredentials>> credentials(const TlsFiles& tls
 
 struct GrpcFront::Impl {
   Impl(Extender& core, Metrics& metrics, GrpcOptions opts)
-      : options(std::move(opts)), extender(core, metrics, options.access.get()), cluster(core, metrics, options.access.get()) {}
+      : options(std::move(opts)), extender(core, metrics, options.access.get()), cluster(core, metrics, options.access.get()) {
+    extender.use_binder(options.binder);
+  }
   GrpcOptions options;
   ExtenderService extender;
   ClusterService cluster;

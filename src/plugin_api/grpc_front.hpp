@@ -14,6 +14,7 @@
 #include "fracpack/server/extender.hpp"
 #include "plugin_api/front.hpp"
 #include "plugin_api/access.hpp"
+#include "plugin_api/kube_binder.hpp"
 #include "plugin_api/metrics.hpp"
 #include "plugin_api/tls_files.hpp"
 
@@ -30,6 +31,8 @@ struct GrpcOptions {
   std::chrono::milliseconds idle_timeout{300'000};      ///< no call for this long: GOAWAY, closed
   std::chrono::milliseconds keepalive_time{120'000};    ///< a ping after this long quiet; a dead peer closed
   int max_concurrent_streams = 128;                     ///< calls in flight on one connection
+  /// Following the API server: Bind creates the Binding there, as the JSON front's (not owned).
+  KubeBinder* binder = nullptr;
 };
 
 class GrpcFront final : public Front {

@@ -11,6 +11,7 @@
 #include "fracpack/v1/cluster.grpc.pb.h"
 #include "fracpack/v1/extender.grpc.pb.h"
 #include "plugin_api/grpc_unary.hpp"
+#include "plugin_api/kube_binder.hpp"
 #include "plugin_api/metrics.hpp"
 #include "plugin_api/pod_cache.hpp"
 
@@ -56,6 +57,10 @@ class ExtenderService final : public ServiceBase<ExtenderRawService> {
   FRACPACK_RAW_METHOD(Bind, bind, v1::ExtenderBindingArgs, v1::ExtenderBindingResult, kSchedule)
   FRACPACK_RAW_METHOD(Preempt, preempt, v1::ExtenderPreemptionArgs, v1::ExtenderPreemptionResult, kSchedule)
 
+  /// Following the API server: Bind creates the pod's Binding there too (bind_path.hpp). Not
+  /// owned; set before serving.
+  void use_binder(KubeBinder* binder) { binder_ = binder; }
+
   /// The fuzz target (tests/fuzz/fuzz_grpc_requests.cpp) calls the handlers with parsed messages.
   friend struct FuzzAccess;
 
@@ -67,6 +72,7 @@ class ExtenderService final : public ServiceBase<ExtenderRawService> {
   grpc::Status preempt(const v1::ExtenderPreemptionArgs* args, v1::ExtenderPreemptionResult* out);
 
   PodCache pods_;
+  KubeBinder* binder_ = nullptr;
 };
 
 class ClusterService final : public ServiceBase<ClusterRawService> {

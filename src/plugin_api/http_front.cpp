@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "plugin_api/bind_path.hpp"
 #include "plugin_api/decision_log.hpp"
 #include "plugin_api/extender_args.hpp"
 #include "plugin_api/json_text.hpp"
@@ -197,27 +198,9 @@ struct HttpFront::Impl {
     if (name.empty()) throw BadRequest{"ExtenderBindingArgs.PodName is empty"};
     if (node.empty()) throw BadRequest{"ExtenderBindingArgs.Node is empty"};
     const Timer timer;
-    auto bound = core.bind(ns, name, uid, node);
-    if (bound && binder != nullptr) bound = bind_in_api_server(std::move(*bound), uid);
+    auto bound = bind_pod(core, binder, metrics, ns, name, uid, node);
     log_bind(ns + "/" + name, node, bound, timer.seconds());
     return {{"Error", bound ? "" : bound.status().message()}};
-  }
-
-  /// The Binding in the API server (bindVerb). A definite failure (the pod is gone or bound
-  /// elsewhere, the API server unreachable) undoes the ledger's bind; an unknown outcome (sent, no
-  /// clear answer) keeps it, as the pod may be bound: the GPUs stay held until the retried pod
-  /// binds there, or a Sync or a release says otherwise.
-  Result<BindAnswer> bind_in_api_server(BindAnswer bound, const std::string& uid) {
-    bool maybe_bound = false;
-    Status st = binder->bind(bound, uid, &maybe_bound);
-    if (st.is_ok()) return bound;
-    metrics.api_bind_error(st.code());
-    if (!maybe_bound) {
-      if (Status undone = core.release(bound.pod); !undone.is_ok()) {
-        spdlog::error("pod {}: the API server did not bind it and the ledger could not release it: {}", bound.pod, undone.message());
-      }
-    }
-    return st;
   }
 
   json preempt(const json& args) {

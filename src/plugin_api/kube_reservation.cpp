@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "fracpack/core/labels.hpp"
 #include "fracpack/k8s/decode.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/reservation_book.hpp"
@@ -61,7 +62,7 @@ Status KubeBinder::reserve(const BindAnswer& answer, std::map<std::string, std::
   devices_key->second = fmt::format("{}", fmt::join(devices, ","));
   annotations[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(answer.choice.gpus, ","));
   for (const auto& claim : claims) groups.push_back(claim.group);
-  annotations[std::string(kGpuGroupsAnnotation)] = fmt::format("{}", fmt::join(groups, ","));
+  annotations[std::string(k8s::kGpuGroupsAnnotation)] = fmt::format("{}", fmt::join(groups, ","));
   return Status::ok();
 }
 

@@ -26,9 +26,9 @@ class EscapedMessage final : public spdlog::custom_flag_formatter {
 
 /// RFC 3339 in UTC with milliseconds: 2026-12-03T11:29:10.123Z.
 std::string utc_time(spdlog::log_clock::time_point t) {
-  const auto ms = std::chrono::time_point_cast<std::chrono::milliseconds>(t);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", std::chrono::time_point_cast<std::chrono::seconds>(ms),
-                     ms.time_since_epoch().count() % 1000);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  // fmt::gmtime, not a time_point: fmt 9 formats a time_point in local time.
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03}Z", fmt::gmtime(static_cast<std::time_t>(ms / 1000)), ms % 1000);
 }
 
 /// One JSON object per line. The JSON encoder escapes control characters; invalid UTF-8 is
@@ -36,19 +36,19 @@ std::string utc_time(spdlog::log_clock::time_point t) {
 class JsonLines final : public spdlog::formatter {
  public:
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    nlohmann::json line{{"time", utc_time(msg.time)},
+    nlohmann::ordered_json line{{"time", utc_time(msg.time)},
                         {"level", std::string(spdlog::level::to_string_view(msg.level).data(),
                                               spdlog::level::to_string_view(msg.level).size())},
                         {"logger", std::string(msg.logger_name.data(), msg.logger_name.size())},
                         {"msg", std::string(msg.payload.data(), msg.payload.size())}};
     if (const LogFields* f = current_fields) add_fields(*f, line);
-    const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + '\n';
+    const std::string text = line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + '\n';
     dest.append(text.data(), text.data() + text.size());
   }
   [[nodiscard]] std::unique_ptr<spdlog::formatter> clone() const override { return std::make_unique<JsonLines>(); }
 
  private:
-  static void add_fields(const LogFields& f, nlohmann::json& line) {
+  static void add_fields(const LogFields& f, nlohmann::ordered_json& line) {
     auto put = [&](const char* key, std::string_view value) {
       if (!value.empty()) line[key] = std::string(value);
     };

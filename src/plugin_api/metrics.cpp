@@ -50,6 +50,7 @@ void Metrics::observe(const std::string& front, const std::string& verb, const s
 }
 
 std::string Metrics::render(const LedgerGauges& gauges) const {
+  const std::string process = process_metrics_text();  // reads /proc: not while requests wait for mu_
   std::string out;
   out += "# HELP fracpack_requests_total Extender requests by front, verb and result code (http: the HTTP status; grpc: the "
          "gRPC status name).\n";
@@ -101,7 +102,7 @@ std::string Metrics::render(const LedgerGauges& gauges) const {
          "# TYPE fracpack_api_bind_errors_total counter\n";
   for (const auto& [code, n] : api_bind_errors_) out += fmt::format("fracpack_api_bind_errors_total{{code=\"{}\"}} {}\n", code, n);
   out += build_info_text();
-  out += process_metrics_text();
+  out += process;
   for (const auto& source : sources_) out += source();
   return out;
 }

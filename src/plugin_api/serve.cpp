@@ -353,6 +353,7 @@ bool ServeRun::start_grpc() {
   grpc.tls = {options_.tls_cert, options_.tls_key, options_.tls_client_ca, !options_.token_file.empty()};
   grpc.max_message_bytes = static_cast<int>(std::min<std::size_t>(options_.max_body, 1u << 30));
   grpc.access = access_;
+  grpc.binder = binder_.get();
   auto front = std::make_unique<api::GrpcFront>(*core_, metrics_, grpc);
   grpc_ = front.get();
   fronts_.push_back(std::move(front));

@@ -328,7 +328,12 @@ void Replay::sample(std::int64_t cycle) {
     point.allocated.push_back(static_cast<double>(book.allocated(q)[Resource::kGpu]) / 1000.0);
     point.fair_share.push_back(static_cast<double>(book.fair_share(q)[Resource::kGpu]) / 1000.0);
   }
+  point.pending.assign(leaves_.size(), 0);
+  for (std::size_t i : pending_) {
+    point.pending[slot_of_.at(leaf_of_[i])] += static_cast<double>(state_.pending_charge(pods_[i].pod)[Resource::kGpu]) / 1000.0;
+  }
   const std::int64_t total = state_.total()[Resource::kGpu];
+  point.capacity_gpus = static_cast<double>(total) / 1000.0;
   point.cluster_allocated_pct = total > 0 ? 100.0 * static_cast<double>(held) / static_cast<double>(total) : 0;
   if (!report_.timeline.empty() && report_.timeline.back().time == cycle) {
     report_.timeline.back() = std::move(point);  // a second session in the same cycle

@@ -64,12 +64,10 @@ std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest&
   return members;
 }
 
-std::optional<std::string> SchedulingState::gang_planner(const PodRequest& pod) const {
-  if (!gang_needs_planning(pod)) return std::nullopt;
+std::vector<std::string> SchedulingState::gang_planners(const PodRequest& pod) const {
+  if (!gang_needs_planning(pod)) return {};
   GangDecision d;
-  const std::vector<std::string> members = gang_next_members(gang_key(pod), d);
-  if (members.empty()) return std::nullopt;
-  return members.front();
+  return gang_next_members(gang_key(pod), d);
 }
 
 std::optional<std::string> SchedulingState::gang_refusal(const PodRequest& pod, const Gang& gang) const {

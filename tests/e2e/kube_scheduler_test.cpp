@@ -7,9 +7,11 @@
 #include <set>
 
 #include <doctest/doctest.h>
+#include <grpcpp/grpcpp.h>
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/sim/place_job.hpp"
+#include "fracpack/v1/extender.grpc.pb.h"
 #include "plugin_api/http_server.hpp"
 #include "support/builders.hpp"
 #include "support/device_agent.hpp"
@@ -537,6 +539,64 @@ TEST_CASE("two replicas, one leader: the leader killed -9 mid-burst, the followe
   for (const auto& n : nodes_list["nodes"]) {
     for (const auto& g : n["gpus"]) CHECK(g["usedMiB"].get<std::int64_t>() <= g["memoryMiB"].get<std::int64_t>());
   }
+}
+
+TEST_CASE("gRPC Bind, following the API server, creates the pod's Binding there as the JSON Bind does") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  const int grpc_port = free_port();
+  // Pods of "by-hand" are fracpack's (its queues apply) but no kube-scheduler profile's: only the
+  // gRPC client below binds them.
+  Cluster c(*rig, small_cluster(1, 2),
+            {"--grpc", fmt::format("127.0.0.1:{}", grpc_port), "--scheduler-name", "kai-scheduler", "--scheduler-name", "by-hand"});
+  auto stub = v1::Extender::NewStub(grpc::CreateChannel(fmt::format("127.0.0.1:{}", grpc_port), grpc::InsecureChannelCredentials()));
+  auto filter = [&](const json& pod) {  // as a scheduler does: a Bind follows the pod's Filter
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ExtenderArgs args;
+    args.set_pod(pod.dump());
+    args.add_node_names("gpu-0");
+    v1::ExtenderFilterResult out;
+    return stub->Filter(&ctx, args, &out).ok() && out.node_names_size() == 1;
+  };
+  auto bind = [&](const std::string& name, v1::ExtenderBindingResult& result) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::ExtenderBindingArgs args;
+    args.set_pod_name(name);
+    args.set_pod_namespace("default");
+    args.set_node("gpu-0");
+    return stub->Bind(&ctx, args, &result);
+  };
+  json pod = gpu_pod("by-grpc", 1);
+  pod["spec"]["schedulerName"] = "by-hand";
+  REQUIRE(c.api().create(pod) == 201);
+  v1::ExtenderBindingResult result;
+  grpc::Status st;
+  REQUIRE(KubeRig::wait_until([&] { return filter(pod); }, std::chrono::seconds(10)));  // once fracpack is ready
+  st = bind("by-grpc", result);
+  REQUIRE_MESSAGE(st.ok(), st.error_code() << ": " << st.error_message());
+  CHECK(KubeRig::wait_until([&] { return c.api().node_of("default/by-grpc") == "gpu-0"; }, std::chrono::seconds(5)));
+  const json annotations = c.api().pod("default/by-grpc").value(json::json_pointer("/metadata/annotations"), json::object());
+  CHECK(annotations.contains("fracpack.io/gpus"));  // written with the Binding
+  // A pod the API server does not have: the Binding is refused, and nothing stays held.
+  json ghost = gpu_pod("ghost", 1);
+  ghost["spec"]["schedulerName"] = "by-hand";
+  REQUIRE(c.api().create(ghost) == 201);
+  REQUIRE(KubeRig::wait_until([&] {  // fracpack's watch has it pending
+    const json m = c.fracpack_get("/metrics");
+    return m.is_string() && m.get<std::string>().find("\nfracpack_pods_pending 1\n") != std::string::npos;
+  }, std::chrono::seconds(10)));
+  REQUIRE(filter(ghost));
+  REQUIRE(c.api().send("POST", "/rig/pause-watches?seconds=3") == 200);  // fracpack does not see it go
+  REQUIRE(c.api().delete_pod("default/ghost") == 200);
+  st = bind("ghost", result);
+  CHECK(st.error_code() == grpc::StatusCode::NOT_FOUND);
+  REQUIRE(c.api().send("POST", "/rig/pause-watches?seconds=0") == 200);
+  CHECK(c.held().count("default/ghost") == 0);
+  const std::string metrics = c.fracpack_get("/metrics").get<std::string>();
+  CHECK(metrics.find("fracpack_api_bind_errors_total{code=\"NotFound\"} 1") != std::string::npos);
+  c.converged();
 }
 
 TEST_CASE("a gang binds all its members or none: room for 3 of 4 binds none, room for 4 binds all") {

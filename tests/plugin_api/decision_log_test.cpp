@@ -3,6 +3,8 @@
 // no name can break; end to end through `fracpack serve --log-format json --log-level`.
 #include <unistd.h>
 
+#include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -80,9 +82,35 @@ TEST_CASE("json: a decision's line carries verb, pod, node, gpus, code and durat
   CHECK(time.size() == 24);  // 2026-12-03T11:29:10.123Z
   CHECK(time.ends_with("Z"));
   CHECK(time[10] == 'T');
+  CHECK(log.out.str().starts_with("{\"time\":\"20"));  // the keys in a fixed order, time first
   const json& plain = lines[1];
   CHECK(plain.size() == 4);  // time, level, logger, msg: the decision's fields do not leak into the next line
   CHECK(plain["msg"] == "watch: every kind listed; serving decisions");
+}
+
+TEST_CASE("json: the time is UTC whatever the local time zone") {
+  const char* before = std::getenv("TZ");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("TZ", "America/New_York", 1);
+  tzset();
+  const std::time_t now = std::time(nullptr);
+  std::vector<json> lines;
+  {
+    LogInto log(LogFormat::kJson);
+    spdlog::info("tick");
+    lines = log.objects();
+  }
+  if (before != nullptr) {
+    setenv("TZ", saved.c_str(), 1);
+  } else {
+    unsetenv("TZ");
+  }
+  tzset();
+  REQUIRE(lines.size() == 1);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  const std::string logged_hour = lines[0]["time"].get<std::string>().substr(0, 13);  // 2026-12-03T16
+  CHECK(logged_hour == fmt::format("{:04}-{:02}-{:02}T{:02}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour));
 }
 
 TEST_CASE("levels: a placing decision is info, a refusal warn, an API server error error; --log-level warn keeps only the last two") {
@@ -95,10 +123,11 @@ TEST_CASE("levels: a placing decision is info, a refusal warn, an API server err
   none.failed.emplace_back("gpu-0", SharedReason("node(s) had GPUs held whole"));
   api::log_filter(pod, none, 1, 0.001);
   api::log_bind("default/p", "gpu-0", Status(Code::kUnschedulable, "pod default/p no longer fits node gpu-0"), 0.002);
-  api::log_bind("default/p", "gpu-0", Status(Code::kUnavailable, "the API server did not answer the Binding"), 0.5);
+  api::log_bind("default/p", "gpu-0", Status(Code::kInternal, "cannot connect to the API server to bind pod default/p"), 0.5);
+  api::log_bind("default/p", "gpu-0", Status(Code::kUnavailable, "not the leader: fracpack-1 is"), 0.001);
   api::log_filter(pod, Status(Code::kInvalidArgument, "pod default/p: gpu-memory must be a quantity"), 3, 0.0001);
   const auto lines = log.objects();
-  REQUIRE(lines.size() == 4);
+  REQUIRE(lines.size() == 5);
   CHECK(lines[0]["level"] == "warning");
   CHECK(lines[0]["verb"] == "filter");
   CHECK(lines[0]["code"] == "Unschedulable");
@@ -107,9 +136,11 @@ TEST_CASE("levels: a placing decision is info, a refusal warn, an API server err
   CHECK(lines[1]["code"] == "Unschedulable");
   CHECK_FALSE(lines[1].contains("gpus"));  // nothing was bound
   CHECK(lines[2]["level"] == "error");
-  CHECK(lines[2]["code"] == "Unavailable");
-  CHECK(lines[3]["level"] == "warning");
-  CHECK(lines[3]["code"] == "InvalidArgument");
+  CHECK(lines[2]["code"] == "Internal");
+  CHECK(lines[3]["level"] == "warning");  // a follower's refusal is no error: failovers do not flood the error log
+  CHECK(lines[3]["code"] == "Unavailable");
+  CHECK(lines[4]["level"] == "warning");
+  CHECK(lines[4]["code"] == "InvalidArgument");
 }
 
 TEST_CASE("json: a name with a newline, an ESC or bytes that are not UTF-8 stays inside its one line and its string") {

@@ -429,9 +429,13 @@ TEST_CASE("cross-queue reclaim through Preempt: the pending pod's demand gives i
   REQUIRE(snap.queues.size() == 2);
   CHECK(snap.queues[0].name == "qa");
   CHECK(snap.queues[0].gpu_fair_share == doctest::Approx(1.0));  // before: 0, from allocation alone
+  bool found = false;
   for (const auto& q : core->gauges().queues) {  // what /metrics shows: current, not from allocation alone
-    if (q.name == "qa") CHECK(q.gpu_fair_share == doctest::Approx(1.0));
+    if (q.name != "qa") continue;
+    found = true;
+    CHECK(q.gpu_fair_share == doctest::Approx(1.0));
   }
+  CHECK(found);
   auto victims = core->preempt(pending, {{"n", {"u-b1", "u-b2"}}});
   REQUIRE(victims.is_ok());
   REQUIRE(victims->count("n") == 1);

@@ -219,7 +219,11 @@ TEST_CASE("quota replay command: files in, the per-queue table and queues.csv ou
   std::ifstream timeline(out / "timeline.csv");
   std::string first;
   std::getline(timeline, first);
-  CHECK(first == "time_s,cluster_allocated_pct,fragmentation_pct,a_allocated_gpus,a_fair_share_gpus,b_allocated_gpus,b_fair_share_gpus");
+  CHECK(first == "time_s,cluster_allocated_pct,fragmentation_pct,a_allocated_gpus,a_fair_share_gpus,a_pending_gpus,b_allocated_gpus,"
+                 "b_fair_share_gpus,b_pending_gpus");
+  bool b_pending = false;  // p2's GPU counts in b's demand while it waits
+  for (std::string row; std::getline(timeline, row);) b_pending = b_pending || row.ends_with(",1.000");
+  CHECK(b_pending);
   CHECK(std::filesystem::exists(out / "cluster.svg"));
   CHECK(std::filesystem::file_size(out / "queue-a.svg") > 500);
   CHECK(std::filesystem::exists(out / "queue-b.svg"));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <regex>
 
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/k8s/yaml_emit.hpp"
@@ -276,6 +277,31 @@ TEST_CASE("tune: the command exits 0 when met, 1 when not, 2 for bad input, and 
   CHECK((*written)[0]["spec"]["resources"]["gpu"]["quota"] == 2);  // two non-preemptible pods at once
   CHECK(std::filesystem::exists(out / "candidates.csv"));
   CHECK(std::filesystem::exists(out / "recommended" / "queue-a.svg"));
+  // Before (input/) and after (recommended/) on the same axes, the old quota drawn after.
+  auto text_of = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto y_ticks = [](const std::string& svg) {  // the y axis' labels: text-anchor="end"
+    std::vector<std::string> ticks;
+    const std::regex tick("text-anchor=\"end\">([^<]*)</text>");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it) ticks.push_back((*it)[1]);
+    return ticks;
+  };
+  const std::string before = text_of(out / "input" / "queue-a.svg");
+  const std::string after = text_of(out / "recommended" / "queue-a.svg");
+  REQUIRE(!before.empty());
+  CHECK(y_ticks(before) == y_ticks(after));
+  CHECK(y_ticks(after).size() >= 3);
+  CHECK(after.find(">old quota (") != std::string::npos);
+  CHECK(after.find(">new quota (2)<") != std::string::npos);
+  CHECK(before.find("old quota") == std::string::npos);
+  CHECK(after.find(">demand (allocated + pending)<") != std::string::npos);
+  // allocated is the last line drawn: on top of the others.
+  const auto allocated = after.find("<polyline fill=\"none\" stroke=\"#08306b\"");
+  REQUIRE(allocated != std::string::npos);
+  CHECK(after.find("<polyline", allocated + 1) == std::string::npos);
+  CHECK(text_of(out / "recommended" / "cluster.svg").find("Fragmentation of idle GPU: the share") != std::string::npos);
   std::filesystem::remove_all(out);
 
   QuotaTuneOptions impossible = o;

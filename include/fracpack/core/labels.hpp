@@ -13,6 +13,12 @@ namespace fracpack::k8s {
 /// physical devices, so this is bookkeeping, not an instruction; a restart (or a node read
 /// again) holds the same indices.
 inline constexpr std::string_view kLedgerGpusAnnotation = "fracpack.io/gpus";
+/// Written by fracpack's Bind of a fraction: its GPU groups ("g1[,g2]"), so that the link
+/// survives a crash between the Binding and the runai-gpu-group label (docs/placement.md rule 17).
+inline constexpr std::string_view kGpuGroupsAnnotation = "fracpack.io/gpu-groups";
+/// Written by fracpack on a pending pod kube-scheduler should try again now (Unix milliseconds): an
+/// update sends a pod back from kube-scheduler's unschedulable queue (docs/kube-scheduler.md).
+inline constexpr std::string_view kRetryAnnotation = "fracpack.io/retry";
 
 /// Node labels, annotations and conditions read here (docs/requests.md rules 3–7).
 inline constexpr std::string_view kGpuMemoryLabel = "nvidia.com/gpu.memory";      // MiB, or bytes ≥ 2^20

@@ -147,10 +147,11 @@ class SchedulingState {
                          std::chrono::seconds hold);
   /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet).
   [[nodiscard]] bool gang_needs_planning(const PodRequest& pod) const;
-  /// The member of `pod`'s gang whose plan_gang would place the gang now (the earliest-created
-  /// pending one, once enough are pending); nullopt while the gang waits for members, or when it
-  /// needs no planning. A scheduler that set the members aside while they waited retries this one.
-  [[nodiscard]] std::optional<std::string> gang_planner(const PodRequest& pod) const;
+  /// The members of `pod`'s gang whose plan_gang would place the gang now (the earliest-created
+  /// pending ones, as many as it still needs, earliest first); empty while the gang waits for
+  /// members, or when it needs no planning. A scheduler that set members aside while they waited
+  /// retries one of these.
+  [[nodiscard]] std::vector<std::string> gang_planners(const PodRequest& pod) const;
   /// Members planned and not bound by `now` go back to pending; their holds are released.
   /// Returns how many lapsed.
   std::size_t expire_plans(std::chrono::steady_clock::time_point now);

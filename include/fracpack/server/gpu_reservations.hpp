@@ -28,9 +28,8 @@ inline constexpr std::string_view kGpuGroupLabel = "runai-gpu-group";
 /// A fraction spread over several GPUs (gpu-fraction-num-devices) carries one
 /// `runai-gpu-group/<group>: <group>` label per GPU instead (KAI GetMultiFractionGpuGroupLabel).
 inline constexpr std::string_view kGpuGroupLabelPrefix = "runai-gpu-group/";
-/// fracpack's Binding of a fraction carries its groups ("g1[,g2]") too, so that the link survives a
-/// crash between the Binding and the label; the label follows the Binding off the Bind's path.
-inline constexpr std::string_view kGpuGroupsAnnotation = "fracpack.io/gpu-groups";
+// fracpack's Binding of a fraction carries its groups too (k8s::kGpuGroupsAnnotation,
+// fracpack/core/labels.hpp); the label follows the Binding off the Bind's path.
 /// Written by the reservation pod itself once the device plugin gave it a GPU: that GPU's UUID.
 inline constexpr std::string_view kReservedGpuAnnotation = "run.ai/reserve_for_gpu_index";
 

@@ -35,7 +35,7 @@ struct ServeOptions {
   bool unresolvable_as_failed = false;      ///< HttpOptions::unresolvable_as_failed (kube-scheduler < v1.21)
   /// The API server ("" = none: the state file and Apply are the truth; "in-cluster" = the pod's
   /// own service account). With it, the server lists and watches nodes, pods, Queues, PodGroups
-  /// and PriorityClasses, and the JSON Bind creates the pod's Binding there (bindVerb).
+  /// and PriorityClasses, and Bind (JSON and gRPC) creates the pod's Binding there (bindVerb).
   std::string kube_api;
   std::string kube_token_file;              ///< bearer token for kube_api
   std::string kube_ca_file;                 ///< PEM CA of kube_api's certificate

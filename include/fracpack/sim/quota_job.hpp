@@ -54,10 +54,14 @@ std::vector<std::string> quota_warnings(const std::vector<NodeSpec>& nodes, cons
 /// fair share and deserved, hours over quota, preemptions suffered / caused.
 std::string replay_table(const quota::ReplayReport& report);
 
-/// Writes queues.csv, timeline.csv (cluster allocation, fragmentation, and each queue's allocated
-/// GPUs and fair share after every cycle), cluster.svg and queue-<name>.svg (allocated vs fair
-/// share vs deserved over time) under `dir`, creating it.
-Status write_replay_files(const std::string& dir, const quota::ReplayReport& report);
+/// Writes queues.csv, timeline.csv (cluster allocation, fragmentation, and each queue's allocated,
+/// fair-share and pending GPUs after every cycle), cluster.svg and queue-<name>.svg (allocated on
+/// top of demand, fair share, the quota and the cluster's GPUs, over time) under `dir`, creating
+/// it. `other`: a replay of the same workload under other queues (quota tune: the Queue file's
+/// and the recommendation's): the plots share its axes, and with `other_is_before` its quota is
+/// drawn as the old one.
+Status write_replay_files(const std::string& dir, const quota::ReplayReport& report, const quota::ReplayReport* other = nullptr,
+                          bool other_is_before = false);
 
 /// Runs the replay and prints the table, or with -o json|yaml its document (and the files above
 /// under `out`). Exit code 0, or 2 for

@@ -66,6 +66,8 @@ struct TimelinePoint {
   double fragmentation_pct = 0;
   std::vector<double> allocated;         ///< per leaf queue (ReplayReport::queues order)
   std::vector<double> fair_share;        ///< per leaf queue
+  std::vector<double> pending;           ///< per leaf queue: GPUs its pending pods ask for
+  double capacity_gpus = 0;              ///< the GPUs the queues share (the cluster's, less other schedulers')
 };
 
 struct ReplayReport {
