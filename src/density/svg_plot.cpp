@@ -44,9 +44,12 @@ std::pair<double, double> zoom_range(const std::vector<PlotSeries>& series) {
   double lo = 100, hi = 0;
   for (const auto& s : series) {
     for (std::size_t x = kZoomFrom; x < s.values.size(); ++x) {
-      if (std::isnan(s.values[x])) continue;
-      if (x >= kFullAt) lo = std::min(lo, s.values[x]);  // below: the climb along y = x, the same for all
-      hi = std::max(hi, s.values[x]);
+      // The band too: a spread cut at the panel's edge would look narrower than it is.
+      const double low = x < s.lo.size() ? std::fmin(s.values[x], s.lo[x]) : s.values[x];
+      const double high = x < s.hi.size() ? std::fmax(s.values[x], s.hi[x]) : s.values[x];
+      if (std::isnan(low) || std::isnan(high)) continue;
+      if (x >= kFullAt) lo = std::min(lo, low);  // below: the climb along y = x, the same for all
+      hi = std::max(hi, high);
     }
   }
   if (lo > hi) return {0, 100};

@@ -21,8 +21,8 @@ struct PlotSeries {
 /// each with its seeds' spread as a band.
 std::string allocation_svg(const std::string& title, const std::vector<PlotSeries>& series);
 
-/// The zoom panel's allocated range: from the curves' lowest value past 100 % arrived (below it
-/// they climb y = x together) to their highest over 80–130 %, widened to whole percents with a
+/// The zoom panel's allocated range: from the curves' (and their bands') lowest value past 100 %
+/// arrived (below it they climb y = x together) to their highest over 80–130 %, widened to whole percents with a
 /// point of margin, within 0–100.
 std::pair<double, double> zoom_range(const std::vector<PlotSeries>& series);
 
