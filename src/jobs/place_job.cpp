@@ -65,7 +65,7 @@ std::map<std::string, int> load_running(SchedulingState& state, const jobs::Plac
       continue;
     }
     report.bound.push_back(Placement{b.pod.key(), b.pod.bound->node, state.cluster().allocation(b.pod.key())->choice, 0});
-    if (b.pod.gang) ++running_in_gang[b.pod.namespace_name + "/" + *b.pod.gang];
+    if (b.pod.gang) ++running_in_gang[b.pod.gang_key()];
     if (record.ours && state.tree() != nullptr && state.queue_problem(record.pod)) {
       report.warnings.push_back(fmt::format("pod {} runs in queue \"{}\", which is not a leaf Queue in the input; "
                                             "its usage is not counted",

@@ -36,14 +36,14 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const SchedulingState
       jobs.push_back(single(p));
       continue;
     }
-    const std::string key = first.pod.namespace_name + "/" + *first.pod.gang;
+    const std::string key = first.pod.gang_key();
     if (!gangs_done.insert(key).second) continue;
     auto group = in.groups.find(key);
     std::vector<InputPod> members;
     std::optional<std::string> bad_group;
     for (std::size_t j = i; j < in.pending.size(); ++j) {
       const PodRequest& p = in.pending[j].pod;
-      if (p.gang && p.namespace_name + "/" + *p.gang == key) {
+      if (p.gang && p.gang_key() == key) {
         members.push_back(in.pending[j]);
         auto e = state.effective(members.back().pod);
         if (e) {

@@ -53,16 +53,22 @@ spdlog::level::level_enum decision_level(Code code) {
   return spdlog::level::err;
 }
 
+/// The structured fields every decision line carries (log_format.hpp); views into the caller's strings.
+LogFields decision_fields(std::string_view verb, std::string_view pod, Code code, double seconds) {
+  LogFields fields;
+  fields.verb = verb;
+  fields.pod = pod;
+  fields.code = code_name(code);
+  fields.duration_seconds = seconds;
+  return fields;
+}
+
 }  // namespace
 
 void log_filter(const nlohmann::json& pod, const Result<FilterAnswer>& answer, std::size_t candidates, double seconds) {
   const std::string key = pod_key(pod);
   const Code code = !answer ? answer.status().code() : answer->passed.empty() ? Code::kUnschedulable : Code::kOk;
-  LogFields fields;
-  fields.verb = "filter";
-  fields.pod = key;
-  fields.code = code_name(code);
-  fields.duration_seconds = seconds;
+  const LogFields fields = decision_fields("filter", key, code, seconds);
   const ScopedLogFields scope(fields);
   const double ms = seconds * 1000;
   if (!answer) {
@@ -81,12 +87,8 @@ void log_bind(const std::string& pod, const std::string& node, const Result<Bind
   const std::string key = logged(pod);
   const std::string on = logged(node);
   const Code code = answer ? Code::kOk : answer.status().code();
-  LogFields fields;
-  fields.verb = "bind";
-  fields.pod = key;
+  LogFields fields = decision_fields("bind", key, code, seconds);
   fields.node = on;
-  fields.code = code_name(code);
-  fields.duration_seconds = seconds;
   if (answer) fields.gpus = &answer->choice.gpus;
   const ScopedLogFields scope(fields);
   const double ms = seconds * 1000;

@@ -59,7 +59,7 @@ std::vector<std::string> ExtenderImpl::gang_retries() {
   std::map<std::string, std::vector<std::string>> gangs;  // gang → its waiting members: one check per gang
   for (const auto& [key, _] : gang_waiting_) {
     const PodRecord* r = state_.pod(key);
-    if (r != nullptr && r->pod.gang) gangs[r->pod.namespace_name + "/" + *r->pod.gang].push_back(key);
+    if (r != nullptr && r->pod.gang) gangs[r->pod.gang_key()].push_back(key);
   }
   for (const auto& [gang, waiting] : gangs) {
     // Any of the members to place together plans the gang at its Filter: the earliest told to wait.

@@ -30,10 +30,12 @@ struct LogFields {
 };
 
 /// While alive, log lines of this thread carry `fields` (a log call is synchronous: its
-/// formatter runs inside it, on the caller's thread).
+/// formatter runs inside it, on the caller's thread). It points at `fields`, which must outlive
+/// it: a temporary is refused.
 class ScopedLogFields {
  public:
   explicit ScopedLogFields(const LogFields& fields);
+  explicit ScopedLogFields(LogFields&&) = delete;
   ~ScopedLogFields();
   ScopedLogFields(const ScopedLogFields&) = delete;
   ScopedLogFields& operator=(const ScopedLogFields&) = delete;

@@ -9,15 +9,9 @@
 #include "fracpack/queues/scheduling_state.hpp"
 
 namespace fracpack {
-namespace {
-
-std::string gang_key(const PodRequest& pod) { return pod.namespace_name + "/" + *pod.gang; }
-
-}  // namespace
-
 bool SchedulingState::gang_needs_planning(const PodRequest& pod) const {
   if (!pod.gang) return false;
-  auto g = groups_.find(gang_key(pod));
+  auto g = groups_.find(pod.gang_key());
   if (g == groups_.end() || g->second.min_member <= 1) return false;
   const PodRecord* record = this->pod(pod.key());
   return record == nullptr || !record->planned_until;
@@ -67,7 +61,7 @@ std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest&
 std::vector<std::string> SchedulingState::gang_planners(const PodRequest& pod) const {
   if (!gang_needs_planning(pod)) return {};
   GangDecision d;
-  return gang_next_members(gang_key(pod), d);
+  return gang_next_members(pod.gang_key(), d);
 }
 
 std::optional<std::string> SchedulingState::gang_refusal(const PodRequest& pod, const Gang& gang) const {
@@ -107,7 +101,7 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
   const DebugCheck check(*this);
   GangDecision d;
   if (!pod.gang) return d;
-  const std::string key = gang_key(pod);
+  const std::string key = pod.gang_key();
   auto g = groups_.find(key);
   if (g == groups_.end() || g->second.min_member <= 1) return d;
   if (const PodRecord* self = this->pod(pod.key()); self != nullptr && self->planned_until) {

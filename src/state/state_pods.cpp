@@ -60,7 +60,7 @@ Result<PodRequest> SchedulingState::decode_pod(const nlohmann::json& object) con
 
 Result<PodRequest> SchedulingState::effective(PodRequest pod) const {
   if (!pod.gang) return pod;
-  auto g = groups_.find(pod.namespace_name + "/" + *pod.gang);
+  auto g = groups_.find(pod.gang_key());
   if (g == groups_.end()) return pod;
   const queues::PodGroupSpec& group = g->second;
   if (group.queue) pod.queue = *group.queue;
@@ -132,7 +132,7 @@ void SchedulingState::place_record(const std::string& key, PodRecord& record) {
   auto effective_pod = effective(record.raw);
   record.pod = effective_pod ? std::move(*effective_pod) : record.raw;  // an unknown class in the PodGroup: the pod's own terms
   record.ours = is_ours(record.pod);
-  if (record.pod.gang) group_members_[record.pod.namespace_name + "/" + *record.pod.gang].insert(key);
+  if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
   if (!record.raw.bound) {
     record.standing = record.ours ? PodStanding::kPending : PodStanding::kIgnored;
     if (record.ours) add_pending(record.pod, 1);
@@ -231,7 +231,7 @@ void SchedulingState::mark_fair_dirty() {
 
 void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
   if (record.pod.gang) {
-    auto g = group_members_.find(record.pod.namespace_name + "/" + *record.pod.gang);
+    auto g = group_members_.find(record.pod.gang_key());
     if (g != group_members_.end() && g->second.erase(key) == 1 && g->second.empty()) group_members_.erase(g);
   }
   switch (record.standing) {
@@ -352,7 +352,7 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
   record.pod = record.raw;
   record.ours = is_ours(pod);  // as the watch and a restart will read it
   record.standing = PodStanding::kBound;
-  if (record.pod.gang) group_members_[record.pod.namespace_name + "/" + *record.pod.gang].insert(key);
+  if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
   record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
   if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
   charge(record, 1);
@@ -401,7 +401,7 @@ std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& polic
       record.pod = record.raw;
       record.ours = true;
       record.standing = PodStanding::kBound;
-      if (pod.gang) group_members_[pod.namespace_name + "/" + *pod.gang].insert(key);
+      if (pod.gang) group_members_[pod.gang_key()].insert(key);
       record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
       // The session charged the book: the totals only.
       QueueTotals& t = totals_[pod.queue];

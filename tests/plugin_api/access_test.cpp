@@ -215,8 +215,7 @@ TEST_CASE("a certificate with two common names names nobody, whichever comes fir
   for (const std::string subject : {"/CN=client/CN=nobody", "/CN=nobody/CN=client", "/O=no-cn"}) {
     CAPTURE(subject);
     const auto [cert, key] = pki.client_with_subject(fmt::format("odd-{}", subject.size()), subject);
-    std::ifstream in(cert);
-    const std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string pem = read_file(cert);
     CHECK(api::certificate_name_of_pem(pem).empty());
     httplib::SSLClient c("127.0.0.1", s.port, cert, key);
     c.set_ca_cert_path(pki.ca.c_str());
@@ -225,8 +224,7 @@ TEST_CASE("a certificate with two common names names nobody, whichever comes fir
     REQUIRE_MESSAGE(res, httplib::to_string(res.error()));
     CHECK(res->status == 401);
   }
-  std::ifstream in(pki.client_cert);
-  CHECK(api::certificate_name_of_pem(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())) == "client");
+  CHECK(api::certificate_name_of_pem(read_file(pki.client_cert)) == "client");
   // gRPC: the same name from the same certificate.
   auto opened = Extender::open(ExtenderOptions{});
   REQUIRE(opened.is_ok());
@@ -351,8 +349,7 @@ namespace {
 std::pair<int, std::string> serve_refusal(const std::string& args) {
   const auto log = temp_file(fmt::format("serve-{}.log", std::rand()), "");
   const int rc = std::system(fmt::format("{} serve --state :memory: {} 2>{} >/dev/null", FRACPACK_BINARY, args, log.string()).c_str());
-  std::ifstream in(log);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_file(log);
   std::filesystem::remove(log);
   return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, text};
 }

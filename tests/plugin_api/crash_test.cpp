@@ -55,9 +55,10 @@ TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the ackn
     // The restarted server must hold exactly the acknowledged binds (plus at most the one in flight).
     auto snap = c.Get("/snapshot");
     REQUIRE_MESSAGE(snap, httplib::to_string(snap.error()));
+    REQUIRE_MESSAGE(snap->status == 200, snap->body);
     const json ledger = json::parse(snap->body);
     std::map<std::string, std::string> held;
-    for (const auto& b : ledger["bindings"]) held[b["pod"].get<std::string>()] = b["node"].get<std::string>();
+    for (const auto& b : ledger.at("bindings")) held[b.at("pod").get<std::string>()] = b.at("node").get<std::string>();
     for (const auto& [pod, node] : acknowledged) {
       REQUIRE_MESSAGE(held.count(pod) == 1, pod << " was acknowledged but is gone after crash " << crashes);
       CHECK(held[pod] == node);
@@ -65,8 +66,8 @@ TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the ackn
     REQUIRE(held.size() - acknowledged.size() <= 1);
     in_flight_extra += held.size() - acknowledged.size();
     for (const auto& [pod, node] : held) acknowledged.emplace(pod, node);  // committed, so it counts now
-    for (const auto& n : ledger["nodes"]) {
-      for (const auto& g : n["gpus"]) REQUIRE(g["usedMiB"].get<std::int64_t>() <= g["memoryMiB"].get<std::int64_t>());
+    for (const auto& n : ledger.at("nodes")) {
+      for (const auto& g : n.at("gpus")) REQUIRE(g.at("usedMiB").get<std::int64_t>() <= g.at("memoryMiB").get<std::int64_t>());
     }
     // Bind until a kill -9 cuts the server off mid-request: after a random number of binds this
     // round (1–60, so the test exercises as much on a slow sanitizer build as on a fast one), then
@@ -84,8 +85,8 @@ TEST_CASE("crash test: kill -9 during binds, restart, the ledger equals the ackn
       auto f = c.Post("/filter", json{{"Pod", pod}, {"NodeNames", nodes}}.dump(), "application/json");
       if (!f || f->status != 200) break;
       const json fit = json::parse(f->body);
-      if (fit["NodeNames"].empty()) continue;
-      const std::string node = fit["NodeNames"][0];
+      if (fit.at("NodeNames").empty()) continue;
+      const std::string node = fit.at("NodeNames").at(0);
       auto b = c.Post("/bind", json{{"PodName", name}, {"PodNamespace", "default"}, {"PodUID", ""}, {"Node", node}}.dump(),
                       "application/json");
       if (!b) {  // cut off: the bind may or may not have committed; the next restart tells

@@ -25,6 +25,7 @@
 #include "support/kube_payloads.hpp"
 #include "support/raw_connection.hpp"
 #include "support/tls_files.hpp"
+#include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
@@ -531,8 +532,7 @@ TEST_CASE("TLS files are checked before gRPC starts: a key of another certificat
   const int status = std::system(command.c_str());
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 2);
-  std::ifstream in(log);
-  const std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string said = read_file(log);
   CHECK_MESSAGE(said.find("--tls-key " + files.client_key + " does not match") != std::string::npos, said);
   CHECK(!std::filesystem::exists(state));
 }

@@ -3,8 +3,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -15,18 +13,12 @@
 #include "fracpack/v1/cluster.grpc.pb.h"
 #include "support/raw_connection.hpp"
 #include "support/server_process.hpp"
+#include "support/temp_files.hpp"
 
 namespace fracpack::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_all(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 TEST_CASE("serve: gRPC listens before the HTTP ports, so an answered /healthz means every port is up") {
   const fs::path log = fs::temp_directory_path() / fmt::format("fracpack-startup-{}.log", getpid());
@@ -44,7 +36,7 @@ TEST_CASE("serve: gRPC listens before the HTTP ports, so an answered /healthz me
   const grpc::Status status = stub->Snapshot(&ctx, request, &response);
   CHECK_MESSAGE(status.ok(), status.error_code() << ": " << status.error_message());
   // The order itself, as the log says it (the check above would pass by luck on a fast machine).
-  const std::string text = read_all(log);
+  const std::string text = read_file(log);
   const auto grpc_line = text.find("serving gRPC");
   const auto http_line = text.find("serving kube-scheduler extender");
   REQUIRE(grpc_line != std::string::npos);

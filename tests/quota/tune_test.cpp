@@ -278,18 +278,14 @@ TEST_CASE("tune: the command exits 0 when met, 1 when not, 2 for bad input, and 
   CHECK(std::filesystem::exists(out / "candidates.csv"));
   CHECK(std::filesystem::exists(out / "recommended" / "queue-a.svg"));
   // Before (input/) and after (recommended/) on the same axes, the old quota drawn after.
-  auto text_of = [](const std::filesystem::path& path) {
-    std::ifstream in(path);
-    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  };
   auto y_ticks = [](const std::string& svg) {  // the y axis' labels: text-anchor="end"
     std::vector<std::string> ticks;
     const std::regex tick("text-anchor=\"end\">([^<]*)</text>");
     for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it) ticks.push_back((*it)[1]);
     return ticks;
   };
-  const std::string before = text_of(out / "input" / "queue-a.svg");
-  const std::string after = text_of(out / "recommended" / "queue-a.svg");
+  const std::string before = read_file(out / "input" / "queue-a.svg");
+  const std::string after = read_file(out / "recommended" / "queue-a.svg");
   REQUIRE(!before.empty());
   CHECK(y_ticks(before) == y_ticks(after));
   CHECK(y_ticks(after).size() >= 3);
@@ -301,7 +297,7 @@ TEST_CASE("tune: the command exits 0 when met, 1 when not, 2 for bad input, and 
   const auto allocated = after.find("<polyline fill=\"none\" stroke=\"#08306b\"");
   REQUIRE(allocated != std::string::npos);
   CHECK(after.find("<polyline", allocated + 1) == std::string::npos);
-  CHECK(text_of(out / "recommended" / "cluster.svg").find("Fragmentation of idle GPU: the share") != std::string::npos);
+  CHECK(read_file(out / "recommended" / "cluster.svg").find("Fragmentation of idle GPU: the share") != std::string::npos);
   std::filesystem::remove_all(out);
 
   QuotaTuneOptions impossible = o;
@@ -337,11 +333,7 @@ TEST_CASE("tune command line: --keep-cpu-memory leaves finite CPU quotas, withou
                                        "p3,1000,1024,1,1000,,BE,Running,0,5000,0\n",
                                        1, 3);
   // Queue a gets a finite CPU quota of 8 cores.
-  std::string text;
-  {
-    std::ifstream in(files.queues);
-    text.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string text = read_file(files.queues);
   text.replace(text.find("cpu: {quota: -1"), 15, "cpu: {quota: 8000");
   std::ofstream(files.queues) << text;
   auto cpu_quota_of_a = [&](const std::string& extra) {

@@ -24,6 +24,8 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "support/temp_files.hpp"
+
 namespace fracpack::test {
 
 /// kube-rig's binary: $FRACPACK_KUBE_RIG, else shared/tools/kube-rig/kube-rig beside the checkout
@@ -45,8 +47,7 @@ inline std::optional<std::filesystem::path> kube_rig_binary() {
 /// examples/kube-scheduler/fracpack-scheduler.yaml (what docs/kube-scheduler.md deploys), with
 /// fracpack at `fracpack_port`: the tests run the documented configuration, not a copy of it.
 inline std::string rig_scheduler_config(int fracpack_port) {
-  std::ifstream in(std::string(FRACPACK_SOURCE_DIR) + "/examples/kube-scheduler/fracpack-scheduler.yaml");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_file(std::string(FRACPACK_SOURCE_DIR) + "/examples/kube-scheduler/fracpack-scheduler.yaml");
   const std::string documented = "http://127.0.0.1:8888";
   const auto at = text.find(documented);
   if (at == std::string::npos) throw std::runtime_error("fracpack-scheduler.yaml: no urlPrefix " + documented);
@@ -85,8 +86,7 @@ class KubeRig {
       _exit(127);
     }
     const bool up = wait_until([&] {
-      std::ifstream in(log_);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string text = read_file(log_);
       return text.find("kube-rig: ready") != std::string::npos;
     }, std::chrono::seconds(30));
     if (!up) throw std::runtime_error("kube-rig did not come up (see " + log_.string() + ")");

@@ -1,55 +1,25 @@
 // `fracpack serve` as a child process, for the crash test and the extender benchmark: started with
-// the given arguments plus `--http 127.0.0.1:<port>`, ready once GET /healthz answers, killed with
+// the given arguments plus `--http 127.0.0.1:<port>`, ready once GET /healthz answers from it, killed with
 // SIGKILL on destruction. Throws std::runtime_error when it cannot start (doctest reports it).
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <httplib.h>
 
+#include "support/test_ports.hpp"
+
 namespace fracpack::test {
-
-/// A loopback port the kernel just handed out and that nothing listens on any more.
-inline int any_free_port();
-
-/// A loopback port free now and never handed out before in this process: two calls in a row
-/// (a server's gRPC and HTTP ports) must not get the same port back from the kernel.
-inline int free_port() {
-  static std::set<int> given;
-  for (int attempt = 0; attempt < 1000; ++attempt) {
-    const int port = any_free_port();
-    if (given.insert(port).second) return port;
-  }
-  throw std::runtime_error("free_port: no loopback port not handed out already");
-}
-
-inline int any_free_port() {
-  const int sock = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (sock < 0) throw std::runtime_error("free_port: socket() failed");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  const bool ok = ::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-                  ::getsockname(sock, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  ::close(sock);
-  if (!ok) throw std::runtime_error("free_port: no loopback port");
-  return ntohs(address.sin_port);
-}
 
 class ServerProcess {
  public:
@@ -71,9 +41,11 @@ class ServerProcess {
       execv(binary.c_str(), argv.data());
       _exit(127);
     }
-    httplib::Client c("127.0.0.1", probe_port != 0 ? probe_port : http_port_);
+    const int probed = probe_port != 0 ? probe_port : http_port_;
+    httplib::Client c("127.0.0.1", probed);
     for (int i = 0; i < 600; ++i) {
-      if (auto res = c.Get("/healthz"); res && res->status == 200) return;
+      // Up means this child answers: not some other process that got the port (test_ports.hpp).
+      if (auto res = c.Get("/healthz"); res && res->status == 200 && process_listens_on(pid_, probed)) return;
       if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
         pid_ = -1;
         throw std::runtime_error("the server exited at start (see " + log + ")");

@@ -1,4 +1,5 @@
-// A small file under the temp directory, named per process so parallel test runs do not collide.
+// Small files under the temp directory, named per process so parallel test runs do not collide,
+// and reading a file back whole.
 #pragma once
 
 #include <unistd.h>
@@ -6,11 +7,18 @@
 #include <filesystem>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <fmt/format.h>
 
 namespace fracpack::test {
+
+/// The whole text of `path`; "" when it cannot be read (a test then fails on what it expected).
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 inline std::filesystem::path temp_file(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / fmt::format("fracpack-{}-{}", getpid(), name);

@@ -86,6 +86,8 @@ struct PodRequest {
   std::optional<Binding> bound;
 
   [[nodiscard]] std::string key() const { return namespace_name + "/" + name; }
+  /// "namespace/PodGroup name", the key PodGroups are held by; "" when the pod is in no gang.
+  [[nodiscard]] std::string gang_key() const { return gang ? namespace_name + "/" + *gang : std::string(); }
   [[nodiscard]] bool infiniband() const { return !rdma.empty(); }
   [[nodiscard]] const GpuFraction* fraction() const { return std::get_if<GpuFraction>(&gpu); }
   [[nodiscard]] const WholeGpus* whole() const { return std::get_if<WholeGpus>(&gpu); }
