@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "min_runtime_flags.hpp"
 #include "placement_flags.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/sim/place_job.hpp"
@@ -21,6 +22,7 @@ class PlaceCommand : public Command {
   std::string pods_;
   std::string format_ = "json";
   PlacementFlags placement_;
+  MinRuntimeFlags min_runtime_;
   PlaceOptions options_;
 };
 
@@ -38,6 +40,7 @@ PlaceCommand::PlaceCommand(CLI::App& app) {
       ->check(CLI::IsMember({"json", "yaml", "table"}))
       ->capture_default_str();
   placement_.add(*app_);
+  min_runtime_.add(*app_);
   app_->add_option("--explain-nodes", options_.explain_nodes,
                    "Nodes listed with their own reasons for each pod that fits nowhere (all are counted)")
       ->check(CLI::NonNegativeNumber)
@@ -58,8 +61,10 @@ Result<std::vector<k8s::InputObject>> PlaceCommand::read_inputs() const {
 }
 
 int PlaceCommand::run() {
-  if (Status st = placement_.apply(options_.placement, options_.decode); !st.is_ok()) {
-    fmt::print(stderr, "fracpack place: {}\n", st.message());
+  Status flags = placement_.apply(options_.placement, options_.decode);
+  if (flags.is_ok()) flags = min_runtime_.apply(options_.min_runtime);
+  if (!flags.is_ok()) {
+    fmt::print(stderr, "fracpack place: {}\n", flags.message());
     return kInputError;
   }
   auto objects = read_inputs();

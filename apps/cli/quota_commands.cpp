@@ -1,6 +1,7 @@
 // fracpack quota replay and quota tune: queues over time, and quotas searched for an objective.
 #include "commands.hpp"
 #include "fracpack/sim/quota_job.hpp"
+#include "min_runtime_flags.hpp"
 
 namespace fracpack::cli {
 namespace {
@@ -21,14 +22,21 @@ void add_inputs(CLI::App* cmd, QuotaInputFiles& files) {
       ->capture_default_str();
 }
 
+/// A bad flag value: the message on stderr, exit status 2.
+int flag_error(const char* command, const Status& st) {
+  fmt::print(stderr, "fracpack {}: {}\n", command, st.message());
+  return kInputError;
+}
+
 /// -o, as kubectl's.
 void add_output(CLI::App* cmd, std::string& output, const std::string& help) {
   cmd->add_option("-o,--output", output, help)->check(CLI::IsMember({"table", "json", "yaml"}))->capture_default_str();
 }
 
-/// --period and --policy, the same for both.
+/// --period, --policy and the min-runtime defaults, the same for both.
 template <class Options>
-void add_cycle(CLI::App* cmd, Options& options) {
+void add_cycle(CLI::App* cmd, Options& options, MinRuntimeFlags& min_runtime) {
+  min_runtime.add(*cmd);
   cmd->add_option("--period", options.period, "Seconds between scheduling cycles")->check(CLI::Range(1, 86400))->capture_default_str();
   cmd->add_option("--policy", options.policy, "Placement policy (fgd, fgd-cpu, fgd-lp: the workload's typical pods are the target)")
       ->check(CLI::IsMember(all_policy_names()))
@@ -40,27 +48,33 @@ class QuotaReplayCommand : public Command {
   explicit QuotaReplayCommand(CLI::App& quota) {
     app_ = quota.add_subcommand("replay", "Replay the trace's pods over time through queues and report per queue");
     add_inputs(app_, options_);
-    add_cycle(app_, options_);
+    add_cycle(app_, options_, min_runtime_);
     app_->add_option("--out", options_.out, "Directory for queues.csv, timeline.csv and the SVG timelines");
     add_output(app_, options_.output, "table: the per-queue table; json, yaml: the same numbers as one document");
   }
 
-  int run() override { return run_quota_replay(options_); }
+  int run() override {
+    if (Status st = min_runtime_.apply(options_.min_runtime); !st.is_ok()) return flag_error("quota replay", st);
+    return run_quota_replay(options_);
+  }
 
  private:
   QuotaReplayOptions options_;
+  MinRuntimeFlags min_runtime_;
 };
 
 class QuotaTuneCommand : public Command {
  public:
   explicit QuotaTuneCommand(CLI::App& quota);
   int run() override {
+    if (Status st = min_runtime_.apply(options_.min_runtime); !st.is_ok()) return flag_error("quota tune", st);
     options_.scale_cpu_memory = !keep_cpu_memory_;
     return run_quota_tune(options_);
   }
 
  private:
   QuotaTuneOptions options_;
+  MinRuntimeFlags min_runtime_;
   bool keep_cpu_memory_ = false;
 };
 
@@ -71,7 +85,7 @@ QuotaTuneCommand::QuotaTuneCommand(CLI::App& quota) {
                    "What to achieve, e.g. \"p95 pending of inference <= 60s, then maximise allocation\" or "
                    "\"share within 10% of weight\" (see docs/quota-tuning.md)")
       ->required();
-  add_cycle(app_, options_);
+  add_cycle(app_, options_, min_runtime_);
   app_->add_option("--budget", options_.budget_seconds, "Wall-time budget in seconds, checked between rounds (0: none)")
       ->check(decimal_check(0, 7.0 * 86400, true, "[0, 604800]"))
       ->capture_default_str();

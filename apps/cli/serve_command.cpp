@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "min_runtime_flags.hpp"
 #include "placement_flags.hpp"
 #include "fracpack/server/serve.hpp"
 #include "fracpack/sim/workload_file.hpp"
@@ -29,6 +30,7 @@ class ServeCommand : public Command {
   std::string http_, grpc_, health_, cluster_, workload_;
   std::string policy_ = "pack";
   PlacementFlags placement_;
+  MinRuntimeFlags min_runtime_;
   std::string gpu_reservation_ = "kai";
   std::int64_t reservation_timeout_ = 0;
   double retry_refused_within_ = 0;
@@ -124,6 +126,7 @@ void ServeCommand::add_placement() {
                  "JSON Filter: list nodes that can never fit in FailedNodes (kube-scheduler before v1.21 drops "
                  "FailedAndUnresolvableNodes, and the pod's event loses fracpack's reasons)");
   placement_.add(*app_);
+  min_runtime_.add(*app_);
 }
 
 void ServeCommand::add_kube_api() {
@@ -189,8 +192,10 @@ int ServeCommand::run() {
   if (!grpc_.empty()) serve_.grpc = grpc_;
   if (!cluster_.empty()) serve_.cluster_file = cluster_;
   serve_.core.policy = policy_;
-  if (Status st = placement_.apply(serve_.core.placement, serve_.core.decode); !st.is_ok()) {
-    fmt::print(stderr, "fracpack serve: {}\n", st.message());
+  Status flags = placement_.apply(serve_.core.placement, serve_.core.decode);
+  if (flags.is_ok()) flags = min_runtime_.apply(serve_.core.min_runtime);
+  if (!flags.is_ok()) {
+    fmt::print(stderr, "fracpack serve: {}\n", flags.message());
     return kInputError;
   }
   serve_.core.reservation.enabled = gpu_reservation_ == "kai";

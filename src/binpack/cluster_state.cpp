@@ -277,6 +277,7 @@ Status ClusterState::hold_conflict(const std::string& pod_key, std::size_t n, co
     for (const auto& [name, amount] : pod->rdma) a.extended[name] = saturating_add(a.extended[name], amount);
     a.priority = pod->priority;
     a.queue = pod->queue;
+    a.started = pod->started;
   }
   for (int g : gpus) {
     if (g >= 0 && static_cast<std::size_t>(g) < nodes_[n].gpus.size() && std::find(a.fenced.begin(), a.fenced.end(), g) == a.fenced.end()) {
@@ -301,6 +302,10 @@ void ClusterState::set_job_terms(const std::string& pod_key, const std::string& 
   it->second.queue = queue;
   it->second.priority = priority;
   it->second.preemptible = preemptible;
+}
+
+void ClusterState::set_started(const std::string& pod_key, std::int64_t started) {
+  if (auto it = allocations_.find(pod_key); it != allocations_.end()) it->second.started = started;
 }
 
 Status ClusterState::check_gpus(const PodRequest& pod, std::size_t n, const std::vector<int>& gpus) const {
@@ -413,6 +418,7 @@ void ClusterState::apply(const PodRequest& pod, std::size_t n, const std::vector
   a.preemptible = pod.preemptible;
   a.priority = pod.priority;
   a.queue = pod.queue;
+  a.started = pod.started;
   a.seq = ++next_seq_;
 
   add_usage(a);

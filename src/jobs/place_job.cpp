@@ -226,7 +226,9 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   if (!policy) return policy.status();
   report.nodes = in.nodes.size();
   warn_reserve(in.nodes, options, report);
-  SchedulingState state({options.placement, options.decode});
+  SchedulingState::Options state_options{options.placement, options.decode};
+  state_options.min_runtime = options.min_runtime;
+  SchedulingState state(std::move(state_options));
   if (Status st = load_objects(state, in, report); !st.is_ok()) return st;
 
   const std::map<std::string, int> running_in_gang = load_running(state, in, report);

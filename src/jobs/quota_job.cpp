@@ -229,6 +229,7 @@ int run_quota_replay(const QuotaReplayOptions& options) {
   quota::ReplayOptions replay_options;
   replay_options.period = options.period;
   replay_options.policy = options.policy;
+  replay_options.min_runtime = options.min_runtime;
   const auto started = std::chrono::steady_clock::now();
   auto report = quota::replay(std::move(in->nodes), std::move(in->queues), in->workload, replay_options);
   if (!report) return fail(report.status());

@@ -188,6 +188,7 @@ int run_quota_tune(const QuotaTuneOptions& options) {
   quota::TuneOptions tune_options;
   tune_options.replay.period = options.period;
   tune_options.replay.policy = options.policy;
+  tune_options.replay.min_runtime = options.min_runtime;
   tune_options.budget_seconds = options.budget_seconds;
   tune_options.max_rounds = options.max_rounds;
   tune_options.jobs = options.jobs;

@@ -66,6 +66,18 @@ Status read_identity(const json& metadata, PodRequest& pod) {
   return Status::ok();
 }
 
+/// status.startTime (the kubelet's, metav1.Time), when the pod has one: min-runtime protection
+/// counts from it (queues/min_runtime.hpp).
+Status read_start_time(const json& object, const std::string& who, PodRequest& pod) {
+  const json* status = member(object, "status");
+  const json* start = status != nullptr && status->is_object() ? member(*status, "startTime") : nullptr;
+  if (start == nullptr || start->is_null()) return Status::ok();
+  auto seconds = start->is_string() ? parse_rfc3339(start->get<std::string>()) : std::nullopt;
+  if (!seconds) return invalid_argument("{}: status.startTime must be an RFC 3339 time", who);
+  pod.started = *seconds;
+  return Status::ok();
+}
+
 /// The GPU request: a fraction from the annotations, or whole GPUs from the resources; never both.
 Status read_gpu_request(const PodResources& resources, const FractionAnnotations& fractions, const std::string& who,
                         PodRequest& pod) {
@@ -164,6 +176,7 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   pod.node_affinity = std::move(*affinity);
   if (auto st = read_gpu_request(*resources, *fractions, who, pod); !st.is_ok()) return st;
   if (bound) pod.bound = Binding{**node_name, fractions->devices};
+  if (auto st = read_start_time(object, who, pod); !st.is_ok()) return st;
 
   pod.queue = queue_of(*labels, config);
   if (auto st = read_priority(*spec, *labels, classes, who, pod); !st.is_ok()) return st;

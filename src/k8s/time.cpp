@@ -1,6 +1,7 @@
 #include "fracpack/k8s/time.hpp"
 
 #include <charconv>
+#include <cstdint>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -53,6 +54,64 @@ std::optional<std::int64_t> parse_rfc3339(std::string_view t) {
   const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   const std::int64_t days = static_cast<std::int64_t>(era) * 146097 + doe - 719468;
   return days * 86400 + *hour * 3600 + *minute * 60 + *second - offset;
+}
+
+namespace {
+
+/// Nanoseconds per unit of a Go duration, or 0 when `unit` is none of Go's.
+std::uint64_t go_unit(std::string_view unit) {
+  if (unit == "ns") return 1;
+  if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") return 1'000;  // µ: micro sign or Greek mu, as Go
+  if (unit == "ms") return 1'000'000;
+  if (unit == "s") return 1'000'000'000;
+  if (unit == "m") return 60'000'000'000;
+  if (unit == "h") return 3'600'000'000'000;
+  return 0;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+std::optional<std::chrono::nanoseconds> parse_go_duration(std::string_view t) {
+  bool negative = false;
+  if (!t.empty() && (t[0] == '-' || t[0] == '+')) {
+    negative = t[0] == '-';
+    t.remove_prefix(1);
+  }
+  if (t == "0") return std::chrono::nanoseconds(0);
+  if (t.empty()) return std::nullopt;
+  constexpr std::uint64_t kMost = static_cast<std::uint64_t>(INT64_MAX) + 1;  // -9223372036854775808ns is valid
+  std::uint64_t total = 0;
+  while (!t.empty()) {
+    std::uint64_t whole = 0;
+    std::size_t i = 0;
+    for (; i < t.size() && is_digit(t[i]); ++i) {
+      if (whole > (kMost - static_cast<std::uint64_t>(t[i] - '0')) / 10) return std::nullopt;
+      whole = whole * 10 + static_cast<std::uint64_t>(t[i] - '0');
+    }
+    const std::size_t whole_digits = i;
+    long double fraction = 0;
+    long double scale = 1;
+    if (i < t.size() && t[i] == '.') {
+      for (++i; i < t.size() && is_digit(t[i]); ++i) {
+        scale /= 10;
+        fraction += static_cast<long double>(t[i] - '0') * scale;
+      }
+    }
+    if (i == 0 || (i == 1 && whole_digits == 0)) return std::nullopt;  // no digits: "s", ".s"
+    std::size_t u = i;
+    while (u < t.size() && t[u] != '.' && !is_digit(t[u])) ++u;
+    const std::uint64_t unit = go_unit(t.substr(i, u - i));
+    if (unit == 0) return std::nullopt;  // missing or unknown unit
+    if (whole > kMost / unit) return std::nullopt;
+    const std::uint64_t part = whole * unit + static_cast<std::uint64_t>(fraction * static_cast<long double>(unit));
+    if (part > kMost - total) return std::nullopt;
+    total += part;
+    t.remove_prefix(u);
+  }
+  if (!negative && total == kMost) return std::nullopt;
+  return std::chrono::nanoseconds(negative ? static_cast<std::int64_t>(0 - total) : static_cast<std::int64_t>(total));
 }
 
 std::string format_micro_time(std::chrono::system_clock::time_point t) {

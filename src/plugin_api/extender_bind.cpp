@@ -62,7 +62,7 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     }
     return allocation.status();
   }
-  api::StoredBinding record{key, seen->pod.uid, node, allocation->choice.gpus, seen->object};
+  api::StoredBinding record{key, seen->pod.uid, node, allocation->choice.gpus, seen->object, allocation->started};
   if (Status st = store_->put_binding(record); !st.is_ok()) {
     (void)state_.forget(key);  // never acknowledge what is not durable
     if (before) (void)state_.observe(*before);

@@ -21,13 +21,19 @@ namespace {
 /// of huge ones (a client sending 7 MB pods must not grow the server by 57 MB a request).
 constexpr std::size_t kBytesRemembered = std::size_t{128} << 20;
 
+SchedulingState::Options state_options(const ExtenderOptions& options) {
+  SchedulingState::Options o{options.placement, options.decode};
+  o.min_runtime = options.min_runtime;
+  return o;
+}
+
 }  // namespace
 
 ExtenderImpl::ExtenderImpl(ExtenderOptions options, std::shared_ptr<const Policy> policy, std::unique_ptr<api::Store> store)
     : options_(std::move(options)),
       policy_(std::move(policy)),
       store_(std::move(store)),
-      state_({options_.placement, options_.decode}),
+      state_(state_options(options_)),
       seen_(options_.pods_remembered, kBytesRemembered),
       synced_(!options_.watching),
       refusals_(std::max<std::chrono::milliseconds>(options_.retry_refused_within, kQueueRetryWindow)) {
@@ -241,6 +247,7 @@ void ExtenderImpl::observe_binding(const api::StoredBinding& b, std::vector<std:
   PodStanding standing = PodStanding::kBound;
   if (pod) {
     pod->bound = Binding{b.node, b.gpus};
+    if (b.started && !pod->started) pod->started = b.started;  // the bind's moment, kept across restarts
     standing = state_.observe(*pod);
   } else {
     standing = state_.observe_unreadable(b.pod_key, b.node, b.gpus, pod.status().message());

@@ -32,8 +32,19 @@ class Statement {
 
   [[nodiscard]] bool ok() const { return ok_; }
   void bind(int i, const std::string& text) { sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT); }
+  void bind(int i, std::optional<std::int64_t> value) {
+    if (value) {
+      sqlite3_bind_int64(stmt_, i, *value);
+    } else {
+      sqlite3_bind_null(stmt_, i);
+    }
+  }
   int step() { return sqlite3_step(stmt_); }
   [[nodiscard]] std::int64_t integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+  [[nodiscard]] std::optional<std::int64_t> optional_integer(int column) const {
+    if (sqlite3_column_type(stmt_, column) == SQLITE_NULL) return std::nullopt;
+    return integer(column);
+  }
   [[nodiscard]] std::string text(int column) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
     return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column))) : std::string();
@@ -62,6 +73,9 @@ constexpr const char* kMigrations[] = {
                                                 PRIMARY KEY(kind, name));
        CREATE TABLE IF NOT EXISTS fracpack_bindings(pod TEXT PRIMARY KEY, uid TEXT NOT NULL, node TEXT NOT NULL,
                                                  gpus TEXT NOT NULL, body TEXT NOT NULL);)",
+    // 1 → 2: when each bound pod started (seconds since the epoch), for min-runtime protection
+    // across restarts; NULL for bindings recorded before.
+    "ALTER TABLE fracpack_bindings ADD COLUMN started INTEGER;",
 };
 static_assert(std::size(kMigrations) == Store::kSchemaVersion);
 
@@ -106,6 +120,7 @@ Status insert_binding(Statement& s, const StoredBinding& b) {
   s.bind(3, b.node);
   s.bind(4, json(b.gpus).dump());
   s.bind(5, b.pod.dump());
+  s.bind(6, b.started);
   return s.run("recording a binding");
 }
 
@@ -117,7 +132,7 @@ struct Store::Prepared {
   Statement insert_binding;
   Statement remove_binding;
   explicit Prepared(sqlite3* db)
-      : insert_binding(db, "INSERT OR REPLACE INTO fracpack_bindings(pod, uid, node, gpus, body) VALUES(?,?,?,?,?)"),
+      : insert_binding(db, "INSERT OR REPLACE INTO fracpack_bindings(pod, uid, node, gpus, body, started) VALUES(?,?,?,?,?,?)"),
         remove_binding(db, "DELETE FROM fracpack_bindings WHERE pod = ?") {}
 };
 
@@ -263,7 +278,7 @@ Status Store::remove_binding(const std::string& pod_key) {
 }
 
 Result<std::vector<StoredBinding>> Store::bindings() const {
-  Statement s(db_, "SELECT pod, uid, node, gpus, body FROM fracpack_bindings ORDER BY rowid");
+  Statement s(db_, "SELECT pod, uid, node, gpus, body, started FROM fracpack_bindings ORDER BY rowid");
   if (!s.ok()) return sqlite_error(db_, "reading bindings");
   std::vector<StoredBinding> out;
   int rc = 0;
@@ -279,6 +294,7 @@ Result<std::vector<StoredBinding>> Store::bindings() const {
       }
     }
     b.pod = json::parse(s.text(4), nullptr, false);
+    b.started = s.optional_integer(5);
     out.push_back(std::move(b));
   }
   if (rc != SQLITE_DONE) return sqlite_error(db_, "reading bindings");

@@ -26,6 +26,7 @@ struct StoredBinding {
   std::string node;
   std::vector<int> gpus;
   nlohmann::json pod;    ///< the Pod object as received (decoded again on restart)
+  std::optional<std::int64_t> started{};  ///< when it started, seconds since the epoch (min-runtime protection)
 };
 
 enum class Durability { kProcessCrash, kPowerLoss };
@@ -46,7 +47,7 @@ struct StoreChange {
 class Store {
  public:
   /// The newest schema this build knows (`PRAGMA user_version` of the files it writes).
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   /// Opens (creating when needed, mode 0600: it holds pods' JSON) the database at `path`, and
   /// migrates an older schema to kSchemaVersion in one transaction (version 0: a file written

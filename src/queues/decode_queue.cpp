@@ -59,6 +59,19 @@ Result<std::optional<std::int64_t>> amount(const json& resource, const std::stri
   return std::optional<std::int64_t>{static_cast<std::int64_t>(scaled)};
 }
 
+/// spec.<field>, a metav1.Duration: a string in Go's duration syntax ("20s", "1h30m"). A
+/// negative one is kept as written (the API server accepts it) and protects nothing, as in KAI.
+Result<std::optional<std::chrono::nanoseconds>> min_runtime(const json& spec, const char* field, const std::string& who) {
+  const json* v = member(spec, field);
+  if (v == nullptr || v->is_null()) return std::optional<std::chrono::nanoseconds>{};
+  auto d = v->is_string() ? k8s::parse_go_duration(v->get_ref<const std::string&>()) : std::nullopt;
+  if (!d) {
+    return invalid_argument("{}: spec.{} = {}: must be a duration such as \"20s\" or \"1h30m\" (Go's time.ParseDuration)", who,
+                            field, excerpt(v->dump()));
+  }
+  return std::optional<std::chrono::nanoseconds>{*d};
+}
+
 /// KAI's Queue (pkg/apis/scheduling/v2: queue_types.go, resources.go).
 const k8s::TypeSchema& queue_schema() {
   static const k8s::TypeSchema schema(
@@ -85,7 +98,7 @@ const k8s::TypeSchema& pod_group_schema() {
   return schema;
 }
 
-/// KAI fields fracpack reads and does not act on (docs/queues.md "What is not honoured"): a warning each.
+/// KAI fields fracpack reads and does not act on (docs/requests.md rule 24): a warning each.
 void warn_unhonoured(const json* spec, std::initializer_list<std::pair<const char*, const char*>> fields,
                      const std::string& who, std::vector<std::string>* warnings) {
   if (warnings == nullptr || spec == nullptr) return;
@@ -117,11 +130,12 @@ Result<QueueSpec> decode_queue(const json& object, std::vector<std::string>* war
   }
   const json* spec = member(object, "spec");
   if (spec == nullptr || !spec->is_object()) return invalid_argument("queue {}: spec is missing", q.name);
-  warn_unhonoured(spec,
-                  {{"preemptMinRuntime", "KAI shields a job younger than this from preemption"},
-                   {"reclaimMinRuntime", "KAI shields a job younger than this from reclaim"},
-                   {"displayName", "a name for KAI's UI"}},
-                  "queue " + q.name, warnings);
+  warn_unhonoured(spec, {{"displayName", "a name for KAI's UI"}}, "queue " + q.name, warnings);
+  for (auto [field, into] : {std::pair{"preemptMinRuntime", &q.preempt_min_runtime}, std::pair{"reclaimMinRuntime", &q.reclaim_min_runtime}}) {
+    auto d = min_runtime(*spec, field, "queue " + q.name);
+    if (!d) return d.status();
+    *into = *d;
+  }
   auto parent = k8s::optional_string(*spec, "parentQueue", "queue " + q.name + ": spec");
   if (!parent) return parent.status();
   q.parent = parent->value_or("");

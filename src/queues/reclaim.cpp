@@ -4,6 +4,7 @@
 #include <map>
 
 #include "fracpack/queues/charge.hpp"
+#include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/binpack/scheduler.hpp"
 
 namespace fracpack::queues {
@@ -52,7 +53,7 @@ std::size_t leveled(const QueueTree& tree, std::size_t reclaimer, std::size_t vi
 
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
-                                    const NodeMask* nodes) {
+                                    const VictimShield& shield, const NodeMask* nodes) {
   const QueueTree& tree = book.tree();
   // Over its queue's quota a non-preemptible pod stays refused whatever is evicted (every victim
   // is preemptible, and only non-preemptible pods count against that quota).
@@ -68,11 +69,14 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
     const Allocation& a = *state.allocation(key);
     if (a.holder != Holder::kScheduled || !a.preemptible || (nodes != nullptr && !(*nodes)[a.node])) continue;
     Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
+    const auto victim_queue = tree.find(a.queue);
     if (a.queue == pod.queue) {
       if (a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
+      const auto min_runtime = victim_queue ? preempt_min_runtime(tree, *victim_queue, shield.defaults) : shield.defaults.preempt;
+      if (shielded(a.started, min_runtime, shield.now)) continue;
     } else {
-      auto victim_queue = tree.find(a.queue);
       if (!reclaim || !victim_queue) continue;
+      if (shielded(a.started, reclaim_min_runtime(tree, *queue, *victim_queue, shield.defaults), shield.now)) continue;
       c.level = leveled(tree, *queue, *victim_queue);
     }
     by_node[a.node].push_back(std::move(c));

@@ -45,20 +45,43 @@ std::vector<TimedPod> arrivals(const TimedWorkload& workload) {
 }
 
 /// Every pod of the workload is the replayed scheduler's, whatever its spec.schedulerName says.
-SchedulingState::Options state_options(const TimedWorkload& workload, const ReplayOptions& options) {
+/// `clock`: the replay's time, which pods placed record as their start.
+SchedulingState::Options state_options(const TimedWorkload& workload, const ReplayOptions& options,
+                                       std::function<std::int64_t()> clock) {
   SchedulingState::Options o{options.placement, DecodeConfig{}};
   o.refusal_messages = false;  // the replay counts refusals, it never shows their arithmetic
+  o.min_runtime = options.min_runtime;
+  o.clock = std::move(clock);
   std::set<std::string> names(o.decode.scheduler_names.begin(), o.decode.scheduler_names.end());
   for (const auto& p : workload.pods) names.insert(p.pod.scheduler_name);
   o.decode.scheduler_names.assign(names.begin(), names.end());
   return o;
 }
 
+/// Every distinct positive min runtime the queues and defaults configure, in whole seconds
+/// (rounded up: a pod is a victim from the first whole second it is not shielded).
+std::vector<std::int64_t> shield_lengths(const queues::QueueTree* tree, const queues::MinRuntimeDefaults& defaults) {
+  std::set<std::int64_t> lengths;
+  auto add = [&](std::chrono::nanoseconds d) {
+    if (d.count() > 0) lengths.insert(std::chrono::ceil<std::chrono::seconds>(d).count());
+  };
+  add(defaults.preempt);
+  add(defaults.reclaim);
+  for (std::size_t q = 0; tree != nullptr && q < tree->size(); ++q) {
+    if (const auto& d = tree->queue(q).preempt_min_runtime) add(*d);
+    if (const auto& d = tree->queue(q).reclaim_min_runtime) add(*d);
+  }
+  return {lengths.begin(), lengths.end()};
+}
+
 /// One replay: the workload's pods by index, the state they are scheduled on, and the report.
 class Replay {
  public:
   Replay(const TimedWorkload& workload, const ReplayOptions& options)
-      : pods_(arrivals(workload)), options_(options), state_(state_options(workload, options)), empty_(state_options(workload, options)) {}
+      : pods_(arrivals(workload)),
+        options_(options),
+        state_(state_options(workload, options, [this] { return clock_; })),
+        empty_(state_options(workload, options, [this] { return clock_; })) {}
 
   Status load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> queue_specs);
   ReplayReport run();
@@ -94,6 +117,11 @@ class Replay {
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running_;
   std::vector<std::size_t> pending_;            // pod indices, in arrival order
   std::set<std::size_t> evicted_now_;           // evicted this cycle: they do not reclaim in it
+  // Min-runtime protection lapses with no event of its own: a pod started at t may become a
+  // victim at t + each configured min runtime, so a cycle runs then while pods wait (KAI's
+  // session runs every period and would see it).
+  std::vector<std::int64_t> shield_lengths_;    // distinct positive min runtimes, whole seconds
+  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> shield_ends_;
   std::int64_t clock_ = 0;
   std::optional<FragmentationTotals> fragments_;
   // Why each waiting pod is still waiting, as of its last cycle. Shared: a reason is often the
@@ -147,6 +175,7 @@ Status Replay::load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> 
     const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pods_[i].pod), leaf_of_[i], pods_[i].pod.priority, pods_[i].pod.preemptible);
     alike_of_[i] = ids.emplace(key, ids.size()).first->second;
   }
+  shield_lengths_ = shield_lengths(tree, options_.min_runtime);
   job_of_.resize(pods_.size());
   run_number_.assign(pods_.size(), 0);
   why_.resize(pods_.size());
@@ -271,6 +300,7 @@ void Replay::record_outcomes(const std::vector<queues::JobOutcome>& outcomes, st
     why_[i].reset();
     ++run_number_[i];
     if (pods_[i].run_seconds) running_.emplace(cycle + *pods_[i].run_seconds, i, run_number_[i]);
+    for (const std::int64_t length : shield_lengths_) shield_ends_.push(cycle + length);
   }
   pending_ = std::move(still);
 }
@@ -351,10 +381,14 @@ ReplayReport Replay::run() {
   };
   while (true) {
     drop_stale();
-    if (next >= pods_.size() && running_.empty()) break;
+    while (!shield_ends_.empty() && shield_ends_.top() <= clock_) shield_ends_.pop();  // past: moot
+    const bool wakes = !pending_.empty() && !shield_ends_.empty();  // a lapse matters only to a waiting pod
+    if (next >= pods_.size() && running_.empty() && !wakes) break;
     // The next event, and the scheduling cycle that follows it.
-    std::int64_t event = next < pods_.size() ? pods_[next].arrival : std::get<0>(running_.top());
+    std::int64_t event = std::numeric_limits<std::int64_t>::max();
+    if (next < pods_.size()) event = pods_[next].arrival;
     if (!running_.empty()) event = std::min(event, std::get<0>(running_.top()));
+    if (wakes) event = std::min(event, shield_ends_.top());
     const std::int64_t cycle = (event + options_.period - 1) / options_.period * options_.period;
     while (!running_.empty() && std::get<0>(running_.top()) <= cycle) {
       const auto [time, i, run] = running_.top();

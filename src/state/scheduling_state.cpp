@@ -246,7 +246,20 @@ std::optional<queues::Victims> SchedulingState::find_victims(const PodRequest& p
   static const queues::QueueTree kNoQueues = *queues::QueueTree::build({});
   const queues::QueueBook* b = book();
   const queues::QueueBook empty(kNoQueues);
-  return queues::find_victims(cluster_, b != nullptr ? *b : empty, pod, leaf_queue(pod), pending_charge(pod), policy, nodes);
+  const queues::VictimShield shield{options_.min_runtime, now()};
+  return queues::find_victims(cluster_, b != nullptr ? *b : empty, pod, leaf_queue(pod), pending_charge(pod), policy, shield,
+                              nodes);
+}
+
+std::int64_t SchedulingState::now() const {
+  if (options_.clock) return options_.clock();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void SchedulingState::mark_started(const std::string& key, PodRecord& record) {
+  if (!record.raw.started) record.raw.started = now();
+  record.pod.started = record.raw.started;
+  cluster_.set_started(key, *record.raw.started);
 }
 
 }  // namespace fracpack

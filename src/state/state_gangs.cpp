@@ -84,6 +84,7 @@ void SchedulingState::hold_gang_plan(const PodRequest& pod, const std::vector<st
     PodRecord& r = pods_.at(members[i]);
     add_pending(r.pod, -1);
     r.raw.bound = Binding{outcomes[i].placement->node, outcomes[i].placement->choice.gpus};
+    mark_started(members[i], r);
     r.standing = PodStanding::kBound;
     r.planned_until = until;
     r.charge = queues::charge_placed(r.pod, cluster_, *cluster_.allocation(members[i]));

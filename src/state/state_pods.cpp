@@ -350,6 +350,7 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
   record.raw = pod;
   record.raw.bound = Binding{node, cluster_.allocation(key)->choice.gpus};
   record.pod = record.raw;
+  mark_started(key, record);
   record.ours = is_ours(pod);  // as the watch and a restart will read it
   record.standing = PodStanding::kBound;
   if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
@@ -399,6 +400,7 @@ std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& polic
       record.raw = pod;
       record.raw.bound = Binding{o.members[i].placement->node, o.members[i].placement->choice.gpus};
       record.pod = record.raw;
+      mark_started(key, record);
       record.ours = true;
       record.standing = PodStanding::kBound;
       if (pod.gang) group_members_[pod.gang_key()].insert(key);

@@ -65,6 +65,9 @@ std::string SchedulingState::verify() const {
     if (x != nullptr && !guessed && (x->choice.gpus != y->choice.gpus || x->fenced != y->fenced)) {
       return fmt::format("pod {}: GPUs {} here, {} when rebuilt", key, fmt::join(x->choice.gpus, ","), fmt::join(y->choice.gpus, ","));
     }
+    if (x != nullptr && x->started != y->started) {  // min-runtime protection counts from it
+      return fmt::format("pod {}: started at {} here, {} when rebuilt", key, x->started.value_or(-1), y->started.value_or(-1));
+    }
   }
   if (!(total() == fresh.total())) return "what queues divide differs from a rebuild";
   if ((tree_ == nullptr) != (fresh.tree_ == nullptr)) return "the queue tree differs from a rebuild";

@@ -1,6 +1,8 @@
 // docs/requests.md rule 24: KAI's objects, our pod annotations and quota rule files are decoded as
 // `kubectl apply --validate=strict` would: unknown fields and wrong types are errors naming the object
 // and the field; KAI fields fracpack does not act on are warnings.
+#include <chrono>
+
 #include <doctest/doctest.h>
 
 #include "fracpack/k8s/object_stream.hpp"
@@ -80,17 +82,17 @@ status:
   CHECK(queues::decode_queue(full).status().message().find("unknown field \"metadata.uidd\"") != std::string::npos);
 }
 
-TEST_CASE("Queue fields KAI honours and fracpack does not are warnings naming the queue") {
+TEST_CASE("Queue fields KAI honours and fracpack does not are warnings naming the queue; min runtimes are honoured") {
   std::vector<std::string> warnings;
   auto q = queues::decode_queue(
       yaml_object(std::string(kQueueHead) +
                   "spec: {displayName: Research, preemptMinRuntime: 10m, reclaimMinRuntime: 5m, resources: {}}"),
       &warnings);
   REQUIRE_MESSAGE(q.is_ok(), q.status().message());
-  REQUIRE(warnings.size() == 3);
-  CHECK(warnings[0].starts_with("queue research: spec.preemptMinRuntime is not honoured by fracpack"));
-  CHECK(warnings[1].starts_with("queue research: spec.reclaimMinRuntime is not honoured by fracpack"));
-  CHECK(warnings[2].starts_with("queue research: spec.displayName is not honoured by fracpack"));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with("queue research: spec.displayName is not honoured by fracpack"));
+  CHECK(q->preempt_min_runtime == std::chrono::minutes(10));
+  CHECK(q->reclaim_min_runtime == std::chrono::minutes(5));
 }
 
 constexpr const char* kGroupHead = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: g, namespace: ml}\n";
@@ -154,11 +156,12 @@ TEST_CASE("place prints the KAI fields it does not honour as warnings") {
   NodeBuilder n("n");
   n.gpus(1, 80000);
   json q = queue_object("q", "", 1);
-  q["spec"]["preemptMinRuntime"] = "10m";
+  q["spec"]["displayName"] = "Q";
+  q["spec"]["preemptMinRuntime"] = "10m";  // honoured (docs/queues.md rule 13): no warning
   auto r = place({n.obj, q});
   REQUIRE_MESSAGE(r.is_ok(), r.status().message());
   REQUIRE(r->warnings.size() == 1);
-  CHECK(r->warnings[0].starts_with("queue q: spec.preemptMinRuntime is not honoured by fracpack"));
+  CHECK(r->warnings[0].starts_with("queue q: spec.displayName is not honoured by fracpack"));
   CHECK(r->warnings[0].ends_with("(in.yaml, object 2)"));
 }
 

@@ -1,10 +1,12 @@
 // The extender core: Filter → Prioritize → Bind, durability across restarts, races, queues, Sync.
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
 #include <doctest/doctest.h>
 
+#include "fracpack/k8s/time.hpp"
 #include "fracpack/server/extender.hpp"
 #include "support/builders.hpp"
 #include "support/temp_files.hpp"
@@ -440,6 +442,65 @@ TEST_CASE("cross-queue reclaim through Preempt: the pending pod's demand gives i
   REQUIRE(victims.is_ok());
   REQUIRE(victims->count("n") == 1);
   CHECK(victims->at("n").size() == 1);
+}
+
+}  // namespace
+}  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+std::unique_ptr<Extender> open_shielding(const std::string& path, std::chrono::seconds preempt_default) {
+  ExtenderOptions options;
+  options.state_path = path;
+  options.min_runtime.preempt = preempt_default;
+  auto core = Extender::open(options);
+  REQUIRE_MESSAGE(core.is_ok(), core.status().message());
+  return std::move(*core);
+}
+
+TEST_CASE("Preempt leaves out a pod bound less than the min runtime ago, also after a restart on the state file") {
+  // docs/queues.md rule 13: the server's own Bind is the pod's start, and the state file keeps it.
+  StateFile file("min-runtime");
+  const json high = PodBuilder("high").uid("u-high").whole(1).priority_class("build").obj;
+  {
+    auto core = open_shielding(file.path, std::chrono::hours(1));
+    REQUIRE(core->apply({nvf("a", 1, 80000).obj}, nullptr).is_ok());
+    const json low = PodBuilder("low").uid("u-low").whole(1).priority_class("train").obj;
+    REQUIRE(core->filter(low, {"a"}).is_ok());
+    REQUIRE(core->bind("default", "low", "u-low", "a").is_ok());
+    auto answer = core->preempt(high, {{"a", {"u-low"}}});
+    REQUIRE(answer.is_ok());
+    CHECK(answer->empty());  // bound a moment ago: shielded for an hour
+  }
+  {
+    auto restarted = open_shielding(file.path, std::chrono::hours(1));
+    auto answer = restarted->preempt(high, {{"a", {"u-low"}}});
+    REQUIRE(answer.is_ok());
+    CHECK(answer->empty());  // the start came back from the state file
+  }
+  auto unshielded = open_shielding(file.path, std::chrono::seconds(0));
+  auto answer = unshielded->preempt(high, {{"a", {"u-low"}}});
+  REQUIRE(answer.is_ok());
+  REQUIRE(answer->count("a") == 1);
+  CHECK(answer->at("a") == std::vector<std::string>{"u-low"});
+}
+
+TEST_CASE("Preempt counts a synced pod's start from its status.startTime") {
+  auto core = open_shielding(":memory:", std::chrono::hours(1));
+  REQUIRE(core->apply({nvf("a", 1, 80000).obj, nvf("b", 1, 80000).obj}, nullptr).is_ok());
+  PodBuilder old_pod("old");
+  old_pod.uid("u-old").whole(1).priority_class("train").bound_to("a").obj["status"]["startTime"] = "2026-01-01T00:00:00Z";
+  PodBuilder young("young");
+  young.uid("u-young").whole(1).priority_class("train").bound_to("b").obj["status"]["startTime"] =
+      k8s::format_micro_time(std::chrono::system_clock::now() - std::chrono::minutes(5));
+  std::vector<std::string> conflicts;
+  REQUIRE(core->sync({old_pod.obj, young.obj}, false, &conflicts).is_ok());
+  const json high = PodBuilder("high").uid("u-high").whole(1).priority_class("build").obj;
+  auto answer = core->preempt(high, {{"a", {"u-old"}}, {"b", {"u-young"}}});
+  REQUIRE(answer.is_ok());
+  REQUIRE(answer->size() == 1);
+  CHECK(answer->at("a") == std::vector<std::string>{"u-old"});
 }
 
 }  // namespace

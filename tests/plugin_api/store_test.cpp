@@ -83,7 +83,7 @@ TEST_CASE("a new state file gets the newest schema version") {
   auto store = api::Store::open(file.path, api::Durability::kProcessCrash);
   REQUIRE(store.is_ok());
   CHECK(*(*store)->schema_version() == api::Store::kSchemaVersion);
-  CHECK(api::Store::kSchemaVersion == 1);
+  CHECK(api::Store::kSchemaVersion == 2);
   auto memory = api::Store::open(":memory:", api::Durability::kProcessCrash);
   REQUIRE(memory.is_ok());
   CHECK(*(*memory)->schema_version() == api::Store::kSchemaVersion);
@@ -95,20 +95,42 @@ TEST_CASE("a file of today's unversioned format (user_version 0) is migrated wit
   {
     auto store = api::Store::open(file.path, api::Durability::kProcessCrash);
     REQUIRE_MESSAGE(store.is_ok(), store.status().message());
-    CHECK(*(*store)->schema_version() == 1);
-    CHECK(user_version(file.path) == 1);  // on disk, not only in this connection
+    CHECK(*(*store)->schema_version() == 2);
+    CHECK(user_version(file.path) == 2);  // on disk, not only in this connection
     auto bindings = (*store)->bindings();
     REQUIRE(bindings.is_ok());
     REQUIRE(bindings->size() == 1);
     CHECK(bindings->front().pod_key == "default/p");
     CHECK(bindings->front().gpus == std::vector<int>{0});
+    CHECK_FALSE(bindings->front().started.has_value());  // recorded before starts were kept
     auto objects = (*store)->objects();
     REQUIRE(objects.is_ok());
     CHECK(objects->size() == 1);
   }
-  auto again = api::Store::open(file.path, api::Durability::kProcessCrash);  // already at 1: nothing to do
+  auto again = api::Store::open(file.path, api::Durability::kProcessCrash);  // already at 2: nothing to do
   REQUIRE(again.is_ok());
   CHECK((*again)->bindings()->size() == 1);
+}
+
+TEST_CASE("a version-1 file gains the start column; a binding's start survives a reopen") {
+  StateFile file;
+  raw_sql(file.path, std::string(kUnversioned) + "PRAGMA user_version = 1;");
+  {
+    auto store = api::Store::open(file.path, api::Durability::kProcessCrash);
+    REQUIRE_MESSAGE(store.is_ok(), store.status().message());
+    CHECK(user_version(file.path) == 2);
+    api::StoredBinding b{"default/q", "u2", "a", {1}, {{"kind", "Pod"}}};
+    b.started = 1'700'000'000;
+    REQUIRE((*store)->put_binding(b).is_ok());
+  }
+  auto again = api::Store::open(file.path, api::Durability::kProcessCrash);
+  REQUIRE(again.is_ok());
+  auto bindings = (*again)->bindings();
+  REQUIRE(bindings.is_ok());
+  REQUIRE(bindings->size() == 2);
+  CHECK_FALSE(bindings->at(0).started.has_value());
+  CHECK(bindings->at(1).pod_key == "default/q");
+  CHECK(bindings->at(1).started == 1'700'000'000);
 }
 
 TEST_CASE("a file with a newer schema than this build knows is refused, naming file and versions, and left as it was") {
@@ -119,7 +141,7 @@ TEST_CASE("a file with a newer schema than this build knows is refused, naming f
   const std::string message = store.status().message();
   CHECK_MESSAGE(message.find(file.path) != std::string::npos, message);
   CHECK(message.find("schema version 7") != std::string::npos);
-  CHECK(message.find("newest 1") != std::string::npos);
+  CHECK(message.find("newest 2") != std::string::npos);
   auto reopened = api::Store::open(file.path, api::Durability::kProcessCrash);  // the lock was let go
   CHECK(reopened.status().message() == message);
   CHECK(user_version(file.path) == 7);  // not migrated, not written

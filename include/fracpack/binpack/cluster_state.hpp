@@ -80,6 +80,7 @@ struct Allocation {
   Holder holder = Holder::kScheduled;
   std::vector<int> fenced;  ///< GPUs a kConflict pod claims and does not hold: fenced while it runs
   std::uint64_t seq = 0;    ///< when it was recorded: re-adoption after a node change goes in this order
+  std::optional<std::int64_t> started;  ///< when it started running, seconds since the epoch (PodRequest::started)
 };
 
 /// Nodes have positions 0..node_count()-1. create() gives them in name order; add_node() appends
@@ -185,6 +186,8 @@ class ClusterState {
   void set_holder(const std::string& pod_key, Holder holder);
   /// Re-labels an allocation's queue, priority and preemptibility (its PodGroup changed).
   void set_job_terms(const std::string& pod_key, const std::string& queue, std::int32_t priority, bool preemptible);
+  /// When the pod started running (seconds since the epoch): min-runtime protection counts from it.
+  void set_started(const std::string& pod_key, std::int64_t started);
 
   /// Gives back everything `pod_key` holds. Idempotent: an unknown pod is OK and changes nothing.
   /// Returns whether something was released.

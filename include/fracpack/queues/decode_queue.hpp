@@ -16,8 +16,9 @@ namespace fracpack::queues {
 /// and a field KAI's Queue type does not have is an error. Numbers may be JSON numbers or decimal
 /// strings ("0.5"). kInvalidArgument, naming the queue and the field, for: a missing name, an
 /// unknown field, a negative value other than -1, NaN or infinity, a non-numeric value, a weight of
-/// -1, a priority that is not a 32-bit integer. KAI fields fracpack does not act on
-/// (preemptMinRuntime, reclaimMinRuntime, displayName) add a warning to `warnings`, when given.
+/// -1, a priority that is not a 32-bit integer, a preemptMinRuntime or reclaimMinRuntime that is
+/// not a Go duration string. displayName, which fracpack does not act on, adds a warning to
+/// `warnings`, when given.
 Result<QueueSpec> decode_queue(const nlohmann::json& queue, std::vector<std::string>* warnings = nullptr);
 
 /// A PodGroup: its gang's minimum, queue, priority class and preemptibility.

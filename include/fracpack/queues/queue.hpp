@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -68,6 +69,11 @@ struct QueueSpec {
   std::int32_t priority = 100;           ///< KAI's default
   std::int64_t created = 0;              ///< metadata.creationTimestamp, seconds since the epoch
   std::array<QueueResource, kResourceCount> resources{};
+  /// spec.preemptMinRuntime / spec.reclaimMinRuntime (metav1.Duration): a job of this queue (or
+  /// of a queue below it that sets none) that started less than this long ago is not a victim of
+  /// preemption / reclaim (queues/min_runtime.hpp). Unset: the parent's, then the default.
+  std::optional<std::chrono::nanoseconds> preempt_min_runtime{};
+  std::optional<std::chrono::nanoseconds> reclaim_min_runtime{};
   [[nodiscard]] const QueueResource& resource(Resource r) const { return resources[static_cast<std::size_t>(r)]; }
   QueueResource& resource(Resource r) { return resources[static_cast<std::size_t>(r)]; }
   friend bool operator==(const QueueSpec&, const QueueSpec&) = default;

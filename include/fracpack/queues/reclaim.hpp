@@ -8,6 +8,8 @@
 //             needs — and stays a candidate only while taking it leaves that queue at or above its
 //             fair share.
 //   preempt   a preemptible pod of Q itself with a lower priority than P.
+// A pod min-runtime protection shields at the shield's `now` is never a candidate
+// (min_runtime.hpp: preemptMinRuntime for preemption, reclaimMinRuntime for reclaim).
 // Neither applies to a non-preemptible P whose queue (or an ancestor) already holds its quota in
 // non-preemptible pods: admission would still refuse P after any eviction.
 // On each node that could ever take P, candidates are removed (tentatively) largest GPU memory
@@ -16,6 +18,7 @@
 // ends as it began.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,9 +26,16 @@
 #include "fracpack/binpack/cluster_state.hpp"
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/binpack/scheduler.hpp"
+#include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/queue_book.hpp"
 
 namespace fracpack::queues {
+
+/// Min-runtime protection for one search: the defaults, and now (seconds since the epoch).
+struct VictimShield {
+  MinRuntimeDefaults defaults;
+  std::int64_t now = 0;
+};
 
 struct Victims {
   std::string node;
@@ -38,6 +48,6 @@ struct Victims {
 /// or nullopt when no candidates make it fit. O(nodes · candidates · a fit check).
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
-                                    const NodeMask* nodes = nullptr);
+                                    const VictimShield& shield, const NodeMask* nodes = nullptr);
 
 }  // namespace fracpack::queues

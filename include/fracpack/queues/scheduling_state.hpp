@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/k8s/priority.hpp"
 #include "fracpack/queues/decode_queue.hpp"
+#include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/queue_book.hpp"
 #include "fracpack/queues/queue_tree.hpp"
 #include "fracpack/queues/reclaim.hpp"
@@ -85,6 +87,11 @@ class SchedulingState {
     /// Off: queue refusals carry their reason and queue but not the arithmetic behind them
     /// (QueueBook::set_refusal_messages), for a replay that counts refusals and never shows them.
     bool refusal_messages = true;
+    /// Min-runtime protection's defaults (queues/min_runtime.hpp).
+    queues::MinRuntimeDefaults min_runtime{};
+    /// Now, in seconds since the epoch: what a pod placed or bound records as its start, and what
+    /// min-runtime protection compares with. Empty: the system clock. A replay gives its own.
+    std::function<std::int64_t()> clock{};
   };
   explicit SchedulingState(Options options);
 
@@ -194,8 +201,9 @@ class SchedulingState {
   [[nodiscard]] queues::Amounts pending_charge(const PodRequest& pod) const;
   /// What every queue divides: schedulable capacity less what other schedulers' pods hold.
   [[nodiscard]] queues::Amounts total() const;
-  /// Reclaim and preemption candidates for `pod` (queues::find_victims) on `nodes` (all: null).
-  /// The ledger is changed for a moment and restored.
+  /// Reclaim and preemption candidates for `pod` (queues::find_victims) on `nodes` (all: null),
+  /// without pods min-runtime protection shields now. The ledger is changed for a moment and
+  /// restored.
   std::optional<queues::Victims> find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes);
   /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
   /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
@@ -244,6 +252,9 @@ class SchedulingState {
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
                       GangDecision& d);
+  /// Records that `key` (held by `record`) starts running now, unless it has a start already.
+  void mark_started(const std::string& key, PodRecord& record);
+  [[nodiscard]] std::int64_t now() const;
   void mark_fair_dirty();
   void rebuild_book();
   void readopt(std::size_t node, std::vector<Allocation> taken, std::vector<std::string>* conflicts);

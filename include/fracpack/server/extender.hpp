@@ -23,6 +23,7 @@
 #include "fracpack/binpack/cluster_state.hpp"
 #include "fracpack/core/config.hpp"
 #include "fracpack/binpack/fragmentation.hpp"
+#include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/server/gpu_reservations.hpp"
 #include "fracpack/core/placement.hpp"
 #include "fracpack/binpack/scheduler.hpp"
@@ -46,6 +47,9 @@ struct ExtenderOptions {
   std::shared_ptr<const std::vector<TypicalPod>> workload;
   PlacementConfig placement;
   DecodeConfig decode;
+  /// Min-runtime protection's defaults: Preempt never names a pod it shields (the system clock;
+  /// a pod's start is its status.startTime, else the moment this server bound it).
+  queues::MinRuntimeDefaults min_runtime{};
   std::size_t explain_nodes = 100;      ///< per-node reasons in Explain
   /// Filter passes at most this many nodes for a pod of ours, the policy's best first (0: every
   /// node that fits). kube-scheduler then scores and picks among them only: with 1, the node it

@@ -22,6 +22,7 @@
 #include "fracpack/core/config.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/core/placement.hpp"
+#include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/queue.hpp"
 #include "fracpack/core/status.hpp"
 
@@ -34,6 +35,9 @@ struct PlaceOptions {
   std::size_t explain_nodes = 100;
   DecodeConfig decode;
   PlacementConfig placement;
+  /// Min-runtime protection's defaults: the reclaim candidates leave out pods it shields now
+  /// (the system clock; a running pod's start is its status.startTime).
+  queues::MinRuntimeDefaults min_runtime{};
 };
 
 /// Running pods whose removal would make room (reclaim from over-fair-share queues, or

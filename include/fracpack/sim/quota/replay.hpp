@@ -16,6 +16,7 @@
 
 #include "fracpack/core/config.hpp"
 #include "fracpack/core/node.hpp"
+#include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/queue.hpp"
 #include "fracpack/sim/quota/workload.hpp"
 #include "fracpack/core/status.hpp"
@@ -26,6 +27,8 @@ struct ReplayOptions {
   std::int64_t period = 1;  ///< seconds between scheduling cycles (KAI's default schedulePeriod is 1 s)
   std::string policy = "pack";
   PlacementConfig placement;
+  /// Min-runtime protection's defaults; a pod's start is the cycle that placed it.
+  queues::MinRuntimeDefaults min_runtime{};
   /// Off: no TimelinePoint per cycle (and no fragmentation measured); a tuner comparing many
   /// candidates needs only the per-queue totals.
   bool timeline = true;
