@@ -29,6 +29,7 @@ class ServeCommand : public Command {
   ServeOptions serve_;
   std::string http_, grpc_, health_, cluster_, workload_;
   std::string policy_ = "pack";
+  std::string log_level_ = "info", log_format_ = "text";
   PlacementFlags placement_;
   MinRuntimeFlags min_runtime_;
   std::string gpu_reservation_ = "kai";
@@ -78,19 +79,18 @@ void ServeCommand::add_fronts() {
 }
 
 void ServeCommand::add_logging() {
-  const std::map<std::string, LogLevel> levels{{"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
-                                               {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
-  app_->add_option("--log-level", serve_.log_level,
+  // Strings checked by name, then mapped in run(): CLI11's transformer would answer a typo with
+  // its own internals ("Check xml value in {json->1,text->0} OR {1,0} FAILED").
+  app_->add_option("--log-level", log_level_,
                    "Least severe log lines written: decisions that place are info, refusals warn, API server and "
                    "internal errors error")
-      ->transform(CLI::CheckedTransformer(levels))
-      ->default_str("info");
-  const std::map<std::string, LogFormat> formats{{"text", LogFormat::kText}, {"json", LogFormat::kJson}};
-  app_->add_option("--log-format", serve_.log_format,
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+  app_->add_option("--log-format", log_format_,
                    "Log lines on stderr: text, or json (one object per line: time, level, logger, msg, and a "
                    "decision's verb, pod, node, gpus, code, duration_seconds)")
-      ->transform(CLI::CheckedTransformer(formats))
-      ->default_str("text");
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
 }
 
 void ServeCommand::add_access() {
@@ -192,6 +192,10 @@ int ServeCommand::run() {
   if (!grpc_.empty()) serve_.grpc = grpc_;
   if (!cluster_.empty()) serve_.cluster_file = cluster_;
   serve_.core.policy = policy_;
+  const std::map<std::string, LogLevel> levels{{"trace", LogLevel::kTrace}, {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
+                                               {"warn", LogLevel::kWarn},   {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+  serve_.log_level = levels.at(log_level_);  // IsMember checked the name
+  serve_.log_format = log_format_ == "json" ? LogFormat::kJson : LogFormat::kText;
   Status flags = placement_.apply(serve_.core.placement, serve_.core.decode);
   if (flags.is_ok()) flags = min_runtime_.apply(serve_.core.min_runtime);
   if (!flags.is_ok()) {

@@ -91,12 +91,24 @@ std::optional<std::chrono::nanoseconds> parse_go_duration(std::string_view t) {
       whole = whole * 10 + static_cast<std::uint64_t>(t[i] - '0');
     }
     const std::size_t whole_digits = i;
-    long double fraction = 0;
-    long double scale = 1;
+    // The fraction as Go's leadingFraction reads it: digits past 63 bits are dropped.
+    std::uint64_t fraction = 0;
+    double scale = 1;
     if (i < t.size() && t[i] == '.') {
+      bool overflow = false;
       for (++i; i < t.size() && is_digit(t[i]); ++i) {
-        scale /= 10;
-        fraction += static_cast<long double>(t[i] - '0') * scale;
+        if (overflow) continue;
+        if (fraction > static_cast<std::uint64_t>(INT64_MAX) / 10) {
+          overflow = true;
+          continue;
+        }
+        const std::uint64_t next = fraction * 10 + static_cast<std::uint64_t>(t[i] - '0');
+        if (next > kMost) {
+          overflow = true;
+          continue;
+        }
+        fraction = next;
+        scale *= 10;
       }
     }
     if (i == 0 || (i == 1 && whole_digits == 0)) return std::nullopt;  // no digits: "s", ".s"
@@ -105,8 +117,9 @@ std::optional<std::chrono::nanoseconds> parse_go_duration(std::string_view t) {
     const std::uint64_t unit = go_unit(t.substr(i, u - i));
     if (unit == 0) return std::nullopt;  // missing or unknown unit
     if (whole > kMost / unit) return std::nullopt;
-    const std::uint64_t part = whole * unit + static_cast<std::uint64_t>(fraction * static_cast<long double>(unit));
-    if (part > kMost - total) return std::nullopt;
+    std::uint64_t part = whole * unit;
+    if (fraction > 0) part += static_cast<std::uint64_t>(static_cast<double>(fraction) * (static_cast<double>(unit) / scale));
+    if (part > kMost || part > kMost - total) return std::nullopt;
     total += part;
     t.remove_prefix(u);
   }

@@ -193,7 +193,7 @@ Status ExtenderImpl::sync(const std::vector<json>& bound_pods, bool cluster_empt
     if (!pod) return Status(pod.status().code(), fmt::format("bound_pods[{}]: {}", i, pod.status().message()));
     if (!pod->bound) return invalid_argument("bound_pods[{}]: pod {}: spec.nodeName is not set; Sync takes bound pods only", i, pod->key());
     if (!listed.insert(pod->key()).second) return invalid_argument("bound_pods[{}]: pod {} is listed twice", i, pod->key());
-    next.push_back({pod->key(), pod->uid, pod->bound->node, pod->bound->devices, bound_pods[i]});
+    next.push_back({pod->key(), pod->uid, pod->bound->node, pod->bound->devices, bound_pods[i], start_of(*pod)});
   }
   api::StoreChange change;
   change.bindings = next;
@@ -209,6 +209,16 @@ Status ExtenderImpl::sync(const std::vector<json>& bound_pods, bool cluster_empt
   }
   bindings_.assign(std::move(next));
   return Status::ok();
+}
+
+std::optional<std::int64_t> ExtenderImpl::start_of(const PodRequest& pod) const {
+  if (pod.started) return pod.started;
+  // The same pod, still where the ledger holds it: the start this server recorded (its Bind).
+  const PodRecord* held = state_.pod(pod.key());
+  if (held == nullptr || !held->raw.bound || !pod.bound || held->raw.bound->node != pod.bound->node || held->raw.uid != pod.uid) {
+    return std::nullopt;
+  }
+  return held->raw.started;
 }
 
 Result<PodRequest> ExtenderImpl::decode(const json& object) const {

@@ -98,6 +98,9 @@ class ExtenderImpl final : public Extender {
 
   /// A stored (or synced) binding into the state: the pod as stored, bound where it says.
   void observe_binding(const api::StoredBinding& b, std::vector<std::string>* conflicts);
+  /// When `pod` (bound) started: its status.startTime, else the start the ledger holds for the
+  /// same pod (uid) on the same node; none otherwise.
+  [[nodiscard]] std::optional<std::int64_t> start_of(const PodRequest& pod) const;
 
   /// Applies a validated staging to the state and the node objects; returns displaced pods.
   std::vector<std::string> install(const api::StagedObjects& staged);

@@ -56,13 +56,21 @@ nanoseconds reclaim_min_runtime(const QueueTree& tree, std::size_t reclaimer, st
 }
 
 bool shielded(std::optional<std::int64_t> started, nanoseconds min_runtime, std::int64_t now) {
-  if (!started) return false;
+  // No min runtime shields nothing, whatever the start says (a kubelet's clock ahead of ours).
+  if (!started || min_runtime <= nanoseconds(0)) return false;
   // now < started + min runtime, without overflow: compare the time run with the min runtime.
   constexpr std::int64_t kLongest = INT64_MAX / 1'000'000'000;  // ±292 years: beyond any min runtime
-  const std::int64_t ran = now - *started;
+  std::int64_t ran = 0;
+  if (__builtin_sub_overflow(now, *started, &ran)) return *started > now;  // centuries apart: shielded only if ahead
   if (ran >= kLongest) return false;
   if (ran <= -kLongest) return true;
   return nanoseconds(std::chrono::seconds(ran)) < min_runtime;
+}
+
+std::int64_t shield_lapse(std::int64_t started, nanoseconds min_runtime) {
+  const std::int64_t length = std::chrono::ceil<std::chrono::seconds>(min_runtime).count();
+  std::int64_t lapse = 0;
+  return __builtin_add_overflow(started, length, &lapse) ? INT64_MAX : lapse;
 }
 
 }  // namespace fracpack::queues

@@ -49,6 +49,33 @@ std::size_t leveled(const QueueTree& tree, std::size_t reclaimer, std::size_t vi
   return theirs.back();
 }
 
+/// Min-runtime protection within one search (the reclaimer is fixed): each victim queue's min
+/// runtime resolved once, and the earliest lapse of a shielded candidate reported.
+struct MinRuntimes {
+  const QueueTree& tree;
+  std::optional<std::size_t> reclaimer;
+  const VictimShield& shield;
+  std::map<std::pair<std::optional<std::size_t>, bool>, std::chrono::nanoseconds> resolved;
+
+  bool shields(const Allocation& a, bool preemption, std::optional<std::size_t> victim) {
+    auto [it, fresh] = resolved.try_emplace({victim, preemption});
+    if (fresh) {
+      if (!victim) {
+        it->second = preemption ? shield.defaults.preempt : shield.defaults.reclaim;
+      } else {
+        it->second = preemption ? preempt_min_runtime(tree, *victim, shield.defaults)
+                                : reclaim_min_runtime(tree, *reclaimer, *victim, shield.defaults);
+      }
+    }
+    if (!shielded(a.started, it->second, shield.now)) return false;
+    if (shield.lapse != nullptr) {
+      const std::int64_t lapse = shield_lapse(*a.started, it->second);
+      if (!*shield.lapse || lapse < **shield.lapse) *shield.lapse = lapse;
+    }
+    return true;
+  }
+};
+
 }  // namespace
 
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
@@ -65,20 +92,17 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
     Amounts give_back;
   };
   std::map<std::size_t, std::vector<Candidate>> by_node;
+  MinRuntimes min_runtimes{tree, queue, shield, {}};
   for (const std::string& key : state.allocated_pods()) {
     const Allocation& a = *state.allocation(key);
     if (a.holder != Holder::kScheduled || !a.preemptible || (nodes != nullptr && !(*nodes)[a.node])) continue;
-    Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
     const auto victim_queue = tree.find(a.queue);
-    if (a.queue == pod.queue) {
-      if (a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
-      const auto min_runtime = victim_queue ? preempt_min_runtime(tree, *victim_queue, shield.defaults) : shield.defaults.preempt;
-      if (shielded(a.started, min_runtime, shield.now)) continue;
-    } else {
-      if (!reclaim || !victim_queue) continue;
-      if (shielded(a.started, reclaim_min_runtime(tree, *queue, *victim_queue, shield.defaults), shield.now)) continue;
-      c.level = leveled(tree, *queue, *victim_queue);
-    }
+    const bool preemption = a.queue == pod.queue;
+    if (preemption && a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
+    if (!preemption && (!reclaim || !victim_queue)) continue;
+    if (a.started && min_runtimes.shields(a, preemption, victim_queue)) continue;
+    Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
+    if (!preemption) c.level = leveled(tree, *queue, *victim_queue);
     by_node[a.node].push_back(std::move(c));
   }
 

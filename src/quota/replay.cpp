@@ -40,7 +40,10 @@ using Departure = std::tuple<std::int64_t, std::size_t, std::uint32_t>;
 /// running pods) is where the pod ran then, not a binding the replay starts from.
 std::vector<TimedPod> arrivals(const TimedWorkload& workload) {
   std::vector<TimedPod> pods = workload.pods;
-  for (auto& p : pods) p.pod.bound.reset();
+  for (auto& p : pods) {
+    p.pod.bound.reset();
+    p.pod.started.reset();  // its start is the cycle that places it, not the trace's
+  }
   return pods;
 }
 
@@ -56,22 +59,6 @@ SchedulingState::Options state_options(const TimedWorkload& workload, const Repl
   for (const auto& p : workload.pods) names.insert(p.pod.scheduler_name);
   o.decode.scheduler_names.assign(names.begin(), names.end());
   return o;
-}
-
-/// Every distinct positive min runtime the queues and defaults configure, in whole seconds
-/// (rounded up: a pod is a victim from the first whole second it is not shielded).
-std::vector<std::int64_t> shield_lengths(const queues::QueueTree* tree, const queues::MinRuntimeDefaults& defaults) {
-  std::set<std::int64_t> lengths;
-  auto add = [&](std::chrono::nanoseconds d) {
-    if (d.count() > 0) lengths.insert(std::chrono::ceil<std::chrono::seconds>(d).count());
-  };
-  add(defaults.preempt);
-  add(defaults.reclaim);
-  for (std::size_t q = 0; tree != nullptr && q < tree->size(); ++q) {
-    if (const auto& d = tree->queue(q).preempt_min_runtime) add(*d);
-    if (const auto& d = tree->queue(q).reclaim_min_runtime) add(*d);
-  }
-  return {lengths.begin(), lengths.end()};
 }
 
 /// One replay: the workload's pods by index, the state they are scheduled on, and the report.
@@ -117,11 +104,10 @@ class Replay {
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running_;
   std::vector<std::size_t> pending_;            // pod indices, in arrival order
   std::set<std::size_t> evicted_now_;           // evicted this cycle: they do not reclaim in it
-  // Min-runtime protection lapses with no event of its own: a pod started at t may become a
-  // victim at t + each configured min runtime, so a cycle runs then while pods wait (KAI's
-  // session runs every period and would see it).
-  std::vector<std::int64_t> shield_lengths_;    // distinct positive min runtimes, whole seconds
-  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> shield_ends_;
+  // Min-runtime protection lapses with no event of its own: when the last reclaim left out a
+  // shielded candidate, a cycle runs the moment the first of them lapses while pods wait (KAI's
+  // session runs every period and would see it then).
+  std::optional<std::int64_t> shield_lapse_;
   std::int64_t clock_ = 0;
   std::optional<FragmentationTotals> fragments_;
   // Why each waiting pod is still waiting, as of its last cycle. Shared: a reason is often the
@@ -175,7 +161,6 @@ Status Replay::load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> 
     const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pods_[i].pod), leaf_of_[i], pods_[i].pod.priority, pods_[i].pod.preemptible);
     alike_of_[i] = ids.emplace(key, ids.size()).first->second;
   }
-  shield_lengths_ = shield_lengths(tree, options_.min_runtime);
   job_of_.resize(pods_.size());
   run_number_.assign(pods_.size(), 0);
   why_.resize(pods_.size());
@@ -300,7 +285,6 @@ void Replay::record_outcomes(const std::vector<queues::JobOutcome>& outcomes, st
     why_[i].reset();
     ++run_number_[i];
     if (pods_[i].run_seconds) running_.emplace(cycle + *pods_[i].run_seconds, i, run_number_[i]);
-    for (const std::int64_t length : shield_lengths_) shield_ends_.push(cycle + length);
   }
   pending_ = std::move(still);
 }
@@ -314,7 +298,7 @@ bool Replay::reclaim() {
   const std::vector<std::size_t> waiting = pending_;
   for (std::size_t i : waiting) {
     if (evicted_now_.contains(i) || hopeless.contains(alike_of_[i])) continue;
-    auto victims = state_.find_victims(pods_[i].pod, *policy_, nullptr);
+    auto victims = state_.find_victims(pods_[i].pod, *policy_, nullptr, &shield_lapse_);
     if (!victims) {
       hopeless.insert(alike_of_[i]);
       continue;
@@ -381,14 +365,13 @@ ReplayReport Replay::run() {
   };
   while (true) {
     drop_stale();
-    while (!shield_ends_.empty() && shield_ends_.top() <= clock_) shield_ends_.pop();  // past: moot
-    const bool wakes = !pending_.empty() && !shield_ends_.empty();  // a lapse matters only to a waiting pod
+    const bool wakes = !pending_.empty() && shield_lapse_ && *shield_lapse_ > clock_;  // a lapse matters only to a waiting pod
     if (next >= pods_.size() && running_.empty() && !wakes) break;
     // The next event, and the scheduling cycle that follows it.
     std::int64_t event = std::numeric_limits<std::int64_t>::max();
     if (next < pods_.size()) event = pods_[next].arrival;
     if (!running_.empty()) event = std::min(event, std::get<0>(running_.top()));
-    if (wakes) event = std::min(event, shield_ends_.top());
+    if (wakes) event = std::min(event, *shield_lapse_);
     const std::int64_t cycle = (event + options_.period - 1) / options_.period * options_.period;
     while (!running_.empty() && std::get<0>(running_.top()) <= cycle) {
       const auto [time, i, run] = running_.top();
@@ -407,6 +390,7 @@ ReplayReport Replay::run() {
     // One session over every pending pod, then reclaim for the pods still waiting, and when it
     // evicted anything, one more session.
     evicted_now_.clear();
+    shield_lapse_.reset();  // this cycle's reclaim says again what it waits for
     run_cycle(cycle);
     if (!pending_.empty() && reclaim()) run_cycle(cycle);
   }

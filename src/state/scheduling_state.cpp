@@ -242,11 +242,12 @@ void SchedulingState::add_pending(const PodRequest& pod, int sign) {
   }
 }
 
-std::optional<queues::Victims> SchedulingState::find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes) {
+std::optional<queues::Victims> SchedulingState::find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes,
+                                                             std::optional<std::int64_t>* lapse) {
   static const queues::QueueTree kNoQueues = *queues::QueueTree::build({});
   const queues::QueueBook* b = book();
   const queues::QueueBook empty(kNoQueues);
-  const queues::VictimShield shield{options_.min_runtime, now()};
+  const queues::VictimShield shield{options_.min_runtime, now(), lapse};
   return queues::find_victims(cluster_, b != nullptr ? *b : empty, pod, leaf_queue(pod), pending_charge(pod), policy, shield,
                               nodes);
 }

@@ -147,6 +147,8 @@ std::size_t SchedulingState::expire_plans(std::chrono::steady_clock::time_point 
     charge(r, -1);
     cluster_.release(key);
     r.raw.bound.reset();
+    r.raw.started.reset();  // never ran: the next plan starts it afresh
+    r.pod.started.reset();
     r.planned_until.reset();
     r.standing = PodStanding::kPending;
     add_pending(r.pod, 1);

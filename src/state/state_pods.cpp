@@ -82,18 +82,23 @@ PodStanding SchedulingState::observe(const PodRequest& raw) {
   const DebugCheck check(*this);
   const std::string key = raw.key();
   auto it = pods_.find(key);
+  std::optional<std::int64_t> started = raw.started;
   if (it != pods_.end()) {
     const PodRecord& held = it->second;
     if (held.planned_until && !raw.bound && (held.raw.uid == raw.uid || raw.uid.empty())) {
       return held.standing;  // held for its gang until its Bind, or until the plan lapses
     }
     if (!it->second.unreadable && same_terms(it->second.raw, raw)) return it->second.standing;
+    // Its terms changed, not its run: the same pod on the same node keeps the start held for it.
+    const bool same_run = raw.bound && held.raw.bound && raw.bound->node == held.raw.bound->node && raw.uid == held.raw.uid;
+    if (!started && same_run) started = held.raw.started;
     withdraw(key, it->second);
     it->second = PodRecord{};
   } else {
     it = pods_.emplace(key, PodRecord{}).first;
   }
   it->second.raw = raw;
+  it->second.raw.started = started;
   place_record(key, it->second);
   return it->second.standing;
 }

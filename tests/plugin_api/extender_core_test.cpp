@@ -459,16 +459,21 @@ std::unique_ptr<Extender> open_shielding(const std::string& path, std::chrono::s
   return std::move(*core);
 }
 
+/// Node a with one GPU, and a low-priority pod "low" Filtered and Bound there by this server.
+void bind_low_on_a(Extender& core) {
+  REQUIRE(core.apply({nvf("a", 1, 80000).obj}, nullptr).is_ok());
+  const json low = PodBuilder("low").uid("u-low").whole(1).priority_class("train").obj;
+  REQUIRE(core.filter(low, {"a"}).is_ok());
+  REQUIRE(core.bind("default", "low", "u-low", "a").is_ok());
+}
+
 TEST_CASE("Preempt leaves out a pod bound less than the min runtime ago, also after a restart on the state file") {
   // docs/queues.md rule 13: the server's own Bind is the pod's start, and the state file keeps it.
   StateFile file("min-runtime");
   const json high = PodBuilder("high").uid("u-high").whole(1).priority_class("build").obj;
   {
     auto core = open_shielding(file.path, std::chrono::hours(1));
-    REQUIRE(core->apply({nvf("a", 1, 80000).obj}, nullptr).is_ok());
-    const json low = PodBuilder("low").uid("u-low").whole(1).priority_class("train").obj;
-    REQUIRE(core->filter(low, {"a"}).is_ok());
-    REQUIRE(core->bind("default", "low", "u-low", "a").is_ok());
+    bind_low_on_a(*core);
     auto answer = core->preempt(high, {{"a", {"u-low"}}});
     REQUIRE(answer.is_ok());
     CHECK(answer->empty());  // bound a moment ago: shielded for an hour
@@ -486,11 +491,27 @@ TEST_CASE("Preempt leaves out a pod bound less than the min runtime ago, also af
   CHECK(answer->at("a") == std::vector<std::string>{"u-low"});
 }
 
+TEST_CASE("Sync keeps the start this server recorded for a pod it bound, when the pod has no startTime") {
+  StateFile file("min-runtime-sync");
+  const json high = PodBuilder("high").uid("u-high").whole(1).priority_class("build").obj;
+  {
+    auto core = open_shielding(file.path, std::chrono::hours(1));
+    bind_low_on_a(*core);
+    std::vector<std::string> conflicts;
+    REQUIRE(core->sync({PodBuilder("low").uid("u-low").whole(1).priority_class("train").bound_to("a").obj}, false, &conflicts).is_ok());
+  }
+  auto restarted = open_shielding(file.path, std::chrono::hours(1));
+  auto answer = restarted->preempt(high, {{"a", {"u-low"}}});
+  REQUIRE(answer.is_ok());
+  CHECK(answer->empty());  // the Sync rewrote the binding with the Bind's start
+}
+
 TEST_CASE("Preempt counts a synced pod's start from its status.startTime") {
   auto core = open_shielding(":memory:", std::chrono::hours(1));
   REQUIRE(core->apply({nvf("a", 1, 80000).obj, nvf("b", 1, 80000).obj}, nullptr).is_ok());
   PodBuilder old_pod("old");
-  old_pod.uid("u-old").whole(1).priority_class("train").bound_to("a").obj["status"]["startTime"] = "2026-01-01T00:00:00Z";
+  old_pod.uid("u-old").whole(1).priority_class("train").bound_to("a").obj["status"]["startTime"] =
+      k8s::format_micro_time(std::chrono::system_clock::now() - std::chrono::hours(2));
   PodBuilder young("young");
   young.uid("u-young").whole(1).priority_class("train").bound_to("b").obj["status"]["startTime"] =
       k8s::format_micro_time(std::chrono::system_clock::now() - std::chrono::minutes(5));

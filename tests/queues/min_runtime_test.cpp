@@ -1,6 +1,7 @@
 // Min-runtime protection (docs/queues.md rule 13): which Queue's min runtime applies, KAI's
 // arithmetic, and victims it shields in `place`, the scheduling state and the replay.
 #include <chrono>
+#include <memory>
 
 #include <doctest/doctest.h>
 
@@ -8,6 +9,7 @@
 #include "fracpack/k8s/time.hpp"
 #include "fracpack/queues/decode_queue.hpp"
 #include "fracpack/queues/min_runtime.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
 #include "fracpack/sim/place_job.hpp"
 #include "fracpack/sim/quota/replay.hpp"
 #include "support/builders.hpp"
@@ -199,6 +201,93 @@ TEST_CASE("replay: a reclaim waits until the victim's reclaimMinRuntime has pass
   REQUIRE(kept.is_ok());
   CHECK(kept->queues[1].pending_seconds == std::vector<std::int64_t>{90});
   CHECK(kept->queues[0].preemptions_suffered == 0);
+}
+
+TEST_CASE("replay: a trace pod's own start time is not its start in the replay") {
+  // As above, but the trace says a1 and a2 started long before the replay: the replay places
+  // them itself, at 0, and counts from there (without the reset b1 would reclaim at 10).
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("b1", "b", 10, 30)};
+  w.pods[0].pod.started = -100'000;
+  w.pods[1].pod.started = -100'000;
+  QueueSpec a = gpu_queue("a", 1);
+  a.reclaim_min_runtime = 30s;
+  auto r = quota::replay(one_node(2), {a, gpu_queue("b", 1)}, w, quota::ReplayOptions{});
+  REQUIRE(r.is_ok());
+  CHECK(r->queues[1].pending_seconds == std::vector<std::int64_t>{20});
+}
+
+TEST_CASE("replay: a min runtime on a queue nobody reclaims from changes nothing") {
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("b1", "b", 10, 30)};
+  QueueSpec b = gpu_queue("b", 1);
+  b.reclaim_min_runtime = 7s;  // b's pods are never victims here
+  auto plain = quota::replay(one_node(2), {gpu_queue("a", 1), gpu_queue("b", 1)}, w, quota::ReplayOptions{});
+  auto with = quota::replay(one_node(2), {gpu_queue("a", 1), b}, w, quota::ReplayOptions{});
+  REQUIRE(plain.is_ok());
+  REQUIRE(with.is_ok());
+  CHECK(with->end == plain->end);
+  CHECK(with->cycles == plain->cycles);  // no extra cycle for a lapse that shields nobody
+  CHECK(with->queues[0].pending_seconds == plain->queues[0].pending_seconds);
+  CHECK(with->queues[1].pending_seconds == plain->queues[1].pending_seconds);
+}
+
+/// A state on one 2-GPU node whose clock reads `now`.
+std::unique_ptr<SchedulingState> clocked_state(const std::int64_t& now) {
+  SchedulingState::Options options;
+  options.clock = [&now] { return now; };
+  auto state = std::make_unique<SchedulingState>(options);
+  SchedulingState& s = *state;
+  ObjectChange c;
+  c.nodes.push_back(nvf("n", 2, 80000).spec());
+  queues::PodGroupSpec group;
+  group.name = "g";
+  group.min_member = 2;
+  c.groups.push_back(group);
+  REQUIRE(s.validate(c).is_ok());
+  (void)s.apply(c);
+  return state;
+}
+
+TEST_CASE("scheduling state: Bind records the clock as the start; a terms change of the same running pod keeps it") {
+  std::int64_t now = 1000;
+  auto state = clocked_state(now);
+  SchedulingState& s = *state;
+  const auto policy = *make_policy("pack");
+  const PodRequest pod = PodBuilder("p").uid("u").whole(1).spec();
+  REQUIRE(s.bind(pod, 0, *policy).is_ok());
+  CHECK(s.cluster().allocation("default/p")->started == 1000);
+  CHECK(s.pod("default/p")->raw.started == 1000);
+  now = 2000;
+  // The watch then sees it bound with another priority class (a terms change) and no startTime.
+  const PodRequest seen = PodBuilder("p").uid("u").whole(1).priority_class("build").bound_to("n").spec();
+  CHECK(s.observe(seen) == PodStanding::kBound);
+  CHECK(s.cluster().allocation("default/p")->started == 1000);
+  CHECK(s.verify().empty());
+  // A new pod under the same name (another uid) is another run.
+  const PodRequest recreated = PodBuilder("p").uid("u2").whole(1).bound_to("n").spec();
+  CHECK(s.observe(recreated) == PodStanding::kBound);
+  CHECK_FALSE(s.cluster().allocation("default/p")->started.has_value());
+}
+
+TEST_CASE("scheduling state: a gang plan that lapses forgets its start; the next plan records its own") {
+  std::int64_t now = 1000;
+  auto state = clocked_state(now);
+  SchedulingState& s = *state;
+  const auto policy = *make_policy("pack");
+  const PodRequest m0 = PodBuilder("m0").uid("u0").whole(1).gang("g").spec();
+  const PodRequest m1 = PodBuilder("m1").uid("u1").whole(1).gang("g").spec();
+  (void)s.observe(m0);
+  (void)s.observe(m1);
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(s.plan_gang(m0, *policy, t0, 30s).kind == SchedulingState::GangDecision::Kind::kPlanned);
+  CHECK(s.cluster().allocation("default/m1")->started == 1000);
+  CHECK(s.expire_plans(t0 + 31s) == 2);
+  CHECK_FALSE(s.pod("default/m1")->raw.started.has_value());
+  now = 5000;
+  REQUIRE(s.plan_gang(m0, *policy, t0 + 40s, 30s).kind == SchedulingState::GangDecision::Kind::kPlanned);
+  CHECK(s.cluster().allocation("default/m0")->started == 5000);
+  CHECK(s.cluster().allocation("default/m1")->started == 5000);
 }
 
 }  // namespace

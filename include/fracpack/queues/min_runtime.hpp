@@ -1,5 +1,5 @@
 // Min-runtime protection: a job that started less than its queue's min runtime ago is not a
-// victim (docs/placement.md rule 21).
+// victim (docs/queues.md rule 13).
 //
 // Following KAI's minruntime plugin (pkg/scheduler/plugins/minruntime: minruntime.go,
 // resolver.go):
@@ -12,7 +12,7 @@
 //             parent thus honour each other's setting while cousins honour their branch's. With
 //             kVictimQueue ("queue"): the victim's queue, then up, like preempt.
 //   protected while now < started + min runtime; a job with no start time is never protected
-//             (KAI: LastStartTimestamp nil), and a negative min runtime protects nothing.
+//             (KAI: LastStartTimestamp nil), and a zero or negative min runtime protects nothing.
 // fracpack's job is a pod (a gang's members each carry their bind time).
 #pragma once
 
@@ -49,7 +49,12 @@ std::chrono::nanoseconds reclaim_min_runtime(const QueueTree& tree, std::size_t 
                                              const MinRuntimeDefaults& defaults);
 
 /// Whether a pod that started at `started` (seconds since the epoch) is still shielded by
-/// `min_runtime` at `now` (seconds since the epoch). Never without a start time.
+/// `min_runtime` at `now` (seconds since the epoch). Never without a start time, never by a min
+/// runtime ≤ 0.
 bool shielded(std::optional<std::int64_t> started, std::chrono::nanoseconds min_runtime, std::int64_t now);
+
+/// The first whole second at which a pod started at `started` is no longer shielded by
+/// `min_runtime` (> 0).
+std::int64_t shield_lapse(std::int64_t started, std::chrono::nanoseconds min_runtime);
 
 }  // namespace fracpack::queues

@@ -35,6 +35,9 @@ namespace fracpack::queues {
 struct VictimShield {
   MinRuntimeDefaults defaults;
   std::int64_t now = 0;
+  /// Out, when not null: the earliest moment a candidate left out because it was shielded stops
+  /// being shielded (shield_lapse); unchanged when none was. A replay wakes up then.
+  std::optional<std::int64_t>* lapse = nullptr;
 };
 
 struct Victims {

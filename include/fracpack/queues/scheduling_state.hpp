@@ -204,7 +204,10 @@ class SchedulingState {
   /// Reclaim and preemption candidates for `pod` (queues::find_victims) on `nodes` (all: null),
   /// without pods min-runtime protection shields now. The ledger is changed for a moment and
   /// restored.
-  std::optional<queues::Victims> find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes);
+  /// `lapse`, when not null: lowered to the earliest moment a candidate it shields stops being
+  /// shielded (queues::VictimShield::lapse).
+  std::optional<queues::Victims> find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes,
+                                              std::optional<std::int64_t>* lapse = nullptr);
   /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
   /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
   [[nodiscard]] std::string check_invariants() const;
