@@ -81,9 +81,9 @@ struct PodRequest {
   bool preemptible = true;
   std::optional<std::string> gang;  ///< PodGroup name (KAI annotation `pod-group-name`)
   std::int64_t created = 0;         ///< metadata.creationTimestamp, seconds since the epoch (0 when absent)
-  /// When it started running, seconds since the epoch: status.startTime, else the moment the
-  /// scheduling state bound or placed it; none for a pod not started (min-runtime protection:
-  /// queues/min_runtime.hpp).
+  /// When it started running, seconds since the epoch: the moment the scheduling state bound or
+  /// placed it, or for a pod it adopted, status.startTime; none for a pod not started
+  /// (min-runtime protection: queues/min_runtime.hpp, docs/queues.md rule 13).
   std::optional<std::int64_t> started;
   std::string scheduler_name;       ///< spec.schedulerName ("" when absent)
 
