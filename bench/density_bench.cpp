@@ -1,14 +1,17 @@
 // One density run (docs/density.md) per policy on the default Alibaba trace: wall time of a whole
-// run (≈ 10,800 arrivals on 1,213 nodes), single-threaded. The trace is read from
+// run (≈ 10,800 arrivals on 1,213 nodes), single-threaded; and one dynamic run (pods come and go,
+// ≈ 33,000 pods at 85 % and 100 % offered demand) per policy with and without consolidation. The trace is read from
 // $FRACPACK_TRACE_DIR, else from shared/data next to the checkout or one of its parents.
 #include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include <benchmark/benchmark.h>
 
 #include "support/shared_data.hpp"
 
 #include "fracpack/sim/density.hpp"
+#include "fracpack/sim/density_dynamic.hpp"
 
 namespace fracpack::bench {
 namespace {
@@ -52,7 +55,50 @@ void BM_DensityRun(benchmark::State& state, const char* policy) {
   state.counters["arrivals_per_s"] = benchmark::Counter(static_cast<double>(arrivals), benchmark::Counter::kIsRate);
 }
 
+void BM_DynamicRun(benchmark::State& state, const char* policy, double load, bool consolidation) {
+  const density::Trace* trace = default_trace();
+  if (trace == nullptr) {
+    state.SkipWithError("the Alibaba trace is not found (set FRACPACK_TRACE_DIR)");
+    return;
+  }
+  density::DynamicOptions options;
+  options.load = load;
+  options.consolidation = consolidation;
+  std::uint64_t seed = 42;
+  double multi = 0;
+  std::int64_t moves = 0;
+  std::int64_t pods = 0;
+  for (auto _ : state) {
+    auto r = density::run_dynamic(*trace, policy, seed++, options);
+    if (!r) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    multi += r->pending_gpu_hours_multi;
+    moves += r->moves;
+    pods += r->arrivals;
+  }
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["pending_gpu_h_multi"] = multi / n;
+  state.counters["moves"] = static_cast<double>(moves) / n;
+  state.counters["pods_per_s"] = benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kIsRate);
+}
+
 const bool kRegistered = [] {
+  for (double load : {0.85, 1.0}) {
+    for (const char* policy : {"fgd", "fgd-lp"}) {
+      for (bool consolidation : {false, true}) {
+        const std::string name =
+            fmt::format("dynamic_run/load_{:.0f}/{}/consolidation_{}", load * 100, policy, consolidation ? "on" : "off");
+        benchmark::RegisterBenchmark(name.c_str(), [policy, load, consolidation](benchmark::State& s) {
+          BM_DynamicRun(s, policy, load, consolidation);
+        })
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(3)
+            ->UseRealTime();
+      }
+    }
+  }
   for (const char* policy : {"fgd", "fgd-cpu", "fgd-lp", "study-best-fit", "random", "dot-product", "gpu-clustering", "gpu-packing"}) {
     benchmark::RegisterBenchmark(fmt::format("density_run/{}", policy).c_str(), [policy](benchmark::State& s) { BM_DensityRun(s, policy); })
         ->Unit(benchmark::kMillisecond)

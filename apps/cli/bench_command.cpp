@@ -1,4 +1,6 @@
 // fracpack bench density: packing density on the Alibaba GPU trace, policies × seeds.
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "fracpack/sim/density_job.hpp"
 
@@ -14,9 +16,10 @@ class DensityCommand : public Command {
         ->required()
         ->check(CLI::ExistingFile);
     app_->add_option("--pods", density_.pods_csv, "Pod list CSV (openb_pod_list_*.csv)")->required()->check(CLI::ExistingFile);
-    app_->add_option("--policy", density_.policies, "Policies, comma-separated (the study's labels work too)")
-        ->capture_default_str();
-    app_->add_option("--tune", density_.tune, "Inflation: arrive until demand is this × GPU capacity")->capture_default_str();
+    app_->add_option("--policy", density_.policies,
+                     fmt::format("Policies, comma-separated (the study's labels work too); default {}, with --dynamic {}",
+                                 kStaticPolicies, kDynamicPolicies));
+    app_->add_option("--tune", density_.tune, "Inflation: arrive until demand is this × GPU capacity (default 1.3, with --dynamic 4)");
     app_->add_option("--seeds", density_.seeds, "Seeds: a range 42-51 and/or a list 1,2,3")->capture_default_str();
     app_->add_option("--out", density_.out_dir, "Directory for allo.csv, frag_ratio.csv, summary.md, allocation.svg")
         ->capture_default_str();
@@ -24,6 +27,18 @@ class DensityCommand : public Command {
         ->check(CLI::ExistingFile);
     app_->add_option("--jobs", density_.jobs, "Runs at once (default: one per core)")->check(CLI::Range(1u, 256u));
     app_->add_flag("!--no-progress", density_.progress, "No progress bar");
+    app_->add_flag("--dynamic", density_.dynamic,
+                   "Pods arrive at their trace times, compressed to --load, and leave when their run ends (docs/density.md)");
+    app_->add_option("--load", density_.loads,
+                     "With --dynamic: offered GPU demand over the arrivals × capacity, comma-separated (compresses the trace's times)")
+        ->capture_default_str();
+    app_->add_option("--consolidation", density_.consolidation, "With --dynamic: KAI's consolidation off, on, or both")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"off", "on", "both"}));
+    app_->add_option("--max-moves-per-hour", density_.max_moves_per_hour,
+                     "With --dynamic: pods consolidation may move in any hour of trace time (0: no bound)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   }
 
   int run() override { return run_density_job(density_); }

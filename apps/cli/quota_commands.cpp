@@ -41,6 +41,8 @@ void add_cycle(CLI::App* cmd, Options& options, MinRuntimeFlags& min_runtime) {
   cmd->add_option("--policy", options.policy, "Placement policy (fgd, fgd-cpu, fgd-lp: the workload's typical pods are the target)")
       ->check(CLI::IsMember(all_policy_names()))
       ->capture_default_str();
+  cmd->add_flag("--consolidation", options.consolidation,
+                "KAI's consolidation action in every cycle: a waiting pod gets room by moving running ones (docs/queues.md rule 14)");
 }
 
 class QuotaReplayCommand : public Command {

@@ -113,6 +113,21 @@ std::optional<MiB> smallest_candidate_gpu(const ClusterState& state, const PodRe
   return best;
 }
 
+bool fits_now(const ClusterState& state, std::size_t n, const PodRequest& pod) {
+  return binpack::check_node(state, n, pod, binpack::traits_of(pod, state), binpack::Detail::kNone).fits();
+}
+
+bool fits_ever_on(const ClusterState& state, std::size_t n, const PodRequest& pod) {
+  return binpack::fits_ever(state, n, pod, binpack::traits_of(pod, state));
+}
+
+NodeMask nodes_that_could_fit(const ClusterState& state, const PodRequest& pod) {
+  const PodTraits traits = binpack::traits_of(pod, state);
+  NodeMask out(state.node_count(), false);
+  for (std::size_t n = 0; n < state.node_count(); ++n) out[n] = binpack::fits_ever(state, n, pod, traits);
+  return out;
+}
+
 void normalise_scores(std::vector<RankedNode>& ranked) {
   if (ranked.empty()) return;
   std::vector<std::int64_t> tiers;

@@ -60,10 +60,12 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
     if (!categories.empty()) categories += "; ";
     categories += r.category;
   }
-  if (categories_.size() > 4096) categories_.clear();  // not expected: categories are a fixed set
-  auto& shared = categories_[categories];
-  if (!shared) shared = std::make_shared<const std::string>(categories);
-  e.categories = shared;
+  if (!e.categories || *e.categories != categories) {  // most refreshes keep the verdict they had
+    if (categories_.size() > 4096) categories_.clear();  // not expected: categories are a fixed set
+    auto& shared = categories_[categories];
+    if (!shared) shared = std::make_shared<const std::string>(categories);
+    e.categories = shared;
+  }
   e.key.reset();
   if (e.fits()) {
     if (auto evaluated = binpack::evaluate_node(state, n, pod, *traits, policy)) e.key = evaluated->key;
@@ -72,17 +74,19 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
 
 Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state, const PodRequest& pod,
                                                         const Policy& policy, const std::vector<std::size_t>& nodes) {
-  std::vector<std::pair<std::size_t, NodeKey>> fitting;
+  const PodTraits traits = binpack::traits_of(pod, state);
+  // The nodes of the best (tier, value) so far; value2 is the tie-break among them.
+  auto rank = [](const NodeKey& k) { return std::pair{k.tier, k.value}; };
+  std::vector<std::pair<std::size_t, NodeKey>> best;
   visit(state, pod, policy, nodes, [&](std::size_t n, const Entry& e) {
-    if (e.key) fitting.emplace_back(n, *e.key);
+    if (!e.key) return;
+    if (!best.empty() && rank(*e.key) > rank(best.front().second)) return;
+    if (!best.empty() && rank(*e.key) < rank(best.front().second)) best.clear();
+    best.emplace_back(n, *e.key);
   });
-  if (fitting.empty()) return std::optional<RankedNode>{};
-  auto rank = [](const NodeKey& k) { return std::pair{k.tier, k.value}; };  // value2 is the tie-break
-  auto best = rank(fitting.front().second);
-  for (const auto& [n, key] : fitting) best = std::min(best, rank(key));
+  if (best.empty()) return std::optional<RankedNode>{};
   std::optional<RankedNode> chosen;
-  for (auto& [n, key] : fitting) {
-    if (rank(key) != best) continue;
+  for (auto& [n, key] : best) {
     binpack::break_tie(policy, pod, state.node(n), key);
     if (!chosen || key < chosen->key) {
       chosen.emplace();
@@ -90,7 +94,7 @@ Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state
       chosen->key = key;
     }
   }
-  auto evaluated = binpack::evaluate_node(state, chosen->node, pod, binpack::traits_of(pod, state), policy);
+  auto evaluated = binpack::evaluate_node(state, chosen->node, pod, traits, policy);
   if (!evaluated) {
     return Status(Code::kInternal, fmt::format("{}: the cached key of node {} has no GPU choice (the cache and the "
                                                "state disagree)", pod.key(), state.node(chosen->node).name));
@@ -98,6 +102,15 @@ Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state
   chosen->choice = std::move(evaluated->choice);
   chosen->score = 10.0;
   return chosen;
+}
+
+Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state, const PodRequest& pod,
+                                                        const Policy& policy) {
+  const PodTraits traits = binpack::traits_of(pod, state);
+  std::vector<std::size_t> candidates;
+  state.index().visit_leaves([&](const SummaryRange& r) { return binpack::could_fit(pod, traits, r.hi); },
+                             [&](std::size_t n) { candidates.push_back(n); });
+  return select(state, pod, policy, candidates);
 }
 
 std::vector<RankedNode> VerdictCache::rank(const ClusterState& state, const PodRequest& pod, const Policy& policy,

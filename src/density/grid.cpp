@@ -1,7 +1,5 @@
 // Policies × seeds on a few threads. Each run owns its ledger; the trace is shared read-only.
-#include <mutex>
-
-#include "core/parallel.hpp"
+#include "density/run_all.hpp"
 #include "fracpack/sim/density.hpp"
 #include "fracpack/binpack/policy.hpp"
 
@@ -12,29 +10,13 @@ Result<std::vector<RunResult>> run_grid(const Trace& trace, const GridOptions& o
     std::string policy;
     std::uint64_t seed;
   };
+  if (Status st = check_policies(options.policies, trace.typical); !st.is_ok()) return st;  // before any run
   std::vector<Job> jobs;
   for (const auto& p : options.policies) {
-    PolicyOptions check;
-    check.workload = std::make_shared<const std::vector<TypicalPod>>(trace.typical);
-    if (auto made = make_policy(p, check); !made) return made.status();  // unknown names fail before any run
     for (auto s : options.seeds) jobs.push_back({p, s});
   }
-  std::vector<std::optional<Result<RunResult>>> results(jobs.size());
-  std::mutex mu;
-  std::size_t done = 0;
-  parallel_for(jobs.size(), options.jobs, [&](std::size_t i) {
-    auto r = run(trace, jobs[i].policy, jobs[i].seed, options.ratio);
-    std::lock_guard lock(mu);
-    results[i].emplace(std::move(r));
-    ++done;
-    if (options.progress) options.progress(done, jobs.size());
-  });
-  std::vector<RunResult> out;
-  for (auto& r : results) {
-    if (!r->is_ok()) return r->status();
-    out.push_back(std::move(**r));
-  }
-  return out;
+  return run_all<RunResult>(jobs.size(), options.jobs, options.progress,
+                            [&](std::size_t i) { return run(trace, jobs[i].policy, jobs[i].seed, options.ratio); });
 }
 
 }  // namespace fracpack::density

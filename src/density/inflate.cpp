@@ -2,21 +2,10 @@
 #include <algorithm>
 #include <random>
 
+#include "density/uniform.hpp"
 #include "fracpack/sim/density.hpp"
 
 namespace fracpack::density {
-namespace {
-
-/// Uniform in [0, n) from a 64-bit engine, by rejection: the same on every platform (the
-/// standard's distributions are not).
-std::size_t uniform(std::mt19937_64& rng, std::size_t n) {
-  const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-  std::uint64_t x = rng();
-  while (x >= limit) x = rng();
-  return static_cast<std::size_t>(x % n);
-}
-
-}  // namespace
 
 std::vector<std::size_t> inflate(const std::vector<trace::TracePod>& pods, std::int64_t capacity_milli, double ratio,
                                  std::uint64_t seed) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -15,6 +16,7 @@
 
 #include "fracpack/sim/density.hpp"
 #include "fracpack/core/progress.hpp"
+#include "jobs/density_dynamic_job.hpp"
 
 namespace fracpack {
 namespace {
@@ -100,7 +102,28 @@ Result<std::vector<std::string>> parse_policy_list(const std::string& text) {
   return out;
 }
 
-int run_density_job(const DensityJobOptions& options) {
+Result<std::vector<double>> parse_loads(const std::string& text) {
+  std::vector<double> out;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string part(trim(rest.substr(0, comma)));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    double v = 0;
+    auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc{} || ptr != part.data() + part.size() || !(v > 0) || !(v <= 10)) {
+      return invalid_argument("--load: \"{}\" is not a load in (0, 10] (the offered demand's peak × GPU capacity)", part);
+    }
+    if (std::find(out.begin(), out.end(), v) != out.end()) return invalid_argument("--load: {} is listed twice", part);
+    out.push_back(v);
+  }
+  if (out.empty()) return invalid_argument("--load: no load given");
+  return out;
+}
+
+int run_density_job(const DensityJobOptions& given) {
+  DensityJobOptions options = given;
+  if (std::isnan(options.tune)) options.tune = options.dynamic ? 4.0 : 1.3;
   auto fail = [](const Status& st) {
     fmt::print(stderr, "fracpack bench density: {}\n", st.message());
     return 2;
@@ -108,8 +131,11 @@ int run_density_job(const DensityJobOptions& options) {
   auto seeds = parse_seeds(options.seeds);
   if (!seeds) return fail(seeds.status());
   if (!(options.tune > 0 && options.tune <= 10)) return fail(invalid_argument("--tune {} is outside (0, 10]", options.tune));
-  auto policies = parse_policy_list(options.policies);
+  auto policies = parse_policy_list(!options.policies.empty() ? options.policies
+                                    : options.dynamic        ? kDynamicPolicies
+                                                             : kStaticPolicies);
   if (!policies) return fail(policies.status());
+  if (options.dynamic) return run_dynamic_density_job(options, *policies, *seeds);
   // Everything that can fail after the runs is checked before them.
   const std::filesystem::path out_dir(options.out_dir);
   if (auto st = density::prepare_output(out_dir); !st.is_ok()) return fail(st);

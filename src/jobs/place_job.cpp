@@ -235,7 +235,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   std::vector<queues::Job> jobs = jobs::build_jobs(in, state, running_in_gang, report);
   charge_jobs(jobs, state);
   ExplainCache cache;
-  const std::vector<queues::JobOutcome> session = state.run_session(**policy, jobs, options.explain_nodes, &cache);
+  const std::vector<queues::JobOutcome> session = state.run_session(**policy, jobs, {options.explain_nodes, &cache});
   OutcomeReport outcomes(state, **policy, report);
   for (const auto& o : session) outcomes.add(o);
   std::stable_sort(report.unschedulable.begin(), report.unschedulable.end(), [&](const NotPlaced& a, const NotPlaced& b) {

@@ -182,6 +182,13 @@ std::string replay_table(const quota::ReplayReport& report) {
                        seconds(q.pending_p50), seconds(q.pending_p95), seconds(q.pending_max), q.gpu_hours, q.fair_share_gpu_hours,
                        deserved, q.over_quota_hours, q.preemptions, q.preemptions_caused);
   }
+  if (report.moves > 0) {
+    std::string per_queue;
+    for (const auto& q : report.queues) {
+      if (q.moved > 0 || q.consolidated > 0) per_queue += fmt::format("; {}: {} moved, {} started so", q.queue, q.moved, q.consolidated);
+    }
+    out += fmt::format("\nConsolidation moved {} running pods to start waiting ones{}.\n", report.moves, per_queue);
+  }
   std::string waits;
   for (const auto& q : report.queues) {
     if (q.longest_wait.pod.empty() || q.longest_wait.seconds == 0) continue;
@@ -230,6 +237,7 @@ int run_quota_replay(const QuotaReplayOptions& options) {
   replay_options.period = options.period;
   replay_options.policy = options.policy;
   replay_options.min_runtime = options.min_runtime;
+  replay_options.consolidation = options.consolidation;
   const auto started = std::chrono::steady_clock::now();
   auto report = quota::replay(std::move(in->nodes), std::move(in->queues), in->workload, replay_options);
   if (!report) return fail(report.status());

@@ -79,6 +79,9 @@ ordered_json replay_json(const quota::ReplayReport& report) {
   for (std::size_t k = 0; k < metrics.queues.size(); ++k) {
     ordered_json q = queue_metrics_json(metrics.queues[k]);
     if (k < report.deserved.size() && std::isnan(report.deserved[k])) q["deservedGpuHours"] = "unlimited";
+    if (k < report.queues.size() && (report.queues[k].moved > 0 || report.queues[k].consolidated > 0)) {
+      q["consolidation"] = {{"moved", report.queues[k].moved}, {"startedByMoves", report.queues[k].consolidated}};
+    }
     if (k < report.queues.size() && !report.queues[k].longest_wait.pod.empty()) {
       const auto& w = report.queues[k].longest_wait;
       q["longestWait"] = {{"pod", w.pod}, {"seconds", pending(w.seconds)}, {"why", w.why}};
@@ -89,6 +92,7 @@ ordered_json replay_json(const quota::ReplayReport& report) {
           {"spanSeconds", report.end - report.start},
           {"events", report.events},
           {"cycles", report.cycles},
+          {"moves", report.moves},
           {"queues", std::move(queues_out)}};
 }
 

@@ -189,6 +189,7 @@ int run_quota_tune(const QuotaTuneOptions& options) {
   tune_options.replay.period = options.period;
   tune_options.replay.policy = options.policy;
   tune_options.replay.min_runtime = options.min_runtime;
+  tune_options.replay.consolidation = options.consolidation;
   tune_options.budget_seconds = options.budget_seconds;
   tune_options.max_rounds = options.max_rounds;
   tune_options.jobs = options.jobs;

@@ -91,19 +91,27 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
     std::optional<std::size_t> level;  ///< the victim's leveled queue (reclaim); nullopt: same queue
     Amounts give_back;
   };
-  std::map<std::size_t, std::vector<Candidate>> by_node;
   MinRuntimes min_runtimes{tree, queue, shield, {}};
-  for (const std::string& key : state.allocated_pods()) {
-    const Allocation& a = *state.allocation(key);
-    if (a.holder != Holder::kScheduled || !a.preemptible || (nodes != nullptr && !(*nodes)[a.node])) continue;
-    const auto victim_queue = tree.find(a.queue);
-    const bool preemption = a.queue == pod.queue;
-    if (preemption && a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
-    if (!preemption && (!reclaim || !victim_queue)) continue;
-    if (a.started && min_runtimes.shields(a, preemption, victim_queue)) continue;
-    Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
-    if (!preemption) c.level = leveled(tree, *queue, *victim_queue);
-    by_node[a.node].push_back(std::move(c));
+  // Candidates node by node, each node's in key order (pods_on() keeps arrival order).
+  std::vector<std::pair<std::size_t, std::vector<Candidate>>> by_node;
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    if (nodes != nullptr && !(*nodes)[n]) continue;
+    std::vector<Candidate> here;
+    for (const std::string& key : state.pods_on(n)) {
+      const Allocation& a = *state.allocation(key);
+      if (a.holder != Holder::kScheduled || !a.preemptible) continue;
+      const bool preemption = a.queue == pod.queue;
+      if (preemption && a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
+      const auto victim_queue = tree.find(a.queue);  // after the cheap test: most candidates stop there
+      if (!preemption && (!reclaim || !victim_queue)) continue;
+      if (a.started && min_runtimes.shields(a, preemption, victim_queue)) continue;
+      Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
+      if (!preemption) c.level = leveled(tree, *queue, *victim_queue);
+      here.push_back(std::move(c));
+    }
+    if (here.empty()) continue;
+    std::sort(here.begin(), here.end(), [](const Candidate& a, const Candidate& b) { return a.allocation.pod < b.allocation.pod; });
+    by_node.emplace_back(n, std::move(here));
   }
 
   std::optional<Victims> best;

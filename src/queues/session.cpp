@@ -65,18 +65,57 @@ std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amou
   return best;
 }
 
-std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
-                                    const std::vector<Job>& jobs, const Amounts& total, std::size_t detailed,
-                                    ExplainCache* cache) {
-  std::vector<const Job*> pointers;
-  pointers.reserve(jobs.size());
-  for (const Job& job : jobs) pointers.push_back(&job);
-  return run_session(state, book, policy, pointers, total, detailed, cache);
+PlaceOutcome place_in_session(ClusterState& state, const PodRequest& pod, const Policy& policy, const SessionOptions& options,
+                              FailedPods& failed, const FailedPods::Ask* ask) {
+  if (options.explain && options.verdicts == nullptr) {
+    return place_pod(state, pod, policy, nullptr, options.detailed, options.explain_cache);
+  }
+  PlaceOutcome out;
+  std::optional<FailedPods::Ask> own;
+  if (!options.explain && ask == nullptr) ask = &own.emplace(FailedPods::ask_of(pod));
+  if (!options.explain && failed.covers(*ask)) return out;
+  std::optional<RankedNode> best;
+  if (options.verdicts != nullptr) {
+    auto chosen = options.verdicts->select(state, pod, policy);
+    if (!chosen) {
+      out.why.code = Code::kInternal;
+      out.why.summary = chosen.status().message();
+      return out;
+    }
+    best = std::move(*chosen);
+  } else {
+    best = select(state, pod, policy);
+  }
+  if (!best) {
+    if (options.explain) {
+      out.why = options.explain_cache != nullptr ? options.explain_cache->explain(state, pod, options.detailed)
+                                                 : explain(state, pod, nullptr, options.detailed);
+    } else {
+      failed.add(*ask);
+    }
+    return out;
+  }
+  if (Status st = state.reserve(pod, best->node, best->choice); !st.is_ok()) {  // a core bug: select() proposes what fits
+    out.why.code = Code::kInternal;
+    out.why.summary = st.message();
+    return out;
+  }
+  out.placement = Placement{pod.key(), state.node(best->node).name, state.allocation(pod.key())->choice, best->score};
+  return out;
 }
 
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
-                                    const std::vector<const Job*>& jobs, const Amounts& total, std::size_t detailed,
-                                    ExplainCache* cache) {
+                                    const std::vector<Job>& jobs, const Amounts& total, const SessionOptions& options) {
+  std::vector<const Job*> pointers;
+  pointers.reserve(jobs.size());
+  for (const Job& job : jobs) pointers.push_back(&job);
+  return run_session(state, book, policy, pointers, total, options);
+}
+
+std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
+                                    const std::vector<const Job*>& jobs, const Amounts& total,
+                                    const SessionOptions& options) {
+  FailedPods failed;
   const QueueTree& tree = book.tree();
   std::vector<JobList> pending(tree.size());
   std::vector<std::size_t> waiting(tree.size(), 0);  // pending jobs in each subtree
@@ -84,7 +123,9 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     pending[job->queue].push_back(job);
     for (std::size_t q : tree.path_to_root(job->queue)) ++waiting[q];
   }
-  for (auto& list : pending) std::stable_sort(list.begin(), list.end(), job_before);
+  for (auto& list : pending) {
+    if (!std::is_sorted(list.begin(), list.end(), job_before)) std::stable_sort(list.begin(), list.end(), job_before);
+  }
   const QueueOrder before(book, total);
 
   // The leaf a subtree would serve next, with its job: the best child at each level.
@@ -113,7 +154,7 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     JobOutcome result;
     result.job = job;
     result.charged = job->charge;
-    result.refused.assign(job->members.size(), std::nullopt);
+    if (job->members.size() > 1) result.refused.assign(job->members.size(), std::nullopt);  // one pod: `refusal` says it
     // Admission on the job's minimum: a gang's first min_member pods (or the pod itself).
     if (auto refusal = book.admit(job->queue, job->charge, job->preemptible)) {
       result.refusal = std::move(refusal);
@@ -122,13 +163,17 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     }
     const std::size_t core = job->min_member <= 0 ? job->members.size()
                                                   : std::min<std::size_t>(job->members.size(), job->min_member);
+    if (!options.explain && job->members.size() == 1 && !job->ask.constraints.empty() && failed.covers(job->ask)) {
+      continue;  // finds no node either; no outcome (SessionOptions::explain)
+    }
     if (core == 1) {
-      result.members.push_back(place_pod(state, job->members.front(), policy, nullptr, detailed, cache));
+      result.members.push_back(place_in_session(state, job->members.front(), policy, options, failed,
+                                                job->ask.constraints.empty() ? nullptr : &job->ask));
     } else {
       Gang gang;
       gang.name = job->name;
       gang.members.assign(job->members.begin(), job->members.begin() + static_cast<std::ptrdiff_t>(core));
-      result.members = place_gang(state, gang, policy, detailed, cache);
+      result.members = place_gang(state, gang, policy, options.detailed, options.explain_cache);
     }
     result.charged = Amounts{};
     auto book_placed = [&](std::size_t i) {
@@ -148,7 +193,7 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
       } else if (auto refusal = book.admit(job->queue, job->member_charges[i], job->preemptible)) {
         result.refused[i] = std::move(refusal);
       } else {
-        o = place_pod(state, job->members[i], policy, nullptr, detailed, cache);
+        o = place_in_session(state, job->members[i], policy, options, failed);
       }
       result.members.push_back(std::move(o));
       book_placed(i);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <deque>
 #include <queue>
 #include <set>
 #include <tuple>
@@ -23,6 +24,8 @@
 #include "fracpack/queues/queue_book.hpp"
 #include "fracpack/queues/queue_tree.hpp"
 #include "fracpack/binpack/scheduler.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
+#include "fracpack/queues/failed_pods.hpp"
 #include "fracpack/queues/scheduling_state.hpp"
 
 namespace fracpack::quota {
@@ -80,6 +83,10 @@ class Replay {
   void run_cycle(std::int64_t cycle);
   [[nodiscard]] std::vector<const queues::Job*> session_jobs();
   void record_outcomes(const std::vector<queues::JobOutcome>& outcomes, std::int64_t cycle);
+  void start(std::size_t i, std::int64_t cycle);
+  bool consolidate(std::int64_t cycle);
+  [[nodiscard]] std::size_t moves_allowed(std::int64_t cycle);
+  void moved(std::size_t i, std::int64_t cycle);
   bool reclaim();
   void evict(std::size_t victim, std::size_t for_pod);
   void sample(std::int64_t cycle);
@@ -92,6 +99,8 @@ class Replay {
   SchedulingState state_;
   SchedulingState empty_;  // the nodes alone: "could this pod ever start?"
   std::shared_ptr<const Policy> policy_;
+  std::unique_ptr<VerdictCache> verdicts_;  // placements re-evaluate only the nodes that changed since the shape's last pod
+  std::unique_ptr<queues::ConsolidationPass> consolidation_;  // what nodes hold and cost, per node stamp, for the whole run
   std::shared_ptr<const std::vector<TypicalPod>> typical_;
   ReplayReport report_;
   std::vector<std::size_t> leaves_;             // leaf queue indices, in tree order
@@ -101,9 +110,13 @@ class Replay {
   std::map<std::string, std::size_t> index_of_;
   std::vector<queues::Job> job_of_;             // per pod: made when it arrives, kept while it waits
   std::vector<std::uint32_t> run_number_;
+  std::vector<std::int64_t> pending_since_;     // per pod: arrival, or its last eviction
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running_;
   std::vector<std::size_t> pending_;            // pod indices, in arrival order
   std::set<std::size_t> evicted_now_;           // evicted this cycle: they do not reclaim in it
+  // One leaf queue and one priority: no pod can ever be another's victim, reclaim has nothing to do.
+  bool victims_possible_ = true;
+  std::deque<std::int64_t> move_times_;         // when each move of the last hour happened
   // Min-runtime protection lapses with no event of its own: when the last reclaim left out a
   // shielded candidate, a cycle runs the moment the first of them lapses while pods wait (KAI's
   // session runs every period and would see it then).
@@ -124,8 +137,12 @@ Status Replay::load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> 
   requests.reserve(pods_.size());
   for (const auto& p : pods_) requests.push_back(p.pod);
   typical_ = std::make_shared<const std::vector<TypicalPod>>(typical_pods(requests));
+  std::set<std::string> shapes;
+  for (const auto& r : requests) shapes.insert(pod_shape(r));
+  verdicts_ = std::make_unique<VerdictCache>(shapes.size() + 1);  // every shape stays: none is evaluated afresh
+  consolidation_ = std::make_unique<queues::ConsolidationPass>(verdicts_.get());
   if (typical_->empty()) typical_ = std::make_shared<const std::vector<TypicalPod>>(1, TypicalPod{});
-  auto policy = make_policy(options_.policy, PolicyOptions{0, typical_});
+  auto policy = make_policy(options_.policy, PolicyOptions{options_.policy_seed, typical_});
   if (!policy) return policy.status();
   policy_ = std::move(*policy);
   ObjectChange cluster;
@@ -161,8 +178,16 @@ Status Replay::load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> 
     const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pods_[i].pod), leaf_of_[i], pods_[i].pod.priority, pods_[i].pod.preemptible);
     alike_of_[i] = ids.emplace(key, ids.size()).first->second;
   }
+  std::set<std::int32_t> priorities;
+  for (const auto& p : pods_) priorities.insert(p.pod.priority);
+  victims_possible_ = leaves_.size() > 1 || priorities.size() > 1;
   job_of_.resize(pods_.size());
   run_number_.assign(pods_.size(), 0);
+  pending_since_.assign(pods_.size(), 0);
+  if (options_.per_pod) {
+    report_.pods.resize(pods_.size());
+    for (std::size_t i = 0; i < pods_.size(); ++i) report_.pods[i].arrival = pods_[i].arrival;
+  }
   why_.resize(pods_.size());
   if (options_.timeline) fragments_.emplace(state_.cluster(), *typical_);
   return Status::ok();
@@ -201,8 +226,10 @@ void Replay::arrive(std::size_t i) {
   job.preemptible = pod.preemptible;
   job.created = pods_[i].arrival;
   job.input_order = i;
+  pending_since_[i] = pods_[i].arrival;
   job.member_charges = {charge};
   job.charge = charge;
+  if (job.ask.constraints.empty()) job.ask = queues::FailedPods::ask_of(pod);
   pending_.push_back(i);
   ++report_.events;
 }
@@ -250,7 +277,8 @@ std::vector<const queues::Job*> Replay::session_jobs() {
 void Replay::run_cycle(std::int64_t cycle) {
   const std::vector<const queues::Job*> jobs = session_jobs();
   ExplainCache explain_cache;  // a pod that fits nowhere is explained once per shape and ledger version
-  const auto outcomes = state_.run_session(*policy_, jobs, 0, &explain_cache);
+  queues::SessionOptions session{0, &explain_cache, verdicts_.get(), options_.reasons};
+  const auto outcomes = state_.run_session(*policy_, jobs, session);
   ++report_.cycles;
   record_outcomes(outcomes, cycle);
   sample(cycle);
@@ -258,11 +286,14 @@ void Replay::run_cycle(std::int64_t cycle) {
 
 /// Started pods leave pending_ (with their wait and run); the others keep the session's reason.
 void Replay::record_outcomes(const std::vector<queues::JobOutcome>& outcomes, std::int64_t cycle) {
-  std::vector<bool> started(pods_.size(), false);
+  std::vector<std::size_t> started;
   for (const auto& o : outcomes) {
     const std::size_t i = o.job->input_order;
-    started[i] = !o.refusal && !o.members.empty() && o.members.front().placement.has_value();
-    if (started[i]) continue;
+    if (!o.refusal && !o.members.empty() && o.members.front().placement.has_value()) {
+      started.push_back(i);
+      continue;
+    }
+    if (!options_.reasons) continue;
     Reason reason;
     if (o.refusal) {
       reason = intern(o.refusal->reason + " (queue " + o.refusal->queue + ")");
@@ -271,22 +302,90 @@ void Replay::record_outcomes(const std::vector<queues::JobOutcome>& outcomes, st
     }
     if (why_[i] != reason) why_[i] = std::move(reason);
   }
-  std::vector<std::size_t> still;
-  for (const std::size_t i : pending_) {
-    if (!started[i]) {
-      still.push_back(i);
-      continue;
-    }
-    QueueReport& r = row(i);
-    const std::int64_t waited = cycle - pods_[i].arrival;
-    ++r.started;
-    r.pending_seconds.push_back(waited);
-    if (waited > r.longest_wait.seconds) r.longest_wait = LongestWait{pods_[i].pod.key(), waited, why_[i] ? *why_[i] : std::string()};
-    why_[i].reset();
-    ++run_number_[i];
-    if (pods_[i].run_seconds) running_.emplace(cycle + *pods_[i].run_seconds, i, run_number_[i]);
+  if (started.empty()) return;
+  // In pending_'s order (arrival, then index), as the waits are recorded.
+  std::sort(started.begin(), started.end(), [&](std::size_t x, std::size_t y) {
+    return pods_[x].arrival != pods_[y].arrival ? pods_[x].arrival < pods_[y].arrival : x < y;
+  });
+  for (const std::size_t i : started) start(i, cycle);
+  std::sort(started.begin(), started.end());
+  std::erase_if(pending_, [&](std::size_t i) { return std::binary_search(started.begin(), started.end(), i); });
+}
+
+/// Pod `i` starts running at `cycle`: its wait is recorded and its departure scheduled.
+void Replay::start(std::size_t i, std::int64_t cycle) {
+  QueueReport& r = row(i);
+  const std::int64_t waited = cycle - pods_[i].arrival;
+  ++r.started;
+  r.pending_seconds.push_back(waited);
+  if (waited > r.longest_wait.seconds) r.longest_wait = LongestWait{pods_[i].pod.key(), waited, why_[i] ? *why_[i] : std::string()};
+  why_[i].reset();
+  ++run_number_[i];
+  if (pods_[i].run_seconds) running_.emplace(cycle + *pods_[i].run_seconds, i, run_number_[i]);
+  if (options_.per_pod) {
+    PodOutcome& o = report_.pods[i];
+    if (!o.first_start) o.first_start = cycle;
+    o.pending_seconds += cycle - pending_since_[i];
   }
-  pending_ = std::move(still);
+}
+
+/// Pod `i` was moved at `cycle`: its run starts over where it landed.
+void Replay::moved(std::size_t i, std::int64_t cycle) {
+  ++row(i).moved;
+  ++report_.moves;
+  move_times_.push_back(cycle);
+  if (options_.per_pod) ++report_.pods[i].moves;
+  ++run_number_[i];
+  if (pods_[i].run_seconds) running_.emplace(cycle + *pods_[i].run_seconds, i, run_number_[i]);
+}
+
+/// How many more pods may move at `cycle` under ReplayOptions::max_moves_per_hour.
+std::size_t Replay::moves_allowed(std::int64_t cycle) {
+  if (options_.max_moves_per_hour <= 0) return SIZE_MAX;
+  while (!move_times_.empty() && move_times_.front() <= cycle - 3600) move_times_.pop_front();
+  const auto used = static_cast<std::int64_t>(move_times_.size());
+  return used >= options_.max_moves_per_hour ? 0 : static_cast<std::size_t>(options_.max_moves_per_hour - used);
+}
+
+/// KAI's consolidation action: pending preemptible pods in job order (priority, then arrival),
+/// each that fits nowhere placed by moving running pods when a plan exists within the hour's
+/// bound on moves. A pod no easier than one that found no plan is not searched for (FailedPods).
+/// True when any pod started.
+bool Replay::consolidate(std::int64_t cycle) {
+  // pending_ is in arrival order: one scan per priority, highest first, is job order.
+  std::set<std::int32_t, std::greater<>> priorities;
+  for (std::size_t i : pending_) priorities.insert(pods_[i].pod.priority);
+  queues::FailedPods failed;
+  std::set<std::size_t> started;
+  std::size_t searched = 0;
+  const auto search = [&](std::size_t i) {  // false: no more searches this cycle
+    const PodRequest& pod = pods_[i].pod;
+    if (!pod.preemptible || failed.covers(job_of_[i].ask)) return true;
+    if (searched++ == options_.consolidation_limits.max_jobs) return false;
+    queues::ConsolidationLimits limits = options_.consolidation_limits;
+    limits.max_moves = std::min(limits.max_moves, moves_allowed(cycle));
+    if (limits.max_moves == 0) return false;
+    auto plan = state_.plan_consolidation({pod}, *policy_, limits, consolidation_.get());
+    if (!plan || !state_.apply_consolidation({pod}, *plan).is_ok()) {
+      failed.add(job_of_[i].ask);
+      return true;
+    }
+    ++row(i).consolidated;
+    start(i, cycle);
+    started.insert(i);
+    for (const queues::Move& m : plan->moves) moved(index_of_.at(m.pod), cycle);
+    return true;
+  };
+  bool more = true;
+  for (auto p = priorities.begin(); more && p != priorities.end(); ++p) {
+    for (auto i = pending_.begin(); more && i != pending_.end(); ++i) {
+      if (pods_[*i].pod.priority == *p) more = search(*i);
+    }
+  }
+  if (started.empty()) return false;
+  std::erase_if(pending_, [&](std::size_t i) { return started.contains(i); });
+  sample(cycle);
+  return true;
 }
 
 /// Victims for pending pods (not ones evicted this cycle) are evicted; true when any was. Pods
@@ -325,6 +424,7 @@ void Replay::evict(std::size_t victim, std::size_t for_pod) {
   ++row(for_pod).preemptions_caused;
   why_[victim] = std::make_shared<const std::string>(fmt::format("evicted to make room for {}", pods_[for_pod].pod.key()));
   evicted_now_.insert(victim);
+  pending_since_[victim] = clock_;
   pending_.push_back(victim);
 }
 
@@ -344,7 +444,7 @@ void Replay::sample(std::int64_t cycle) {
   }
   point.pending.assign(leaves_.size(), 0);
   for (std::size_t i : pending_) {
-    point.pending[slot_of_.at(leaf_of_[i])] += static_cast<double>(state_.pending_charge(pods_[i].pod)[Resource::kGpu]) / 1000.0;
+    point.pending[slot_of_.at(leaf_of_[i])] += static_cast<double>(job_of_[i].charge[Resource::kGpu]) / 1000.0;  // its charge when it arrived: the nodes never change
   }
   const std::int64_t total = state_.total()[Resource::kGpu];
   point.capacity_gpus = static_cast<double>(total) / 1000.0;
@@ -392,7 +492,8 @@ ReplayReport Replay::run() {
     evicted_now_.clear();
     shield_lapse_.reset();  // this cycle's reclaim says again what it waits for
     run_cycle(cycle);
-    if (!pending_.empty() && reclaim()) run_cycle(cycle);
+    if (options_.consolidation && !pending_.empty()) consolidate(cycle);
+    if (victims_possible_ && !pending_.empty() && reclaim()) run_cycle(cycle);
   }
   report_.end = clock_;
   finish();
@@ -404,6 +505,7 @@ void Replay::finish() {
   for (std::size_t i : pending_) {
     QueueReport& r = row(i);
     ++r.never_started;
+    if (options_.per_pod) report_.pods[i].pending_seconds += report_.end - pending_since_[i];
     if (!select(empty_.cluster(), pods_[i].pod, *policy_)) {
       ++r.never_startable;
     } else if (r.longest_wait.seconds != std::numeric_limits<std::int64_t>::max()) {  // the first that waits for ever

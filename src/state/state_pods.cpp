@@ -260,21 +260,24 @@ void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
       if (record.standing == PodStanding::kBound) charge(record, -1);
       const std::size_t node = cluster_.allocation(key)->node;
       cluster_.release(key);
-      // A conflict on this node may fit now that this pod has gone (two pods claimed one GPU).
-      std::vector<std::string> conflicts;
-      for (const std::string& other : cluster_.pods_on(node)) {
-        if (cluster_.allocation(other)->holder == Holder::kConflict && !pods_.at(other).unreadable) conflicts.push_back(other);
-      }
-      std::sort(conflicts.begin(), conflicts.end(), [&](const std::string& a, const std::string& b) {
-        return cluster_.allocation(a)->seq < cluster_.allocation(b)->seq;  // retried in the order they were held
-      });
-      // All of them out first: conflicts fence each other's GPUs, and would keep each other out.
-      for (const std::string& other : conflicts) cluster_.release(other);
-      for (const std::string& other : conflicts) adopt(other, pods_.at(other));
+      readopt_conflicts(node);  // a conflict on this node may fit now that this pod has gone (two pods claimed one GPU)
       break;
     }
   }
   record.standing = PodStanding::kIgnored;
+}
+
+void SchedulingState::readopt_conflicts(std::size_t node) {
+  std::vector<std::string> conflicts;
+  for (const std::string& other : cluster_.pods_on(node)) {
+    if (cluster_.allocation(other)->holder == Holder::kConflict && !pods_.at(other).unreadable) conflicts.push_back(other);
+  }
+  std::sort(conflicts.begin(), conflicts.end(), [&](const std::string& a, const std::string& b) {
+    return cluster_.allocation(a)->seq < cluster_.allocation(b)->seq;  // retried in the order they were held
+  });
+  // All of them out first: conflicts fence each other's GPUs, and would keep each other out.
+  for (const std::string& other : conflicts) cluster_.release(other);
+  for (const std::string& other : conflicts) adopt(other, pods_.at(other));
 }
 
 void SchedulingState::readopt(std::size_t node, std::vector<Allocation> taken, std::vector<std::string>* conflicts) {
@@ -347,48 +350,62 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
                   "node:" + node);
   }
   if (Status st = cluster_.reserve(pod, n, ranked.front().choice); !st.is_ok()) return st;
+  record_bound(pod, /*book_charged=*/false);
+  return *cluster_.allocation(key);
+}
+
+void SchedulingState::record_bound(const PodRequest& pod, bool book_charged) {
+  const std::string key = pod.key();
   if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's): ours now
     withdraw(key, it->second);
     pods_.erase(it);
   }
+  const Allocation& held = *cluster_.allocation(key);
   PodRecord& record = pods_[key];
   record.raw = pod;
-  record.raw.bound = Binding{node, cluster_.allocation(key)->choice.gpus};
+  record.raw.bound = Binding{cluster_.node(held.node).name, held.choice.gpus};
   record.pod = record.raw;
   mark_started(key, record);
   record.ours = is_ours(pod);  // as the watch and a restart will read it
   record.standing = PodStanding::kBound;
   if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
-  record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
+  record.charge = queues::charge_placed(pod, cluster_, held);
   if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
-  charge(record, 1);
-  return *cluster_.allocation(key);
+  if (!book_charged || !record.ours) {
+    charge(record, 1);
+    return;
+  }
+  QueueTotals& t = totals_[record.pod.queue];  // the session charged the book: the totals only
+  t.allocated += record.charge;
+  if (!record.pod.preemptible) t.non_preemptible += record.charge;
+  mark_fair_dirty();
 }
 
 std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
-                                                             std::size_t detailed, ExplainCache* cache) {
+                                                             const queues::SessionOptions& options) {
   std::vector<const queues::Job*> pointers;
   pointers.reserve(jobs.size());
   for (const queues::Job& job : jobs) pointers.push_back(&job);
-  return run_session(policy, pointers, detailed, cache);
+  return run_session(policy, pointers, options);
 }
 
 std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& policy, const std::vector<const queues::Job*>& jobs,
-                                                             std::size_t detailed, ExplainCache* cache) {
+                                                             const queues::SessionOptions& options) {
   const DebugCheck check(*this);
   std::vector<queues::JobOutcome> out;
   if (book_) {
     ensure_fair_shares();
-    out = queues::run_session(cluster_, *book_, policy, jobs, total(), detailed, cache);  // charges the book
+    out = queues::run_session(cluster_, *book_, policy, jobs, total(), options);  // charges the book
   } else {  // no queues: jobs in input order
+    queues::FailedPods failed;
     for (const queues::Job* each : jobs) {
       const queues::Job& job = *each;
       queues::JobOutcome o;
       o.job = &job;
       if (job.members.size() == 1 && job.min_member <= 1) {
-        o.members.push_back(place_pod(cluster_, job.members.front(), policy, nullptr, detailed, cache));
+        o.members.push_back(queues::place_in_session(cluster_, job.members.front(), policy, options, failed));
       } else {
-        o.members = place_gang(cluster_, Gang{job.name, job.members, job.min_member}, policy, detailed, cache);
+        o.members = place_gang(cluster_, Gang{job.name, job.members, job.min_member}, policy, options.detailed, options.explain_cache);
       }
       out.push_back(std::move(o));
     }
@@ -396,25 +413,7 @@ std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& polic
   for (const auto& o : out) {
     for (std::size_t i = 0; i < o.members.size(); ++i) {
       if (!o.members[i].placement) continue;
-      const PodRequest& pod = o.job->members[i];
-      const std::string key = pod.key();
-      if (auto it = pods_.find(key); it != pods_.end() && it->second.standing == PodStanding::kPending) {
-        add_pending(it->second.pod, -1);
-      }
-      PodRecord& record = pods_[key];
-      record.raw = pod;
-      record.raw.bound = Binding{o.members[i].placement->node, o.members[i].placement->choice.gpus};
-      record.pod = record.raw;
-      mark_started(key, record);
-      record.ours = true;
-      record.standing = PodStanding::kBound;
-      if (pod.gang) group_members_[pod.gang_key()].insert(key);
-      record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
-      // The session charged the book: the totals only.
-      QueueTotals& t = totals_[pod.queue];
-      t.allocated += record.charge;
-      if (!pod.preemptible) t.non_preemptible += record.charge;
-      mark_fair_dirty();
+      record_bound(o.job->members[i], /*book_charged=*/book_ != nullptr);
     }
   }
   return out;

@@ -1,5 +1,6 @@
 // VerdictCache answers exactly what filter_nodes() and rank_nodes() answer, on every step of a
-// random run of binds and releases, for every policy; and it re-evaluates only changed nodes.
+// random run of binds and releases, for every policy, and select() picks select()'s node with or
+// without the node index pruning; and it re-evaluates only changed nodes.
 #include <doctest/doctest.h>
 
 #include "fracpack/binpack/verdict_cache.hpp"
@@ -24,6 +25,8 @@ TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random bi
     VerdictCache cache(4);  // fewer slots than shapes: evictions are exercised too
     std::vector<std::string> placed;
     int compared = 0;
+    int selected = 0;  // select() found a node
+    int nowhere = 0;   // it found none: the pruned walk must agree
     for (int step = 0; step < 400; ++step) {
       PodRequest p = shapes[static_cast<std::size_t>(world.uniform(0, 5))];
       p.name = fmt::format("p{}", step);
@@ -50,6 +53,20 @@ TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random bi
         CHECK(cached[r].node == ranked[r].node);
         CHECK(cached[r].score == doctest::Approx(ranked[r].score));
       }
+      // Select over every node (pruned by the node index) and over the list: select()'s node.
+      auto pruned = cache.select(s, p, *pol);
+      auto listed = cache.select(s, p, *pol, all);
+      auto plain = select(s, p, *pol);
+      REQUIRE(pruned.is_ok());
+      REQUIRE(listed.is_ok());
+      REQUIRE(pruned->has_value() == plain.has_value());
+      REQUIRE(listed->has_value() == plain.has_value());
+      if (plain) {
+        CHECK((*pruned)->node == plain->node);
+        CHECK((*listed)->node == plain->node);
+        CHECK((*pruned)->choice.gpus == plain->choice.gpus);
+      }
+      ++(plain ? selected : nowhere);
       ++compared;
       if (!ranked.empty() && world.chance(0.7)) {
         REQUIRE(s.reserve(p, ranked.front().node, ranked.front().choice).is_ok());
@@ -62,6 +79,8 @@ TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random bi
     }
     CHECK(compared == 400);
     CHECK(placed.size() > 20);
+    CHECK(selected > 20);
+    CHECK(nowhere > 20);
   }
 }
 

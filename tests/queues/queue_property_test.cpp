@@ -93,7 +93,7 @@ TEST_CASE("queues: limits, deserved quotas and fair-share sums hold on random tr
     const Amounts total = cluster_total(state);
     book.compute_fair_shares(total, requests);
     auto pack = policy("pack");
-    for (const auto& o : run_session(state, book, *pack, jobs, total, 10)) {
+    for (const auto& o : run_session(state, book, *pack, jobs, total, {10})) {
       if (o.refusal) ++refused_total;
       for (const auto& m : o.members) placed_total += m.placement ? 1 : 0;
     }

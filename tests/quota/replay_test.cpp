@@ -121,6 +121,62 @@ TEST_CASE("replay: a starved queue reclaims from a preemptible queue over its fa
   CHECK(kept->queues[1].pending_seconds == std::vector<std::int64_t>{90});
 }
 
+/// A half-GPU pod of queue a arriving at 0 and running `run` seconds.
+quota::TimedPod half(const std::string& name, std::int64_t run) {
+  quota::TimedPod t;
+  t.pod = PodBuilder(name).fraction("0.5").spec();
+  t.pod.queue = "a";
+  t.run_seconds = run;
+  return t;
+}
+
+TEST_CASE("replay: consolidation moves a half beside the other so a whole-GPU pod starts at once") {
+  // Two 20000 MiB GPUs. t=0: four halves; pack puts s1, s2 on GPU 0 and s3, s4 on GPU 1. t=10:
+  // s2 and s3 leave, so each GPU holds one half. t=20: w asks for a whole GPU for 50 s.
+  // Without consolidation w waits for s1 and s4 to leave at 100. With it, s1 (GPU 0, the lower
+  // index of two equal costs) moves beside s4 and starts over at 20 (leaving at 120); w starts
+  // at once and leaves at 70.
+  quota::TimedWorkload w;
+  w.pods = {half("s1", 100), half("s2", 10), half("s3", 10), half("s4", 100), whole_gpu("w", "a", 20, 50)};
+  quota::ReplayOptions options;
+  auto plain = quota::replay(one_node(2), {gpu_queue("a", 2)}, w, options);
+  REQUIRE_MESSAGE(plain.is_ok(), plain.status().message());
+  CHECK(plain->queues[0].pending_seconds == std::vector<std::int64_t>{0, 0, 0, 0, 80});
+  CHECK(plain->moves == 0);
+  CHECK(plain->end == 150);
+  options.consolidation = true;
+  auto moved = quota::replay(one_node(2), {gpu_queue("a", 2)}, w, options);
+  REQUIRE_MESSAGE(moved.is_ok(), moved.status().message());
+  CHECK(moved->queues[0].pending_seconds == std::vector<std::int64_t>{0, 0, 0, 0, 0});
+  CHECK(moved->moves == 1);
+  CHECK(moved->queues[0].moved == 1);
+  CHECK(moved->queues[0].consolidated == 1);
+  CHECK(moved->end == 120);
+}
+
+TEST_CASE("replay: consolidation within a bound on moves per hour") {
+  // Four GPUs, one half left on each at t=10 (as above, twice over); at 20 a pod asks for two
+  // whole GPUs: two halves must move. A bound of one move an hour leaves it waiting for the
+  // halves to leave at 100; a bound of two lets it start at 20.
+  quota::TimedWorkload w;
+  for (int i = 1; i <= 8; ++i) w.pods.push_back(half("s" + std::to_string(i), i % 2 == 1 ? 100 : 10));
+  w.pods.push_back(whole_gpu("w", "a", 20, 50, 2));
+  std::vector<NodeSpec> nodes;
+  nodes.push_back(nvf("n", 4, 20000).spec());
+  quota::ReplayOptions options;
+  options.consolidation = true;
+  options.max_moves_per_hour = 1;
+  auto one = quota::replay(nodes, {gpu_queue("a", 4)}, w, options);
+  REQUIRE_MESSAGE(one.is_ok(), one.status().message());
+  CHECK(one->moves == 0);
+  CHECK(one->queues[0].pending_seconds.back() == 80);
+  options.max_moves_per_hour = 2;
+  auto two = quota::replay(nodes, {gpu_queue("a", 4)}, w, options);
+  REQUIRE(two.is_ok());
+  CHECK(two->moves == 2);
+  CHECK(two->queues[0].pending_seconds.back() == 0);
+}
+
 TEST_CASE("replay: the FGD study's policies run too, with the workload's typical pods as their target") {
   quota::TimedWorkload w;
   w.pods = {whole_gpu("a1", "a", 0, 100), whole_gpu("a2", "a", 0, 100), whole_gpu("a3", "a", 0, 50)};

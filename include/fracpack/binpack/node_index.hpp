@@ -27,6 +27,25 @@ class NodeIndex {
   /// Drops the last leaf: O(log n).
   void pop_back();
 
+  /// Calls visit(i) for every leaf i, in order, whose ranges from the root down all pass
+  /// open(const SummaryRange&) (a pruning test: false when no node of the range can qualify).
+  template <class Open, class Visit>
+  void visit_leaves(Open&& open, Visit&& visit) const {
+    if (size_ == 0) return;
+    std::vector<std::size_t> stack{1};
+    while (!stack.empty()) {
+      const std::size_t k = stack.back();
+      stack.pop_back();
+      if (count_[k] == 0 || !open(ranges_[k])) continue;
+      if (k >= base_) {
+        visit(k - base_);
+        continue;
+      }
+      stack.push_back(2 * k + 1);
+      stack.push_back(2 * k);
+    }
+  }
+
   /// Best-first search.
   ///   bound(const SummaryRange&) -> std::optional<NodeKey>: nullopt when no node of the range can
   ///     fit, else a key ≤ the exact key of every node in the range.

@@ -75,6 +75,18 @@ class ExplainCache {
 /// GPU could. What a pending fraction is charged against (KAI issue 1847). O(nodes · GPUs).
 std::optional<MiB> smallest_candidate_gpu(const ClusterState& state, const PodRequest& pod);
 
+/// Whether `pod` fits node `n` now (every rule of docs/placement.md), without the policy's key or
+/// any reason text: the cheapest yes or no. O(the node's GPUs).
+bool fits_now(const ClusterState& state, std::size_t n, const PodRequest& pod);
+
+/// Whether `pod` could ever fit node `n`: the rules waiting, preemption or moving pods cannot
+/// change (readiness, cordon, selector, GPU kind and size, allocatable).
+bool fits_ever_on(const ClusterState& state, std::size_t n, const PodRequest& pod);
+
+/// The nodes `pod` could ever fit: those that pass every rule waiting, preemption or moving pods
+/// cannot change (readiness, cordon, selector, GPU kind and size, allocatable). O(nodes).
+NodeMask nodes_that_could_fit(const ClusterState& state, const PodRequest& pod);
+
 /// Scores in [0, 10] for ranked nodes (sorted best first): tiers split the range, values inside a
 /// tier are linear between the tier's best and worst (KAI's 9·(1 − (v − min)/(max − min)) shape).
 void normalise_scores(std::vector<RankedNode>& ranked);

@@ -79,6 +79,10 @@ class VerdictCache {
   /// gives the same node.
   Result<std::optional<RankedNode>> select(const ClusterState& state, const PodRequest& pod, const Policy& policy,
                                            const std::vector<std::size_t>& nodes);
+  /// The same over every node, visiting only those whose summary could fit the pod
+  /// (NodeIndex::visit_leaves): a pod that fits nowhere costs a walk down the tree, not a look at
+  /// every node.
+  Result<std::optional<RankedNode>> select(const ClusterState& state, const PodRequest& pod, const Policy& policy);
 
   /// Evaluations done (entries computed) since construction: what the tests and benchmark watch.
   [[nodiscard]] std::uint64_t evaluations() const { return evaluations_; }

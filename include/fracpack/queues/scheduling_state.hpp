@@ -33,6 +33,7 @@
 #include "fracpack/binpack/ledger.hpp"
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/k8s/priority.hpp"
+#include "fracpack/queues/consolidation.hpp"
 #include "fracpack/queues/decode_queue.hpp"
 #include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/queue_book.hpp"
@@ -168,10 +169,34 @@ class SchedulingState {
   /// One scheduling session over `jobs` (queues::run_session, or input order without queues):
   /// placed pods are recorded as bound.
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
-                                              std::size_t detailed, ExplainCache* cache);
+                                              const queues::SessionOptions& options = {});
   /// The same over jobs kept elsewhere (a replay keeps one Job per waiting pod across sessions).
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<const queues::Job*>& jobs,
-                                              std::size_t detailed, ExplainCache* cache);
+                                              const queues::SessionOptions& options = {});
+
+  // ---- Consolidation (docs/queues.md rule 14) --------------------------------------------------
+  /// Room for pending pods of ours that go together (one pod, or the members of a gang placed all
+  /// or nothing) that fit nowhere as the cluster stands, made by moving running pods
+  /// (queues::find_consolidation). With KAI's rules around it:
+  ///   - the job is preemptible (KAI consolidates for preemptible jobs only) and its queue admits
+  ///     the sum of its pods (rules 6–8);
+  ///   - a pod may move when it is bound, ours, preemptible, not held for a gang's plan and not a
+  ///     member of a gang with minMember > 1 (a gang moves whole or not at all: left alone);
+  ///   - a pod of another queue moves only while the job's queue and every ancestor stay within
+  ///     their deserved quota holding the job, in each resource it asks for (KAI PR 1565: an
+  ///     over-quota queue's 48 GPUs of requests moved 376 GPUs of an under-quota queue's pods);
+  ///   - a moved pod whose charge grows at its new place (a smaller GPU) must fit its queue's limits.
+  /// nullopt when any of it fails or no plan exists. The state is unchanged.
+  /// `pass`: a caller planning for many jobs in a row keeps one (what nodes hold is read once per
+  /// node change; its verdict cache places); null: one for this call.
+  std::optional<queues::ConsolidationPlan> plan_consolidation(const std::vector<PodRequest>& pods, const Policy& policy,
+                                                              const queues::ConsolidationLimits& limits = {},
+                                                              queues::ConsolidationPass* pass = nullptr);
+  /// Applies a plan plan_consolidation() just returned for `pods` on this state, unchanged since:
+  /// each moved pod is bound where the plan puts it (a new run: its start is now), then the job's
+  /// pods where it places them, each charged to its queue. kInternal, with nothing changed, when
+  /// the plan no longer fits the ledger.
+  Status apply_consolidation(const std::vector<PodRequest>& pods, const queues::ConsolidationPlan& plan);
 
   // ---- Reads -----------------------------------------------------------------------------------
   [[nodiscard]] const ClusterState& cluster() const { return cluster_; }
@@ -236,6 +261,8 @@ class SchedulingState {
   };
   /// Releases (or un-asks) what `record` holds, and takes it out of the totals.
   void withdraw(const std::string& key, PodRecord& record);
+  /// Adopts again every conflict on `node` (a pod there left: one may fit now).
+  void readopt_conflicts(std::size_t node);
   /// Holds (or asks) `record`, into the totals.
   void place_record(const std::string& key, PodRecord& record);
   /// Adopts a bound record on its node: bound, conflict or waiting.
@@ -255,6 +282,19 @@ class SchedulingState {
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
                       GangDecision& d);
+  /// Records `pod`, just reserved in the ledger, as bound there: its start now (unless it has
+  /// one), its charge into its queue's totals, and into the book unless `book_charged` (a session
+  /// charged it already).
+  void record_bound(const PodRequest& pod, bool book_charged);
+  /// plan_consolidation's rules: the pod behind `a` when it may move for some job (the queue rule
+  /// aside), else null.
+  [[nodiscard]] const PodRequest* movable(const Allocation& a) const;
+  /// Whether the job's queue and every ancestor stay within deserved quota holding `charge`.
+  [[nodiscard]] bool within_deserved(const PodRequest& pod, const queues::Amounts& charge) const;
+  /// Whether every moved pod's queue admits what its charge grows by at its new place, and the
+  /// job's queue then still admits `job_charge`.
+  [[nodiscard]] bool moves_admitted(const queues::ConsolidationPlan& plan, const PodRequest& job,
+                                    const queues::Amounts& job_charge) const;
   /// Records that `key` (held by `record`) starts running now, unless it has a start already.
   void mark_started(const std::string& key, PodRecord& record);
   [[nodiscard]] std::int64_t now() const;

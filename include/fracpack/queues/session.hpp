@@ -23,7 +23,9 @@
 #include "fracpack/binpack/cluster_state.hpp"
 #include "fracpack/binpack/ledger.hpp"
 #include "fracpack/binpack/policy.hpp"
+#include "fracpack/binpack/verdict_cache.hpp"
 #include "fracpack/queues/charge.hpp"
+#include "fracpack/queues/failed_pods.hpp"
 #include "fracpack/queues/queue_book.hpp"
 
 namespace fracpack::queues {
@@ -39,27 +41,47 @@ struct Job {
   std::size_t input_order = 0;
   std::vector<Amounts> member_charges;  ///< each member's pending charge
   Amounts charge;                       ///< what admission counts: the first min_member members
+  /// FailedPods::ask_of() its pod, for a one-pod job asked about in many sessions (a replay's):
+  /// computed once. Empty constraints: worked out when needed.
+  FailedPods::Ask ask;
 };
 
 struct JobOutcome {
   const Job* job = nullptr;
   std::optional<Refusal> refusal;   ///< the whole job refused by its queue before placement
   std::vector<PlaceOutcome> members; ///< one per member when admitted
-  std::vector<std::optional<Refusal>> refused;  ///< per member: an elastic member refused alone
+  std::vector<std::optional<Refusal>> refused;  ///< per member of a job of several: an elastic member refused alone (empty for one pod)
   Amounts charged;                  ///< what the job was charged (or would have been)
+};
+
+/// How a session places its pods and explains the ones that fit nowhere.
+struct SessionOptions {
+  std::size_t detailed = SIZE_MAX;       ///< per-pod node detail limit of explanations
+  ExplainCache* explain_cache = nullptr;  ///< explanations memoised per shape and ledger version
+  /// Single pods placed through cached verdicts (VerdictCache::select: the node select() picks),
+  /// for a caller that places many pods of few shapes on a ledger that changes a little at a time.
+  VerdictCache* verdicts = nullptr;
+  /// Off: a pod that fits nowhere gets no explanation, and a single pod asking no less than one
+  /// that found no node in this session (FailedPods) is not searched for: a session only fills
+  /// the ledger, so it finds none either, and its job gets no JobOutcome. The placements are the
+  /// same.
+  bool explain = true;
 };
 
 /// Runs every job in queue order against `state` and `book` (both updated). Fair shares must be
 /// computed first, for the same `total` (the cluster's schedulable capacity, cluster_total()).
-/// `detailed` is the per-pod node detail limit of explanations.
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
-                                    const std::vector<Job>& jobs, const Amounts& total, std::size_t detailed,
-                                    ExplainCache* cache = nullptr);
+                                    const std::vector<Job>& jobs, const Amounts& total, const SessionOptions& options = {});
 
 /// The same over jobs held elsewhere (a replay keeps one Job per pod across sessions).
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
-                                    const std::vector<const Job*>& jobs, const Amounts& total, std::size_t detailed,
-                                    ExplainCache* cache = nullptr);
+                                    const std::vector<const Job*>& jobs, const Amounts& total,
+                                    const SessionOptions& options = {});
+
+/// One pod of a session placed (or not) as SessionOptions say; `failed` collects the pods that
+/// found no node, for SessionOptions::explain off. `ask`: the pod's FailedPods::ask_of() when known (null: work it out).
+PlaceOutcome place_in_session(ClusterState& state, const PodRequest& pod, const Policy& policy, const SessionOptions& options,
+                              FailedPods& failed, const FailedPods::Ask* ask = nullptr);
 
 /// The dominant share of queue `q` holding `extra` more: max over resources of allocated ÷ `total`
 /// (0 for a zero total), in parts per million.

@@ -25,6 +25,7 @@ struct QuotaInputFiles {
 struct QuotaReplayOptions : QuotaInputFiles {
   std::int64_t period = 1;
   std::string policy = "pack";
+  bool consolidation = false;  ///< KAI's consolidation action in each cycle (docs/queues.md rule 14)
   queues::MinRuntimeDefaults min_runtime{};  ///< the minruntime plugin's defaults
   std::string out;     ///< "" or a directory for queues.csv, timeline.csv and queue-<name>.svg
   std::string output = "table";  ///< -o: "table" (Markdown), "json" or "yaml" (the same document)
@@ -34,6 +35,7 @@ struct QuotaTuneOptions : QuotaInputFiles {
   std::string objective;        ///< objective.hpp's grammar
   std::int64_t period = 1;
   std::string policy = "pack";
+  bool consolidation = false;  ///< KAI's consolidation action in each cycle (docs/queues.md rule 14)
   queues::MinRuntimeDefaults min_runtime{};  ///< the minruntime plugin's defaults
   double budget_seconds = 300;  ///< ≤ 0: none
   std::size_t max_rounds = 0;   ///< 0: no limit

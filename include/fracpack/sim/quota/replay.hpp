@@ -8,14 +8,22 @@
 // reclaimable rules; also preemption of lower-priority pods of its own queue); the victims go back
 // to pending with their original arrival time and start over when they run again, and one more
 // session runs in the same cycle. Pods evicted in a cycle do not reclaim in that cycle.
+//
+// Consolidation (ReplayOptions::consolidation; docs/queues.md rule 14): after the session, before
+// reclaim (KAI's order: allocate, consolidation, reclaim), each pending preemptible pod that fits
+// nowhere, in job order (priority, then arrival), may be placed by moving running pods
+// (SchedulingState::plan_consolidation). A moved pod is evicted and placed again at once where the
+// plan says; its run starts over there, as an evicted pod's does.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fracpack/core/config.hpp"
 #include "fracpack/core/node.hpp"
+#include "fracpack/queues/consolidation.hpp"
 #include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/queue.hpp"
 #include "fracpack/sim/quota/workload.hpp"
@@ -26,12 +34,24 @@ namespace fracpack::quota {
 struct ReplayOptions {
   std::int64_t period = 1;  ///< seconds between scheduling cycles (KAI's default schedulePeriod is 1 s)
   std::string policy = "pack";
+  /// The policy's seed: the node order that breaks the FGD study's policies' ties (policy.hpp).
+  std::uint64_t policy_seed = 0;
   PlacementConfig placement;
   /// Min-runtime protection's defaults; a pod's start is the cycle that placed it.
   queues::MinRuntimeDefaults min_runtime{};
   /// Off: no TimelinePoint per cycle (and no fragmentation measured); a tuner comparing many
   /// candidates needs only the per-queue totals.
   bool timeline = true;
+  /// KAI's consolidation action after each session (off: allocate and reclaim only).
+  bool consolidation = false;
+  queues::ConsolidationLimits consolidation_limits{};
+  /// At most this many pods moved by consolidation in any 3600 s (0: no bound).
+  std::int64_t max_moves_per_hour = 0;
+  /// On: ReplayReport::pods holds each workload pod's outcome.
+  bool per_pod = false;
+  /// Off: why a pod waits is not worked out (LongestWait::why stays empty), which lets a session
+  /// skip pods asking no less than one that found no node (queues::SessionOptions::explain).
+  bool reasons = true;
 };
 
 /// The queue's pod that waited longest, and why: the last reason the scheduler gave before it
@@ -58,6 +78,8 @@ struct QueueReport {
   std::int64_t never_startable = 0;
   std::int64_t preemptions_suffered = 0;  ///< its pods evicted for another pod
   std::int64_t preemptions_caused = 0;    ///< pods evicted for its pods
+  std::int64_t moved = 0;                 ///< its pods moved by consolidation (each starts its run over)
+  std::int64_t consolidated = 0;          ///< its pods started by consolidation
   LongestWait longest_wait;
 };
 
@@ -73,6 +95,16 @@ struct TimelinePoint {
   double capacity_gpus = 0;              ///< the GPUs the queues share (the cluster's, less other schedulers')
 };
 
+/// One workload pod over the replay (ReplayOptions::per_pod).
+struct PodOutcome {
+  std::int64_t arrival = 0;
+  std::optional<std::int64_t> first_start;  ///< nullopt: it never started
+  /// Seconds it spent pending in all: from arrival, and again from each eviction, to its start;
+  /// to the end of the replay for a pod still pending then.
+  std::int64_t pending_seconds = 0;
+  std::int32_t moves = 0;                    ///< times consolidation moved it
+};
+
 struct ReplayReport {
   std::vector<QueueReport> queues;  ///< leaf queues in tree order
   std::vector<double> deserved;     ///< per leaf queue: GPU quota in GPUs (NaN when unlimited)
@@ -81,6 +113,8 @@ struct ReplayReport {
   std::int64_t end = 0;             ///< last event
   std::int64_t events = 0;          ///< arrivals + departures
   std::int64_t cycles = 0;
+  std::int64_t moves = 0;           ///< pods moved by consolidation
+  std::vector<PodOutcome> pods;     ///< per workload pod, in the workload's order (ReplayOptions::per_pod)
 };
 
 /// Replays `workload` on `nodes` with `queues`. kInvalidArgument for a pod whose queue is not a

@@ -1,0 +1,365 @@
+// Consolidation's search (consolidation.hpp): per pod, nodes in the order of their bound, victims
+// chosen on each and placed again; a gang's pods one after another on the ledger as the earlier
+// ones left it. Every change to the ledger goes through a journal and is undone before returning.
+#include "fracpack/queues/consolidation.hpp"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "fracpack/binpack/scheduler.hpp"
+#include "fracpack/queues/failed_pods.hpp"
+#include "queues/consolidation_cost.hpp"
+
+namespace fracpack::queues {
+namespace {
+
+
+/// Ledger changes that can be undone in reverse order.
+class Journal {
+ public:
+  explicit Journal(ClusterState& state) : state_(state) {}
+  ~Journal() { rollback(0); }
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  void take(const std::string& key) {
+    if (auto a = state_.take(key)) entries_.push_back({std::move(*a), {}});
+  }
+  [[nodiscard]] bool reserve(const PodRequest& pod, std::size_t node, const GpuChoice& choice) {
+    if (!state_.reserve(pod, node, choice).is_ok()) return false;
+    entries_.push_back({std::nullopt, pod.key()});
+    return true;
+  }
+  [[nodiscard]] std::size_t mark() const { return entries_.size(); }
+  void rollback(std::size_t mark) {
+    while (entries_.size() > mark) {
+      Entry e = std::move(entries_.back());
+      entries_.pop_back();
+      if (e.taken) {
+        state_.restore(std::move(*e.taken));
+      } else {
+        state_.release(e.reserved);
+      }
+    }
+  }
+
+ private:
+  struct Entry {
+    std::optional<Allocation> taken;  ///< set: a take() to restore
+    std::string reserved;             ///< otherwise: a reserve() to release
+  };
+  ClusterState& state_;
+  std::vector<Entry> entries_;
+};
+
+MiB memory_of(const Allocation& a) {
+  MiB sum{0};
+  for (MiB m : a.choice.memory) sum += m;
+  return sum;
+}
+
+/// Room for one pod on one node: the pod's GPUs there and the moves, in the order to apply them.
+struct NodePlan {
+  Placement placement;
+  std::vector<Move> moves;
+  std::vector<const PodRequest*> moved_pods;  ///< parallel to moves
+  MiB moved{0};
+  [[nodiscard]] detail::NodeBound cost() const { return {moves.size(), moved.count()}; }
+};
+
+class Search {
+ public:
+  Search(ClusterState& state, const Policy& policy, const MovablePod& movable, const MoveGate& gate,
+         ConsolidationPass& pass, const ConsolidationLimits& limits)
+      : state_(state), policy_(policy), movable_(movable), gate_(gate), pass_(pass), limits_(limits), journal_(state) {}
+
+  /// Places `pods` in order, each where it fits or with moves; the plan, or nullopt.
+  std::optional<ConsolidationPlan> run(const std::vector<PodRequest>& pods);
+
+ private:
+  [[nodiscard]] bool may_move(const detail::HeldPod& p) const {
+    return p.movable != nullptr && (gate_.other_queues || p.allocation->queue == gate_.queue) && !frozen_.contains(p.allocation);
+  }
+  [[nodiscard]] bool fits(const PodRequest& pod, std::size_t node) const { return fits_now(state_, node, pod); }
+  /// The policy's node for `pod` on the ledger as it is now (nullopt: none fits).
+  std::optional<RankedNode> best_node(const PodRequest& pod) {
+    if (pass_.verdicts() == nullptr) return select(state_, pod, policy_);
+    auto chosen = pass_.verdicts()->select(state_, pod, policy_);
+    return chosen.is_ok() ? *chosen : std::nullopt;
+  }
+  /// Reserves through the journal; the pod stays where this plan puts it.
+  bool hold(const PodRequest& pod, std::size_t node, const GpuChoice& choice) {
+    if (!journal_.reserve(pod, node, choice)) return false;
+    frozen_.insert(state_.allocation(pod.key()));
+    return true;
+  }
+  /// Whether `pod`, running, has no room anywhere else: then a plan that moves it fails. Asked on
+  /// the ledger as the call found it (the pass remembers the answers while the ledger stays so);
+  /// later members of a gang see the earlier ones placed, and are not asked.
+  bool stranded(const detail::HeldPod& pod);
+  std::optional<NodePlan> best_for(const PodRequest& pod, std::size_t budget);
+  detail::NodeOption option_on(std::size_t n, const PodRequest& pod, const detail::MayMove& can);
+  /// The key a pod's node costs are remembered under: its ask and which queues it may move.
+  [[nodiscard]] std::string option_key(const PodRequest& pod) const {
+    const FailedPods::Ask ask = FailedPods::ask_of(pod);
+    return fmt::format("{}|{}|{}|{}|{}|{}", ask.constraints, ask.gpu, ask.cpu, ask.memory, gate_.other_queues ? "*" : gate_.queue,
+                       state_.traits_epoch());
+  }
+  std::optional<NodePlan> try_node(const PodRequest& pod, std::size_t node, const detail::MayMove& can, std::size_t budget);
+  bool apply(const PodRequest& pod, const NodePlan& plan);
+
+  ClusterState& state_;
+  const Policy& policy_;
+  const MovablePod& movable_;
+  const MoveGate& gate_;
+  ConsolidationPass& pass_;
+  ConsolidationLimits limits_;
+  Journal journal_;
+  std::set<const Allocation*> frozen_;  ///< what this plan placed or moved: it stays where the plan put it
+};
+
+std::optional<ConsolidationPlan> Search::run(const std::vector<PodRequest>& pods) {
+  ConsolidationPlan plan;
+  for (const PodRequest& pod : pods) {
+    if (auto r = best_node(pod)) {
+      if (!hold(pod, r->node, r->choice)) return std::nullopt;
+      plan.placements.push_back({pod.key(), state_.node(r->node).name, r->choice, 0});
+      continue;
+    }
+    auto found = best_for(pod, limits_.max_moves - plan.moves.size());
+    if (!found || !apply(pod, *found)) return std::nullopt;
+    plan.placements.push_back(found->placement);
+    for (Move& m : found->moves) {
+      plan.moved_memory += m.gpu_memory;
+      plan.moves.push_back(std::move(m));
+    }
+  }
+  if (plan.moves.empty()) return std::nullopt;
+  return plan;
+}
+
+/// What node `n` would cost `pod`, worked out now.
+detail::NodeOption Search::option_on(std::size_t n, const PodRequest& pod, const detail::MayMove& can) {
+  detail::NodeOption o;
+  o.stamp = state_.node_stamp(n);
+  if (!fits_ever_on(state_, n, pod)) return o;
+  const detail::NodeHeld& held = pass_.held(state_, n, movable_);
+  const auto costs = detail::gpu_costs(state_, n, pod, held, can);
+  o.bound = detail::node_bound(pod, held, costs);
+  return o;
+}
+
+std::optional<NodePlan> Search::best_for(const PodRequest& pod, std::size_t budget) {
+  if (budget == 0) return std::nullopt;
+  const detail::MayMove can = [this](const detail::HeldPod& p) { return may_move(p); };
+  // Nodes' costs for this ask are remembered across calls while a node is unchanged; not when
+  // this plan has frozen pods already (a gang's later members).
+  std::vector<detail::NodeOption> fresh;
+  std::vector<detail::NodeOption>& known = frozen_.empty() ? pass_.options(option_key(pod), state_.node_count()) : fresh;
+  known.resize(state_.node_count());
+  struct Option {
+    detail::NodeBound bound;
+    std::int64_t order;
+    std::size_t node;
+  };
+  std::vector<Option> options;
+  for (std::size_t n = 0; n < state_.node_count(); ++n) {
+    detail::NodeOption& o = known[n];
+    if (o.stamp != state_.node_stamp(n)) o = option_on(n, pod, can);
+    if (!o.bound || o.bound->moves > budget) continue;
+    options.push_back({*o.bound, state_.order_label(n), n});
+  }
+  const auto before = [](const Option& a, const Option& b) {
+    return a.bound < b.bound || (!(b.bound < a.bound) && a.order < b.order);
+  };
+  const std::size_t tried = std::min(options.size(), limits_.max_nodes);
+  std::partial_sort(options.begin(), options.begin() + static_cast<std::ptrdiff_t>(tried), options.end(), before);
+  std::optional<NodePlan> best;
+  for (std::size_t i = 0; i < tried; ++i) {
+    const Option& o = options[i];
+    if (best && !(o.bound < best->cost())) break;  // no node from here on can do better
+    auto plan = try_node(pod, o.node, can, best ? std::min(budget, best->moves.size()) : budget);
+    if (plan && (!best || plan->cost() < best->cost())) best = std::move(plan);
+  }
+  return best;
+}
+
+/// The pod on `node` with pods moved off it: first the core, what the GPUs it needs must shed (the
+/// fewest pods per GPU), then in removal order until it fits (CPU, memory); each placed again where
+/// the policy puts it, the biggest first. nullopt when one finds no place, or more than `budget`
+/// must move.
+std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node, const detail::MayMove& can,
+                                         std::size_t budget) {
+  const detail::NodeHeld& held = pass_.held(state_, node, movable_);
+  const auto costs = detail::gpu_costs(state_, node, pod, held, can);
+  const auto core = detail::core_victims(held, costs, detail::devices_needed(pod));
+  if (core.size() > budget) return std::nullopt;
+  for (std::size_t i : core) {
+    if (stranded(held.pods[i])) return std::nullopt;  // before touching the ledger
+  }
+  struct Victim {
+    Allocation was;
+    const PodRequest* pod;
+  };
+  std::vector<Victim> moving;
+  std::vector<bool> taken(held.pods.size(), false);
+  const std::size_t mark = journal_.mark();
+  // A taken pod's entry in `held` points at nothing: it is read just before it is taken.
+  auto take = [&](std::size_t i) {
+    moving.push_back({*held.pods[i].allocation, held.pods[i].movable});
+    taken[i] = true;
+    journal_.take(moving.back().was.pod);
+  };
+  for (std::size_t i : core) take(i);
+  if (!fits(pod, node)) {
+    const auto order = detail::removal_order(held, costs, can, taken);
+    auto next = order.begin();
+    while (!fits(pod, node)) {
+      if (next == order.end() || moving.size() == budget) {
+        journal_.rollback(mark);
+        return std::nullopt;
+      }
+      take(*next++);
+    }
+  }
+  std::sort(moving.begin(), moving.end(), [](const Victim& a, const Victim& b) {
+    if (a.was.choice.gpus.size() != b.was.choice.gpus.size()) return a.was.choice.gpus.size() > b.was.choice.gpus.size();
+    if (memory_of(a.was) != memory_of(b.was)) return memory_of(a.was) > memory_of(b.was);
+    return a.was.cpu != b.was.cpu ? a.was.cpu > b.was.cpu : a.was.pod < b.was.pod;
+  });
+  NodePlan plan;
+  auto here = rank_nodes(state_, pod, policy_, {node});
+  bool placed = !here.empty() && journal_.reserve(pod, node, here.front().choice);
+  if (placed) plan.placement = {pod.key(), state_.node(node).name, here.front().choice, 0};
+  for (std::size_t i = 0; placed && i < moving.size(); ++i) {
+    const Victim& v = moving[i];
+    auto to = best_node(*v.pod);
+    placed = to.has_value() && journal_.reserve(*v.pod, to->node, to->choice);
+    if (!placed) break;
+    plan.moves.push_back({v.was.pod, state_.node(v.was.node).name, v.was.choice.gpus, state_.node(to->node).name, to->choice,
+                          memory_of(v.was)});
+    plan.moved_pods.push_back(v.pod);
+    plan.moved += memory_of(v.was);
+  }
+  journal_.rollback(mark);
+  if (!placed) return std::nullopt;
+  return plan;
+}
+
+bool Search::stranded(const detail::HeldPod& pod) {
+  if (journal_.mark() != 0) return false;
+  if (pass_.stranded().covers(pod.ask())) return true;
+  if (pass_.has_room(pod.ask())) return false;
+  if (best_node(*pod.movable)) {
+    pass_.add_room(pod.ask());
+    return false;
+  }
+  pass_.stranded().add(pod.ask());
+  return true;
+}
+
+/// Applies a node plan found on the ledger as it is now (the journal keeps it until the end).
+bool Search::apply(const PodRequest& pod, const NodePlan& plan) {
+  for (const Move& m : plan.moves) journal_.take(m.pod);
+  if (!hold(pod, *state_.find_node(plan.placement.node), plan.placement.choice)) return false;
+  for (std::size_t i = 0; i < plan.moves.size(); ++i) {
+    const Move& m = plan.moves[i];
+    if (!hold(*plan.moved_pods[i], *state_.find_node(m.to_node), m.to)) return false;
+  }
+  return true;
+}
+
+/// The least GPU capacity (milli-GPU) `pod` takes anywhere: whole GPUs and portions as they are,
+/// a memory request on the largest GPU.
+std::int64_t least_milli(const ClusterState& state, const PodRequest& pod) {
+  if (const WholeGpus* w = pod.whole()) return std::int64_t{1000} * w->count;
+  const GpuFraction* f = pod.fraction();
+  if (f == nullptr) return 0;
+  if (f->portion) return f->portion->count() * f->num_devices;
+  std::int64_t largest = 0;
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    for (std::size_t g = 0; g < state.node(n).gpus.size(); ++g) largest = std::max(largest, state.usable(n, g).count());
+  }
+  return largest == 0 ? 0 : f->memory->count() * 1000 / largest * f->num_devices;
+}
+
+/// Moving pods only moves what they hold: the cluster's free GPU capacity, CPU and memory must
+/// cover the pods, or no plan can place them (O(nodes)).
+bool room_in_cluster(const ClusterState& state, const std::vector<PodRequest>& pods) {
+  std::int64_t gpu = 0;
+  std::int64_t cpu = 0;
+  std::int64_t memory = 0;
+  for (const PodRequest& pod : pods) {
+    gpu += least_milli(state, pod);
+    cpu += pod.cpu.count();
+    memory += pod.memory.count();
+  }
+  for (std::size_t n = 0; n < state.node_count(); ++n) {
+    const NodeSummary& s = state.summary(n);
+    gpu -= s.free_milli;
+    cpu -= s.free_cpu;
+    memory -= s.free_memory;
+  }
+  return gpu <= 0 && cpu <= 0 && memory <= 0;
+}
+
+}  // namespace
+
+ConsolidationPass::ConsolidationPass(VerdictCache* verdicts) : verdicts_(verdicts) {}
+
+ConsolidationPass::~ConsolidationPass() = default;
+
+void ConsolidationPass::begin(const ClusterState& state) {
+  if (version_ == state.version()) return;
+  stranded_ = FailedPods{};  // changed since the last call: ask again
+  room_.clear();
+}
+
+bool ConsolidationPass::has_room(const FailedPods::Ask& ask) const {
+  auto it = room_.find(ask.constraints);
+  return it != room_.end() && std::any_of(it->second.begin(), it->second.end(), [&](const auto& r) { return r.at_least(ask); });
+}
+
+void ConsolidationPass::add_room(const FailedPods::Ask& ask) {
+  if (has_room(ask)) return;
+  auto& list = room_[ask.constraints];
+  std::erase_if(list, [&](const auto& r) { return ask.at_least(r); });
+  list.push_back(ask);
+}
+
+void ConsolidationPass::end(const ClusterState& state) { version_ = state.version(); }
+
+std::vector<detail::NodeOption>& ConsolidationPass::options(const std::string& ask, std::size_t nodes) {
+  if (options_.size() > 4096 && !options_.contains(ask)) options_.clear();  // many one-off asks: start again
+  auto& list = options_[ask];
+  if (list.size() != nodes) list.assign(nodes, {});
+  return list;
+}
+
+const detail::NodeHeld& ConsolidationPass::held(const ClusterState& state, std::size_t n, const MovablePod& movable) {
+  if (nodes_.size() < state.node_count()) nodes_.resize(state.node_count());
+  if (!nodes_[n]) nodes_[n] = std::make_unique<detail::NodeHeld>();
+  detail::NodeHeld& held = *nodes_[n];
+  if (held.stamp != state.node_stamp(n)) detail::read_node(state, n, movable, held);
+  return held;
+}
+
+std::optional<ConsolidationPlan> find_consolidation(ClusterState& state, const std::vector<PodRequest>& pods,
+                                                    const Policy& policy, const MovablePod& movable, const MoveGate& gate,
+                                                    ConsolidationPass& pass, const ConsolidationLimits& limits) {
+  if (pods.empty() || !room_in_cluster(state, pods)) return std::nullopt;
+  pass.begin(state);
+  std::optional<ConsolidationPlan> plan;
+  {
+    Search search(state, policy, movable, gate, pass, limits);
+    plan = search.run(pods);
+  }  // the search's journal has put the ledger back
+  pass.end(state);
+  return plan;
+}
+
+}  // namespace fracpack::queues

@@ -1,0 +1,73 @@
+#include "fracpack/queues/failed_pods.hpp"
+
+#include <algorithm>
+#include <string_view>
+
+#include "fracpack/core/node_affinity.hpp"
+
+namespace fracpack::queues {
+
+namespace {
+
+/// `tag`, then `text` with its length in front: no two different lists of fields give one key.
+void append(std::string& key, char tag, std::string_view text) {
+  key += tag;
+  key += std::to_string(text.size());
+  key += ':';
+  key += text;
+}
+
+}  // namespace
+
+FailedPods::Ask FailedPods::ask_of(const PodRequest& pod) {
+  Ask ask;
+  std::string& key = ask.constraints;
+  if (const GpuFraction* f = pod.fraction()) {
+    key = f->memory ? "fm" : "fp";
+    key += std::to_string(static_cast<int>(f->mode));
+    key += '/';
+    key += std::to_string(f->num_devices);
+    if (f->memory_limit) append(key, 'l', std::to_string(f->memory_limit->count()));
+  } else if (const WholeGpus* w = pod.whole()) {
+    key = w->shared_slot ? "s" : "w";
+  } else {
+    key = "c";
+  }
+  for (const auto& [k, v] : pod.node_selector) {
+    append(key, 'k', k);
+    append(key, 'v', v);
+  }
+  if (!pod.node_affinity.empty()) append(key, 'a', describe(pod.node_affinity));
+  for (const auto& [k, v] : pod.rdma) {
+    append(key, 'r', k);
+    append(key, 'n', std::to_string(v));
+  }
+  for (const auto& [k, v] : pod.extended) {
+    append(key, 'e', k);
+    append(key, 'n', std::to_string(v));
+  }
+  if (const GpuFraction* f = pod.fraction()) {
+    ask.gpu = f->memory ? f->memory->count() : f->portion->count();
+  } else if (const WholeGpus* w = pod.whole()) {
+    ask.gpu = w->count;
+  }
+  ask.cpu = pod.cpu.count();
+  ask.memory = pod.memory.count();
+  return ask;
+}
+
+bool FailedPods::covers(const Ask& ask) const {
+  if (failed_.empty()) return false;
+  auto it = failed_.find(ask.constraints);
+  if (it == failed_.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [&](const Ask& f) { return ask.at_least(f); });
+}
+
+void FailedPods::add(const Ask& ask) {
+  if (covers(ask)) return;
+  std::vector<Ask>& list = failed_[ask.constraints];
+  std::erase_if(list, [&](const Ask& f) { return f.at_least(ask); });
+  list.push_back(ask);
+}
+
+}  // namespace fracpack::queues

@@ -1,0 +1,132 @@
+// SchedulingState: consolidation (docs/queues.md rule 14) — which pods may move for a job, the
+// queue rules around queues::find_consolidation, and applying a plan.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "fracpack/queues/charge.hpp"
+#include "fracpack/queues/scheduling_state.hpp"
+
+namespace fracpack {
+
+using queues::Amounts;
+
+const PodRequest* SchedulingState::movable(const Allocation& a) const {
+  if (a.holder != Holder::kScheduled || !a.preemptible) return nullptr;
+  auto it = pods_.find(a.pod);
+  if (it == pods_.end()) return nullptr;
+  const PodRecord& r = it->second;
+  if (r.standing != PodStanding::kBound || !r.ours || r.planned_until || r.unreadable) return nullptr;
+  if (r.pod.gang) {
+    auto g = groups_.find(r.pod.gang_key());
+    if (g != groups_.end() && g->second.min_member > 1) return nullptr;
+  }
+  return &r.pod;
+}
+
+bool SchedulingState::within_deserved(const PodRequest& pod, const Amounts& charge) const {
+  const queues::QueueBook* b = book();
+  auto leaf = leaf_queue(pod);
+  if (b == nullptr || !leaf) return true;
+  for (std::size_t q : tree_->path_to_root(*leaf)) {
+    const Amounts deserved = b->deserved(q);
+    for (queues::Resource r : queues::kResources) {
+      if (charge[r] > 0 && deserved[r] != queues::kUnlimited && b->allocated(q)[r] + charge[r] > deserved[r]) return false;
+    }
+  }
+  return true;
+}
+
+bool SchedulingState::moves_admitted(const queues::ConsolidationPlan& plan, const PodRequest& job, const Amounts& job_charge) const {
+  const queues::QueueBook* b = book();
+  if (b == nullptr) return true;
+  // Each increment admitted on a copy that holds the ones before it: queues that share an
+  // ancestor are checked against their sum there.
+  queues::QueueBook after = *b;
+  for (const queues::Move& m : plan.moves) {
+    const PodRecord& r = pods_.at(m.pod);
+    auto leaf = leaf_queue(r.pod);
+    if (!leaf) continue;
+    Allocation there = *cluster_.allocation(m.pod);
+    there.node = *cluster_.find_node(m.to_node);
+    there.choice = m.to;
+    const Amounts now = queues::charge_placed(r.pod, cluster_, there);
+    Amounts growth;
+    for (queues::Resource res : queues::kResources) growth[res] = std::max<std::int64_t>(0, now[res] - r.charge[res]);
+    if (growth == Amounts{}) continue;
+    if (!after.admits(*leaf, growth, r.pod.preemptible)) return false;
+    after.charge(*leaf, growth, r.pod.preemptible);
+  }
+  return after.admits(*leaf_queue(job), job_charge, job.preemptible);
+}
+
+std::optional<queues::ConsolidationPlan> SchedulingState::plan_consolidation(const std::vector<PodRequest>& pods,
+                                                                             const Policy& policy,
+                                                                             const queues::ConsolidationLimits& limits,
+                                                                             queues::ConsolidationPass* pass) {
+  if (pods.empty()) return std::nullopt;
+  Amounts charge;
+  for (const PodRequest& pod : pods) {
+    const PodRecord* r = this->pod(pod.key());
+    if (r == nullptr || r->standing != PodStanding::kPending || !pod.preemptible) return std::nullopt;
+    charge += pending_charge(pod);
+  }
+  const PodRequest& first = pods.front();
+  if (book_) {
+    auto leaf = leaf_queue(first);
+    if (!leaf || !book()->admits(*leaf, charge, first.preemptible)) return std::nullopt;
+  }
+  const queues::MoveGate gate{first.queue, within_deserved(first, charge)};
+  const queues::MovablePod may_move = [this](const Allocation& a) { return movable(a); };
+  std::optional<queues::ConsolidationPass> own;
+  if (pass == nullptr) pass = &own.emplace();
+  auto plan = queues::find_consolidation(cluster_, pods, policy, may_move, gate, *pass, limits);
+  if (!plan || !moves_admitted(*plan, first, charge)) return std::nullopt;
+  return plan;
+}
+
+Status SchedulingState::apply_consolidation(const std::vector<PodRequest>& pods, const queues::ConsolidationPlan& plan) {
+  const DebugCheck check(*this);
+  // Every step is checked before anything changes: the moved pods off, everything placed again.
+  std::vector<Allocation> taken;
+  std::vector<std::string> reserved;
+  std::vector<PodRequest> moved;
+  auto undo = [&] {
+    for (auto it = reserved.rbegin(); it != reserved.rend(); ++it) cluster_.release(*it);
+    for (auto it = taken.rbegin(); it != taken.rend(); ++it) cluster_.restore(std::move(*it));
+    return Status(Code::kInternal, "the consolidation plan no longer fits the ledger");
+  };
+  for (const queues::Move& m : plan.moves) {
+    const PodRecord* r = pod(m.pod);
+    if (r == nullptr || r->standing != PodStanding::kBound) return undo();
+    moved.push_back(r->pod);
+    moved.back().started.reset();  // a new run where it lands
+    taken.push_back(*cluster_.take(m.pod));
+  }
+  auto place = [&](const PodRequest& p, const std::string& node, const GpuChoice& choice) {
+    auto n = cluster_.find_node(node);
+    if (!n || !cluster_.reserve(p, *n, choice).is_ok()) return false;
+    reserved.push_back(p.key());
+    return true;
+  };
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    if (i >= plan.placements.size() || !place(pods[i], plan.placements[i].node, plan.placements[i].choice)) return undo();
+  }
+  for (std::size_t i = 0; i < plan.moves.size(); ++i) {
+    if (!place(moved[i], plan.moves[i].to_node, plan.moves[i].to)) return undo();
+  }
+  // The ledger holds the plan; the records follow. A moved pod's old hold is off the ledger already.
+  std::set<std::size_t> left;
+  for (std::size_t i = 0; i < plan.moves.size(); ++i) {
+    const std::string key = moved[i].key();
+    charge(pods_.at(key), -1);
+    pods_.erase(key);
+    left.insert(taken[i].node);
+  }
+  for (const PodRequest& p : moved) record_bound(p, /*book_charged=*/false);
+  for (const PodRequest& p : pods) record_bound(p, /*book_charged=*/false);
+  for (std::size_t node : left) readopt_conflicts(node);  // a conflict there may fit now
+  return Status::ok();
+}
+
+}  // namespace fracpack
