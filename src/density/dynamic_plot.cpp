@@ -12,8 +12,6 @@ namespace fracpack::density {
 namespace {
 
 constexpr std::size_t kSamples = 400;
-constexpr std::array<plot::Stroke, 4> kStrokes{plot::Stroke::kSolid, plot::Stroke::kDashed, plot::Stroke::kDotted,
-                                               plot::Stroke::kDashDot};
 
 /// The step function's value at `t` (the last point at or before it; the first before that).
 double at(const std::vector<std::array<double, 4>>& timeline, std::size_t column, double t) {
@@ -42,8 +40,8 @@ std::string dynamic_svg(const std::string& title, const std::vector<const Dynami
   std::vector<plot::Series> pending;
   double pending_max = 1;
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    plot::Series a{groups[g].first, {}, kStrokes[g % kStrokes.size()]};
-    plot::Series p{groups[g].first, {}, kStrokes[g % kStrokes.size()]};
+    plot::Series a{groups[g].first, {}, plot::kStrokes[g % plot::kStrokes.size()]};
+    plot::Series p{groups[g].first, {}, plot::kStrokes[g % plot::kStrokes.size()]};
     for (std::size_t k = 0; k <= kSamples; ++k) {
       const double t = from + (end - from) * static_cast<double>(k) / kSamples;
       double sum_a = 0;

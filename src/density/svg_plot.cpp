@@ -12,15 +12,11 @@ namespace {
 constexpr std::size_t kZoomFrom = 80;  // arrived %, where packing policies start to differ
 constexpr std::size_t kFullAt = 100;   // arrived %: the cluster's capacity
 
-/// Line styles by position: six policies stay apart in grey print too.
-constexpr std::array<plot::Stroke, 4> kStrokes{plot::Stroke::kSolid, plot::Stroke::kDashed, plot::Stroke::kDotted,
-                                               plot::Stroke::kDashDot};
-
 std::vector<plot::Series> lines_of(const std::vector<PlotSeries>& series) {
   std::vector<plot::Series> lines;
   for (std::size_t i = 0; i < series.size(); ++i) {
-    plot::Series line{series[i].name, {}, kStrokes[i % kStrokes.size()]};
-    line.width = i < kStrokes.size() ? 1.8 : 2.6;  // past four styles, the width tells the second round apart
+    plot::Series line{series[i].name, {}, plot::kStrokes[i % plot::kStrokes.size()]};
+    line.width = i < plot::kStrokes.size() ? 1.8 : 2.6;  // past four styles, the width tells the second round apart
     for (std::size_t x = 0; x < series[i].values.size(); ++x) line.points.emplace_back(static_cast<double>(x), series[i].values[x]);
     lines.push_back(std::move(line));
   }

@@ -112,7 +112,7 @@ Result<std::vector<double>> parse_loads(const std::string& text) {
     double v = 0;
     auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
     if (part.empty() || ec != std::errc{} || ptr != part.data() + part.size() || !(v > 0) || !(v <= 10)) {
-      return invalid_argument("--load: \"{}\" is not a load in (0, 10] (the offered demand's peak × GPU capacity)", part);
+      return invalid_argument("--load: \"{}\" is not a load in (0, 10] (the offered demand's mean over the arrivals × GPU capacity)", part);
     }
     if (std::find(out.begin(), out.end(), v) != out.end()) return invalid_argument("--load: {} is listed twice", part);
     out.push_back(v);

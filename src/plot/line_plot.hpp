@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <array>
 #include <vector>
 
 namespace fracpack::plot {
@@ -14,6 +15,9 @@ namespace fracpack::plot {
 /// How a line is stroked: with colour, what tells lines apart in grey print and for colour-blind
 /// readers.
 enum class Stroke { kSolid, kDashed, kDotted, kDashDot };
+
+/// Every stroke, in the order series take them by position.
+inline constexpr std::array<Stroke, 4> kStrokes{Stroke::kSolid, Stroke::kDashed, Stroke::kDotted, Stroke::kDashDot};
 
 struct Series {
   std::string name{};

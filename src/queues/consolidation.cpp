@@ -56,11 +56,6 @@ class Journal {
   std::vector<Entry> entries_;
 };
 
-MiB memory_of(const Allocation& a) {
-  MiB sum{0};
-  for (MiB m : a.choice.memory) sum += m;
-  return sum;
-}
 
 /// Room for one pod on one node: the pod's GPUs there and the moves, in the order to apply them.
 struct NodePlan {
@@ -228,7 +223,7 @@ std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node
   }
   std::sort(moving.begin(), moving.end(), [](const Victim& a, const Victim& b) {
     if (a.was.choice.gpus.size() != b.was.choice.gpus.size()) return a.was.choice.gpus.size() > b.was.choice.gpus.size();
-    if (memory_of(a.was) != memory_of(b.was)) return memory_of(a.was) > memory_of(b.was);
+    if (a.was.choice.memory_held() != b.was.choice.memory_held()) return a.was.choice.memory_held() > b.was.choice.memory_held();
     return a.was.cpu != b.was.cpu ? a.was.cpu > b.was.cpu : a.was.pod < b.was.pod;
   });
   NodePlan plan;
@@ -241,9 +236,9 @@ std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node
     placed = to.has_value() && journal_.reserve(*v.pod, to->node, to->choice);
     if (!placed) break;
     plan.moves.push_back({v.was.pod, state_.node(v.was.node).name, v.was.choice.gpus, state_.node(to->node).name, to->choice,
-                          memory_of(v.was)});
+                          v.was.choice.memory_held()});
     plan.moved_pods.push_back(v.pod);
-    plan.moved += memory_of(v.was);
+    plan.moved += v.was.choice.memory_held();
   }
   journal_.rollback(mark);
   if (!placed) return std::nullopt;

@@ -14,11 +14,6 @@ std::int64_t memory_on(const Allocation& a, std::size_t g) {
   return sum;
 }
 
-std::int64_t memory_of(const Allocation& a) {
-  std::int64_t sum = 0;
-  for (MiB m : a.choice.memory) sum += m.count();
-  return sum;
-}
 
 /// What the pod needs free on GPU `g` (MiB); nullopt when the GPU could never take it.
 std::optional<std::int64_t> need_on(const ClusterState& state, std::size_t n, std::size_t g, const PodRequest& pod) {
@@ -160,7 +155,7 @@ std::vector<std::size_t> removal_order(const NodeHeld& held, const std::vector<G
     if (listed[i] || !may_move(held.pods[i])) continue;
     const Allocation& a = *held.pods[i].allocation;
     const bool gpus = !a.choice.gpus.empty();
-    rest.push_back({{gpus, gpus ? -memory_of(a) : -a.cpu.count()}, i});
+    rest.push_back({{gpus, gpus ? -a.choice.memory_held().count() : -a.cpu.count()}, i});
   }
   std::sort(rest.begin(), rest.end(), [&](const auto& x, const auto& y) {
     return x.first != y.first ? x.first < y.first : held.pods[x.second].allocation->pod < held.pods[y.second].allocation->pod;

@@ -10,11 +10,6 @@
 namespace fracpack::queues {
 namespace {
 
-MiB memory_of(const Allocation& a) {
-  MiB sum{0};
-  for (MiB m : a.choice.memory) sum += m;
-  return sum;
-}
 
 bool fits_on(ClusterState& state, const PodRequest& pod, const Policy& policy, std::size_t node) {
   NodeMask only(state.node_count(), false);
@@ -117,7 +112,7 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
   std::optional<Victims> best;
   for (auto& [node, candidates] : by_node) {
     std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      return memory_of(a.allocation) > memory_of(b.allocation);
+      return a.allocation.choice.memory_held() > b.allocation.choice.memory_held();
     });
     std::map<std::size_t, Amounts> taken;  // per leveled queue, what the chosen victims give back
     auto still_over = [&](const Candidate& c) {
@@ -156,7 +151,7 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
       v.node = state.node(node).name;
       for (const Candidate& c : removed) {
         v.pods.push_back(c.allocation.pod);
-        v.gpu_memory += memory_of(c.allocation);
+        v.gpu_memory += c.allocation.choice.memory_held();
       }
       std::sort(v.pods.begin(), v.pods.end());
       const auto better = [](const Victims& x, const Victims& y) {

@@ -349,25 +349,28 @@ std::size_t Replay::moves_allowed(std::int64_t cycle) {
 
 /// KAI's consolidation action: pending preemptible pods in job order (priority, then arrival),
 /// each that fits nowhere placed by moving running pods when a plan exists within the hour's
-/// bound on moves. A pod no easier than one that found no plan is not searched for (FailedPods).
+/// bound on moves. A pod no easier than one of its queue that found no plan is not searched for
+/// (FailedPods).
 /// True when any pod started.
 bool Replay::consolidate(std::int64_t cycle) {
   // pending_ is in arrival order: one scan per priority, highest first, is job order.
   std::set<std::int32_t, std::greater<>> priorities;
   for (std::size_t i : pending_) priorities.insert(pods_[i].pod.priority);
-  queues::FailedPods failed;
+  // Per leaf queue: a plan refused by one queue's rules (admission, deserved share) says nothing
+  // about another queue's pod of the same ask.
+  std::map<std::size_t, queues::FailedPods> failed;
   std::set<std::size_t> started;
   std::size_t searched = 0;
   const auto search = [&](std::size_t i) {  // false: no more searches this cycle
     const PodRequest& pod = pods_[i].pod;
-    if (!pod.preemptible || failed.covers(job_of_[i].ask)) return true;
+    if (!pod.preemptible || failed[leaf_of_[i]].covers(job_of_[i].ask)) return true;
     if (searched++ == options_.consolidation_limits.max_jobs) return false;
     queues::ConsolidationLimits limits = options_.consolidation_limits;
     limits.max_moves = std::min(limits.max_moves, moves_allowed(cycle));
     if (limits.max_moves == 0) return false;
     auto plan = state_.plan_consolidation({pod}, *policy_, limits, consolidation_.get());
     if (!plan || !state_.apply_consolidation({pod}, *plan).is_ok()) {
-      failed.add(job_of_[i].ask);
+      failed[leaf_of_[i]].add(job_of_[i].ask);
       return true;
     }
     ++row(i).consolidated;

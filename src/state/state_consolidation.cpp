@@ -101,7 +101,9 @@ Status SchedulingState::apply_consolidation(const std::vector<PodRequest>& pods,
     if (r == nullptr || r->standing != PodStanding::kBound) return undo();
     moved.push_back(r->pod);
     moved.back().started.reset();  // a new run where it lands
-    taken.push_back(*cluster_.take(m.pod));
+    auto held = cluster_.take(m.pod);  // none: the plan moves a pod twice, or the ledger lost it
+    if (!held) return undo();
+    taken.push_back(std::move(*held));
   }
   auto place = [&](const PodRequest& p, const std::string& node, const GpuChoice& choice) {
     auto n = cluster_.find_node(node);

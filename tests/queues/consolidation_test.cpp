@@ -84,6 +84,24 @@ TEST_CASE("KAI: two halves on two GPUs, a whole-GPU job pending: one half moves 
   CHECK(c.state.verify().empty());
 }
 
+TEST_CASE("a plan that moves one pod twice is refused with the ledger as it was") {
+  Cluster c({nvf("node0", 2, 40000)});
+  c.run(share("job0", "0.5"), "node0", "0");
+  c.run(share("job1", "0.5"), "node0", "1");
+  const PodRequest pending = c.wait(PodBuilder("pending").whole(1));
+  auto plan = c.plan(pending);
+  REQUIRE(plan.has_value());
+  REQUIRE(plan->moves.size() == 1);
+  plan->moves.push_back(plan->moves.front());  // stale or corrupt: the second take finds nothing
+  const Status st = c.state.apply_consolidation({pending}, *plan);
+  CHECK(st.code() == Code::kInternal);
+  CHECK(c.gpus_of("default/job0") == std::vector<int>{0});
+  CHECK(c.gpus_of("default/job1") == std::vector<int>{1});
+  CHECK(c.state.pod("default/pending")->standing == PodStanding::kPending);
+  CHECK(c.state.check_invariants().empty());
+  CHECK(c.state.verify().empty());
+}
+
 TEST_CASE("KAI: halves consolidated to make room for a 0.7 share and for a memory request") {
   // "consolidate fractional GPUs and insert a fractional train job", then its GPU-memory twin.
   Cluster c({nvf("node0", 2, 40000)});

@@ -154,6 +154,31 @@ TEST_CASE("replay: consolidation moves a half beside the other so a whole-GPU po
   CHECK(moved->end == 120);
 }
 
+TEST_CASE("replay: a queue refused a plan does not stop another queue's pod of the same ask") {
+  // As above, but two whole-GPU pods arrive at 20: w1 of queue b first (quota 0: past its
+  // deserved share it may not move queue a's halves, and it has none of its own), then w2 of
+  // queue a. w1 finds no plan; w2, asking the same, moves s1 beside s4 and starts at once.
+  quota::TimedWorkload w;
+  w.pods = {half("s1", 100), half("s2", 10), half("s3", 10), half("s4", 100), whole_gpu("w1", "b", 20, 50),
+            whole_gpu("w2", "a", 20, 50)};
+  quota::ReplayOptions options;
+  options.consolidation = true;
+  auto r = quota::replay(one_node(2), {gpu_queue("a", 2), gpu_queue("b", 0)}, w, options);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  CHECK(r->moves == 1);
+  for (const auto& q : r->queues) {
+    CAPTURE(q.queue);
+    if (q.queue == "a") {
+      CHECK(q.consolidated == 1);
+      CHECK(q.pending_seconds == std::vector<std::int64_t>{0, 0, 0, 0, 0});
+    } else {
+      CHECK(q.consolidated == 0);
+      REQUIRE(q.pending_seconds.size() == 1);
+      CHECK(q.pending_seconds[0] > 0);
+    }
+  }
+}
+
 TEST_CASE("replay: consolidation within a bound on moves per hour") {
   // Four GPUs, one half left on each at t=10 (as above, twice over); at 20 a pod asks for two
   // whole GPUs: two halves must move. A bound of one move an hour leaves it waiting for the

@@ -30,6 +30,13 @@ struct GpuChoice {
   int shared_before = 0;          ///< how many chosen GPUs already carried fractions of this mode
   MiB free_after{0};              ///< sum of usable memory left on the chosen GPUs after placement
 
+  /// GPU memory held over every entry of `gpus`.
+  [[nodiscard]] MiB memory_held() const {
+    MiB sum{0};
+    for (MiB m : memory) sum += m;
+    return sum;
+  }
+
   bool operator==(const GpuChoice& o) const {
     return hold == o.hold && mode == o.mode && gpus == o.gpus && memory == o.memory && compute == o.compute;
   }
