@@ -74,11 +74,17 @@ void VerdictCache::refresh(Entry& e, const ClusterState& state, std::size_t n, c
 
 Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state, const PodRequest& pod,
                                                         const Policy& policy, const std::vector<std::size_t>& nodes) {
-  const PodTraits traits = binpack::traits_of(pod, state);
+  std::optional<PodTraits> traits;
+  return select_among(state, pod, policy, nodes, traits);
+}
+
+Result<std::optional<RankedNode>> VerdictCache::select_among(const ClusterState& state, const PodRequest& pod,
+                                                              const Policy& policy, const std::vector<std::size_t>& nodes,
+                                                              std::optional<PodTraits>& traits) {
   // The nodes of the best (tier, value) so far; value2 is the tie-break among them.
   auto rank = [](const NodeKey& k) { return std::pair{k.tier, k.value}; };
   std::vector<std::pair<std::size_t, NodeKey>> best;
-  visit(state, pod, policy, nodes, [&](std::size_t n, const Entry& e) {
+  visit_with(state, pod, policy, nodes, traits, [&](std::size_t n, const Entry& e) {
     if (!e.key) return;
     if (!best.empty() && rank(*e.key) > rank(best.front().second)) return;
     if (!best.empty() && rank(*e.key) < rank(best.front().second)) best.clear();
@@ -94,7 +100,8 @@ Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state
       chosen->key = key;
     }
   }
-  auto evaluated = binpack::evaluate_node(state, chosen->node, pod, traits, policy);
+  if (!traits) traits = binpack::traits_of(pod, state);
+  auto evaluated = binpack::evaluate_node(state, chosen->node, pod, *traits, policy);
   if (!evaluated) {
     return Status(Code::kInternal, fmt::format("{}: the cached key of node {} has no GPU choice (the cache and the "
                                                "state disagree)", pod.key(), state.node(chosen->node).name));
@@ -106,11 +113,11 @@ Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state
 
 Result<std::optional<RankedNode>> VerdictCache::select(const ClusterState& state, const PodRequest& pod,
                                                         const Policy& policy) {
-  const PodTraits traits = binpack::traits_of(pod, state);
+  std::optional<PodTraits> traits = binpack::traits_of(pod, state);
   std::vector<std::size_t> candidates;
-  state.index().visit_leaves([&](const SummaryRange& r) { return binpack::could_fit(pod, traits, r.hi); },
+  state.index().visit_leaves([&](const SummaryRange& r) { return binpack::could_fit(pod, *traits, r.hi); },
                              [&](std::size_t n) { candidates.push_back(n); });
-  return select(state, pod, policy, candidates);
+  return select_among(state, pod, policy, candidates, traits);
 }
 
 std::vector<RankedNode> VerdictCache::rank(const ClusterState& state, const PodRequest& pod, const Policy& policy,

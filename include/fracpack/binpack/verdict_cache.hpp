@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "fracpack/binpack/cluster_state.hpp"
@@ -56,14 +57,8 @@ class VerdictCache {
   template <class Visit>
   void visit(const ClusterState& state, const PodRequest& pod, const Policy& policy, const std::vector<std::size_t>& nodes,
              Visit&& visit) {
-    std::lock_guard lock(mu_);
-    Shape& shape = shape_for(state, pod, policy);
     std::optional<PodTraits> traits;  // computed on the first stale entry only
-    for (std::size_t n : nodes) {
-      Entry& e = shape.entries[n];
-      if (e.stamp != state.node_stamp(n)) refresh(e, state, n, pod, policy, traits);
-      visit(n, static_cast<const Entry&>(e));
-    }
+    visit_with(state, pod, policy, nodes, traits, std::forward<Visit>(visit));
   }
 
   /// rank_nodes(state, pod, policy, nodes) from the cached keys: normalised scores, best first.
@@ -93,6 +88,23 @@ class VerdictCache {
   }
 
  private:
+  /// visit() with the pod's traits from the caller when known (else worked out on the first
+  /// stale entry, and left in `traits`).
+  template <class Visit>
+  void visit_with(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                  const std::vector<std::size_t>& nodes, std::optional<PodTraits>& traits, Visit&& visit) {
+    std::lock_guard lock(mu_);
+    Shape& shape = shape_for(state, pod, policy);
+    for (std::size_t n : nodes) {
+      Entry& e = shape.entries[n];
+      if (e.stamp != state.node_stamp(n)) refresh(e, state, n, pod, policy, traits);
+      visit(n, static_cast<const Entry&>(e));
+    }
+  }
+  /// select()'s work over `nodes`, with the pod's traits (worked out here when not given).
+  Result<std::optional<RankedNode>> select_among(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                                                 const std::vector<std::size_t>& nodes, std::optional<PodTraits>& traits);
+
   struct Shape {
     const Policy* policy = nullptr;
     std::uint64_t traits_epoch = 0;  ///< ClusterState::traits_epoch() the entries were computed at
