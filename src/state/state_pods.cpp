@@ -322,8 +322,11 @@ void SchedulingState::rederive(const std::string& group_key) {
   }
 }
 
-Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, const Policy& policy) {
+Result<Allocation> SchedulingState::bind(const PodRequest& given, std::size_t n, const Policy& policy) {
   const DebugCheck check(*this);
+  // Admitted and charged on its PodGroup's terms, as a watch reading it back will place it.
+  auto resolved = effective(given);
+  const PodRequest pod = resolved ? std::move(*resolved) : given;  // an unknown class in the PodGroup: its own terms
   const std::string key = pod.key();
   if (n >= cluster_.node_count()) return Status(Code::kNotFound, fmt::format("pod {}: node #{} does not exist", key, n));
   const std::string& node = cluster_.node(n).name;
@@ -350,11 +353,11 @@ Result<Allocation> SchedulingState::bind(const PodRequest& pod, std::size_t n, c
                   "node:" + node);
   }
   if (Status st = cluster_.reserve(pod, n, ranked.front().choice); !st.is_ok()) return st;
-  record_bound(pod, /*book_charged=*/false);
+  record_bound(pod, BoundBy::kBind);
   return *cluster_.allocation(key);
 }
 
-void SchedulingState::record_bound(const PodRequest& pod, bool book_charged) {
+void SchedulingState::record_bound(const PodRequest& pod, BoundBy by) {
   const std::string key = pod.key();
   if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's): ours now
     withdraw(key, it->second);
@@ -364,14 +367,17 @@ void SchedulingState::record_bound(const PodRequest& pod, bool book_charged) {
   PodRecord& record = pods_[key];
   record.raw = pod;
   record.raw.bound = Binding{cluster_.node(held.node).name, held.choice.gpus};
-  record.pod = record.raw;
+  auto terms = effective(record.raw);
+  record.pod = terms ? std::move(*terms) : record.raw;  // as place_record() reads it
   mark_started(key, record);
-  record.ours = is_ours(pod);  // as the watch and a restart will read it
+  // Bind: as the watch and a restart will read it. A session or a consolidation placed it for us
+  // (place and replay take every pod they are given) and charged it as ours.
+  record.ours = by != BoundBy::kBind || is_ours(pod);
   record.standing = PodStanding::kBound;
   if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
   record.charge = queues::charge_placed(pod, cluster_, held);
   if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
-  if (!book_charged || !record.ours) {
+  if (by != BoundBy::kSession || book_ == nullptr) {
     charge(record, 1);
     return;
   }
@@ -413,7 +419,7 @@ std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& polic
   for (const auto& o : out) {
     for (std::size_t i = 0; i < o.members.size(); ++i) {
       if (!o.members[i].placement) continue;
-      record_bound(o.job->members[i], /*book_charged=*/book_ != nullptr);
+      record_bound(o.job->members[i], BoundBy::kSession);
     }
   }
   return out;

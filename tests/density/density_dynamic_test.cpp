@@ -10,6 +10,7 @@
 
 #include "fracpack/sim/density_dynamic.hpp"
 #include "fracpack/sim/density_job.hpp"
+#include "support/build_kind.hpp"
 #include "support/temp_files.hpp"
 #include "support/trace_files.hpp"
 
@@ -116,7 +117,7 @@ TEST_CASE("dynamic run: the metrics add up, and the same seed gives the same run
     CHECK(run->allocation_window_pct > 0);
     CHECK(run->allocation_window_pct <= 100);
     CHECK(run->pending_gpu_hours > 0);  // at 150 % some wait
-    if (!consolidation) CHECK(run->moves == 0);
+    CHECK((run->moves > 0) == consolidation);  // at 150 % the 4-GPU pods find shares in the way
     auto again = density::run_dynamic(trace, "pack", 42, options);
     REQUIRE(again.is_ok());
     CHECK(again->pending_gpu_hours == run->pending_gpu_hours);
@@ -161,7 +162,11 @@ TEST_CASE("bench density --dynamic: files, the summary, and bad flags refused wi
   CHECK(with([](DensityJobOptions& b) { b.published = b.pods_csv; }) == 2);
 }
 
-TEST_CASE("dynamic density on the real trace: consolidation halves what multi-GPU pods wait, allocation not lower") {
+// Release builds only: under the sanitizers' whole-state check after every session (build_kind.hpp)
+// the two replays took over half an hour and CI ran out of time. The small trace above runs the
+// same replay, consolidation included, checked after every step.
+TEST_CASE("dynamic density on the real trace: consolidation halves what multi-GPU pods wait, allocation not lower" *
+          doctest::skip(kSanitizedBuild)) {
   auto dir = require_shared_data();
   if (!dir) return;
   auto trace = density::load_trace(*dir / "alibaba-gpu-v2023" / "openb_node_list_gpu_node.csv",

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "fracpack/binpack/policy.hpp"
 #include "fracpack/queues/decode_queue.hpp"
 #include "fracpack/queues/scheduling_state.hpp"
 #include "support/builders.hpp"
@@ -22,6 +23,14 @@ queues::QueueSpec queue_spec(const std::string& name, const std::string& parent,
 SchedulingState empty_state() {
   SchedulingState::Options options;
   return SchedulingState(options);
+}
+
+/// Adds node n (4 GPUs of 80000 MiB) and queue qa with `gpu_quota` GPUs deserved.
+void add_node_and_queue(SchedulingState& s, double gpu_quota) {
+  ObjectChange c;
+  c.nodes.push_back(nvf("n", 4, 80000).spec());
+  c.queues = {queue_spec("qa", "", gpu_quota)};
+  (void)s.apply(c);
 }
 
 void check(const SchedulingState& s) {
@@ -96,10 +105,7 @@ TEST_CASE("a node whose GPUs shrink re-adopts its pods; those that no longer fit
 
 TEST_CASE("queue figures follow Queue and PodGroup edits without a rebuild") {
   SchedulingState s = empty_state();
-  ObjectChange c;
-  c.nodes.push_back(nvf("n", 4, 80000).spec());
-  c.queues = {queue_spec("qa", "", 2)};
-  (void)s.apply(c);
+  add_node_and_queue(s, 2);
   PodBuilder g1("g1");
   g1.whole(1).label("kai.scheduler/queue", "qa").annotation("pod-group-name", "pg").bound_to("n");
   CHECK(s.observe(g1.spec()) == PodStanding::kBound);
@@ -138,8 +144,43 @@ TEST_CASE("queue figures follow Queue and PodGroup edits without a rebuild") {
   CHECK(s.validate(remove_parent).code() == Code::kInvalidArgument);
 }
 
+TEST_CASE("a pod of another scheduler: a session places it as ours, a Bind as foreign; the book agrees either way") {
+  // `fracpack place --scheduler-name someone-else` placed kai-scheduler pods in a session that
+  // charged the book, then recorded them as foreign: the book counted pods no queue held.
+  SchedulingState s = empty_state();
+  add_node_and_queue(s, 4);
+  const std::size_t qa = *s.tree()->find("qa");
+  auto placed = PodBuilder("placed").whole(1).label("kai.scheduler/queue", "qa").spec();
+  placed.scheduler_name = "someone-else";
+  CHECK(s.observe(placed) == PodStanding::kIgnored);
+  queues::Job job;
+  job.name = placed.key();
+  job.members = {placed};
+  job.min_member = 1;
+  job.queue = qa;
+  job.member_charges = {s.pending_charge(placed)};
+  job.charge = job.member_charges.front();
+  auto pack = make_policy("pack");
+  REQUIRE(pack.is_ok());
+  const auto out = s.run_session(**pack, std::vector<queues::Job>{job});
+  REQUIRE(out.size() == 1);
+  REQUIRE(out.front().members.front().placement);
+  CHECK(s.pod(placed.key())->ours);
+  CHECK(s.book()->allocated(qa)[Resource::kGpu] == 1000);
+  check(s);
+  auto bound = PodBuilder("bound").whole(1).label("kai.scheduler/queue", "qa").spec();
+  bound.scheduler_name = "someone-else";
+  REQUIRE(s.bind(bound, 0, **pack).is_ok());
+  CHECK_FALSE(s.pod(bound.key())->ours);
+  CHECK(s.book()->allocated(qa)[Resource::kGpu] == 1000);  // a foreign pod counts in no queue
+  check(s);
+}
+
 TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recount and a state built from scratch") {
   int steps = 0;
+  int binds = 0;
+  auto pack = make_policy("pack");
+  REQUIRE(pack.is_ok());
   for (std::uint32_t seed = 1; seed <= 20; ++seed) {
     CAPTURE(seed);
     std::mt19937 rng(seed);
@@ -196,6 +237,15 @@ TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recou
         pods[pod.key()] = pod;
         std::erase(order, pod.key());
         order.push_back(pod.key());
+      } else if (op < 82 && !pods.empty() && !nodes.empty()) {  // the extender's Bind, ours or another scheduler's
+        const std::string key = std::next(pods.begin(), pick(0, static_cast<int>(pods.size()) - 1))->first;
+        const auto node = s.cluster().find_node(std::next(nodes.begin(), pick(0, static_cast<int>(nodes.size()) - 1))->first);
+        if (node && s.bind(pods.at(key), *node, **pack).is_ok()) {
+          pods[key] = s.pod(key)->raw;  // as a watch reads it back: bound, with its devices
+          ++binds;
+          std::erase(order, key);
+          order.push_back(key);
+        }
       } else if (!pods.empty()) {
         const std::string key = std::next(pods.begin(), pick(0, static_cast<int>(pods.size()) - 1))->first;
         CHECK(s.forget(key));
@@ -258,7 +308,8 @@ TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recou
       }
     }
   }
-  MESSAGE(steps, " steps");
+  MESSAGE(steps, " steps, ", binds, " binds");
+  CHECK(binds > 20);
 }
 
 }  // namespace

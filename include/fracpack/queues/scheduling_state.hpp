@@ -135,7 +135,8 @@ class SchedulingState {
   /// Binds a pending pod to `node` (kube-scheduler's Bind): queue admission (pods of ours), the
   /// fit on that node under `policy`'s GPU choice, the reservation, the charge. kNotFound (node),
   /// kResourceExhausted (its queue refuses: the message is the queue's), kUnschedulable (no longer
-  /// fits), kAlreadyExists (it holds resources already). Nothing changes on an error.
+  /// fits), kAlreadyExists (it holds resources already). Nothing changes on an error. `pod` may be
+  /// raw or effective(): its PodGroup's terms are applied either way.
   Result<Allocation> bind(const PodRequest& pod, std::size_t node, const Policy& policy);
   /// A gang through a scheduler that binds one pod at a time (kube-scheduler). For a pending
   /// member of a PodGroup with minMember > 1 that its running members do not already satisfy:
@@ -282,10 +283,15 @@ class SchedulingState {
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
                       GangDecision& d);
+  /// How a pod came to be reserved in the ledger, for record_bound().
+  enum class BoundBy {
+    kBind,           ///< the extender's Bind: ours when its scheduler name is, as a watch reads it
+    kSession,        ///< placed by run_session (place, replay): ours; the session charged the book
+    kConsolidation,  ///< placed or moved by apply_consolidation: ours; the book not yet charged
+  };
   /// Records `pod`, just reserved in the ledger, as bound there: its start now (unless it has
-  /// one), its charge into its queue's totals, and into the book unless `book_charged` (a session
-  /// charged it already).
-  void record_bound(const PodRequest& pod, bool book_charged);
+  /// one), its charge into its queue's totals, and into the book unless a session charged it.
+  void record_bound(const PodRequest& pod, BoundBy by);
   /// plan_consolidation's rules: the pod behind `a` when it may move for some job (the queue rule
   /// aside), else null.
   [[nodiscard]] const PodRequest* movable(const Allocation& a) const;
