@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -32,6 +33,15 @@ class Journal {
   [[nodiscard]] bool reserve(const PodRequest& pod, std::size_t node, const GpuChoice& choice) {
     if (!state_.reserve(pod, node, choice).is_ok()) return false;
     entries_.push_back({std::nullopt, pod.key()});
+    return true;
+  }
+  /// Undoes the take() of `key` alone, when only takes followed it: the pod is back where it was.
+  /// False (nothing changed) when no take of `key` is held.
+  [[nodiscard]] bool put_back(const std::string& key) {
+    auto it = std::find_if(entries_.rbegin(), entries_.rend(), [&](const Entry& e) { return e.taken && e.taken->pod == key; });
+    if (it == entries_.rend()) return false;
+    state_.restore(std::move(*it->taken));
+    entries_.erase(std::next(it).base());
     return true;
   }
   [[nodiscard]] std::size_t mark() const { return entries_.size(); }
@@ -104,7 +114,16 @@ class Search {
     return fmt::format("{}|{}|{}|{}|{}|{}", ask.constraints, ask.gpu, ask.cpu, ask.memory, gate_.other_queues ? "*" : gate_.queue,
                        state_.traits_epoch());
   }
+  /// A pod taken off its node for a plan: where it was, and the pod.
+  struct Victim {
+    Allocation was;
+    const PodRequest* pod;
+  };
   std::optional<NodePlan> try_node(const PodRequest& pod, std::size_t node, const detail::MayMove& can, std::size_t budget);
+  std::optional<std::vector<Victim>> take_until_fits(const PodRequest& pod, std::size_t node, const detail::MayMove& can,
+                                                     std::size_t budget);
+  void put_back_unneeded(const PodRequest& pod, std::size_t node, std::vector<Victim>& moving);
+  std::optional<NodePlan> land(const PodRequest& pod, std::size_t node, std::vector<Victim> moving);
   bool apply(const PodRequest& pod, const NodePlan& plan);
 
   ClusterState& state_;
@@ -184,11 +203,33 @@ std::optional<NodePlan> Search::best_for(const PodRequest& pod, std::size_t budg
 }
 
 /// The pod on `node` with pods moved off it: first the core, what the GPUs it needs must shed (the
-/// fewest pods per GPU), then in removal order until it fits (CPU, memory); each placed again where
-/// the policy puts it, the biggest first. nullopt when one finds no place, or more than `budget`
-/// must move.
+/// fewest pods per GPU), then in removal order until it fits (CPU, memory); then every taken pod
+/// the fit does not need goes back; the rest are placed again where the policy puts them, the
+/// biggest first. When one of them finds no place after the put-back, the whole set taken is tried
+/// (a pod put back may have been what made room for another). nullopt when no set lands, or more
+/// than `budget` must be taken.
 std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node, const detail::MayMove& can,
                                          std::size_t budget) {
+  const std::size_t mark = journal_.mark();
+  auto taken = take_until_fits(pod, node, can, budget);
+  if (!taken) return std::nullopt;
+  std::vector<Victim> needed = *taken;
+  put_back_unneeded(pod, node, needed);
+  auto plan = land(pod, node, needed);
+  journal_.rollback(mark);
+  if (!plan && needed.size() < taken->size()) {
+    for (const Victim& v : *taken) journal_.take(v.was.pod);
+    plan = land(pod, node, *taken);
+    journal_.rollback(mark);
+  }
+  return plan;
+}
+
+/// Takes pods off `node` until `pod` fits there: the core, then in removal order. The pods taken,
+/// left taken in the journal; nullopt (the journal as it was) when more than `budget` must go or a
+/// core pod has no room anywhere else.
+std::optional<std::vector<Search::Victim>> Search::take_until_fits(const PodRequest& pod, std::size_t node,
+                                                                   const detail::MayMove& can, std::size_t budget) {
   const detail::NodeHeld& held = pass_.held(state_, node, movable_);
   const auto costs = detail::gpu_costs(state_, node, pod, held, can);
   const auto core = detail::core_victims(held, costs, detail::devices_needed(pod));
@@ -196,10 +237,6 @@ std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node
   for (std::size_t i : core) {
     if (stranded(held.pods[i])) return std::nullopt;  // before touching the ledger
   }
-  struct Victim {
-    Allocation was;
-    const PodRequest* pod;
-  };
   std::vector<Victim> moving;
   std::vector<bool> taken(held.pods.size(), false);
   const std::size_t mark = journal_.mark();
@@ -210,17 +247,34 @@ std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node
     journal_.take(moving.back().was.pod);
   };
   for (std::size_t i : core) take(i);
-  if (!fits(pod, node)) {
-    const auto order = detail::removal_order(held, costs, can, taken);
-    auto next = order.begin();
-    while (!fits(pod, node)) {
-      if (next == order.end() || moving.size() == budget) {
-        journal_.rollback(mark);
-        return std::nullopt;
-      }
-      take(*next++);
+  if (fits(pod, node)) return moving;
+  const auto order = detail::removal_order(held, costs, can, taken);
+  for (auto next = order.begin(); !fits(pod, node); ++next) {
+    if (next == order.end() || moving.size() == budget) {
+      journal_.rollback(mark);
+      return std::nullopt;
+    }
+    take(*next);
+  }
+  return moving;
+}
+
+/// Puts back, the last taken first, every pod of `moving` that `pod` can do without on `node`;
+/// `moving` keeps the others (still taken).
+void Search::put_back_unneeded(const PodRequest& pod, std::size_t node, std::vector<Victim>& moving) {
+  for (std::size_t i = moving.size(); i-- > 0;) {
+    if (!journal_.put_back(moving[i].was.pod)) continue;
+    if (fits(pod, node)) {
+      moving.erase(moving.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      journal_.take(moving[i].was.pod);
     }
   }
+}
+
+/// With `moving` taken: `pod` placed on `node`, then each of `moving` placed again, the biggest
+/// first. The plan, or nullopt when one finds no place; the journal keeps what was reserved.
+std::optional<NodePlan> Search::land(const PodRequest& pod, std::size_t node, std::vector<Victim> moving) {
   std::sort(moving.begin(), moving.end(), [](const Victim& a, const Victim& b) {
     if (a.was.choice.gpus.size() != b.was.choice.gpus.size()) return a.was.choice.gpus.size() > b.was.choice.gpus.size();
     if (a.was.choice.memory_held() != b.was.choice.memory_held()) return a.was.choice.memory_held() > b.was.choice.memory_held();
@@ -228,20 +282,16 @@ std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node
   });
   NodePlan plan;
   auto here = rank_nodes(state_, pod, policy_, {node});
-  bool placed = !here.empty() && journal_.reserve(pod, node, here.front().choice);
-  if (placed) plan.placement = {pod.key(), state_.node(node).name, here.front().choice, 0};
-  for (std::size_t i = 0; placed && i < moving.size(); ++i) {
-    const Victim& v = moving[i];
+  if (here.empty() || !journal_.reserve(pod, node, here.front().choice)) return std::nullopt;
+  plan.placement = {pod.key(), state_.node(node).name, here.front().choice, 0};
+  for (const Victim& v : moving) {
     auto to = best_node(*v.pod);
-    placed = to.has_value() && journal_.reserve(*v.pod, to->node, to->choice);
-    if (!placed) break;
+    if (!to || !journal_.reserve(*v.pod, to->node, to->choice)) return std::nullopt;
     plan.moves.push_back({v.was.pod, state_.node(v.was.node).name, v.was.choice.gpus, state_.node(to->node).name, to->choice,
                           v.was.choice.memory_held()});
     plan.moved_pods.push_back(v.pod);
     plan.moved += v.was.choice.memory_held();
   }
-  journal_.rollback(mark);
-  if (!placed) return std::nullopt;
   return plan;
 }
 

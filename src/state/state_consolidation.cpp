@@ -90,7 +90,8 @@ Status SchedulingState::apply_consolidation(const std::vector<PodRequest>& pods,
   // Every step is checked before anything changes: the moved pods off, everything placed again.
   std::vector<Allocation> taken;
   std::vector<std::string> reserved;
-  std::vector<PodRequest> moved;
+  std::vector<PodRequest> moved;      // as placed: their PodGroup's terms
+  std::vector<PodRequest> moved_raw;  // as recorded: as decoded (record_bound applies the terms)
   auto undo = [&] {
     for (auto it = reserved.rbegin(); it != reserved.rend(); ++it) cluster_.release(*it);
     for (auto it = taken.rbegin(); it != taken.rend(); ++it) cluster_.restore(std::move(*it));
@@ -101,6 +102,8 @@ Status SchedulingState::apply_consolidation(const std::vector<PodRequest>& pods,
     if (r == nullptr || r->standing != PodStanding::kBound) return undo();
     moved.push_back(r->pod);
     moved.back().started.reset();  // a new run where it lands
+    moved_raw.push_back(r->raw);
+    moved_raw.back().started.reset();
     auto held = cluster_.take(m.pod);  // none: the plan moves a pod twice, or the ledger lost it
     if (!held) return undo();
     taken.push_back(std::move(*held));
@@ -125,7 +128,7 @@ Status SchedulingState::apply_consolidation(const std::vector<PodRequest>& pods,
     pods_.erase(key);
     left.insert(taken[i].node);
   }
-  for (const PodRequest& p : moved) record_bound(p, BoundBy::kConsolidation);
+  for (const PodRequest& p : moved_raw) record_bound(p, BoundBy::kConsolidation);
   for (const PodRequest& p : pods) record_bound(p, BoundBy::kConsolidation);
   for (std::size_t node : left) readopt_conflicts(node);  // a conflict there may fit now
   return Status::ok();

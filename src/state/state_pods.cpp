@@ -359,25 +359,30 @@ Result<Allocation> SchedulingState::bind(const PodRequest& given, std::size_t n,
 
 void SchedulingState::record_bound(const PodRequest& pod, BoundBy by) {
   const std::string key = pod.key();
-  if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's): ours now
+  PodRequest raw = pod;
+  if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's)
+    // The pod as decoded, not its PodGroup's terms: a later PodGroup edit re-reads them from it.
+    if (!it->second.unreadable && it->second.raw.uid == pod.uid) raw = it->second.raw;
     withdraw(key, it->second);
     pods_.erase(it);
   }
   const Allocation& held = *cluster_.allocation(key);
   PodRecord& record = pods_[key];
-  record.raw = pod;
+  record.raw = std::move(raw);
   record.raw.bound = Binding{cluster_.node(held.node).name, held.choice.gpus};
   auto terms = effective(record.raw);
   record.pod = terms ? std::move(*terms) : record.raw;  // as place_record() reads it
   mark_started(key, record);
-  // Bind: as the watch and a restart will read it. A session or a consolidation placed it for us
-  // (place and replay take every pod they are given) and charged it as ours.
-  record.ours = by != BoundBy::kBind || is_ours(pod);
+  record.ours = is_ours(record.pod);  // as the watch and a restart will read it
   record.standing = PodStanding::kBound;
   if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
-  record.charge = queues::charge_placed(pod, cluster_, held);
+  record.charge = queues::charge_placed(record.pod, cluster_, held);
   if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
-  if (by != BoundBy::kSession || book_ == nullptr) {
+  const bool book_charged = by == BoundBy::kSession && book_ != nullptr;
+  if (book_charged && !record.ours) {  // place takes every pod it is given; another scheduler's counts in no queue
+    if (auto q = leaf_queue(record.pod)) book_->charge(*q, record.charge, record.pod.preemptible, -1);
+  }
+  if (!book_charged || !record.ours) {
     charge(record, 1);
     return;
   }

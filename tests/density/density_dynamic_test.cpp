@@ -162,11 +162,11 @@ TEST_CASE("bench density --dynamic: files, the summary, and bad flags refused wi
   CHECK(with([](DensityJobOptions& b) { b.published = b.pods_csv; }) == 2);
 }
 
-// Release builds only: under the sanitizers' whole-state check after every session (build_kind.hpp)
-// the two replays took over half an hour and CI ran out of time. The small trace above runs the
+// Release builds only: with the state's check after every session (build_kind.hpp), in the
+// sanitizer job, the two replays took over half an hour and CI ran out of time. The small trace above runs the
 // same replay, consolidation included, checked after every step.
 TEST_CASE("dynamic density on the real trace: consolidation halves what multi-GPU pods wait, allocation not lower" *
-          doctest::skip(kSanitizedBuild)) {
+          doctest::skip(kStateSelfChecks)) {
   auto dir = require_shared_data();
   if (!dir) return;
   auto trace = density::load_trace(*dir / "alibaba-gpu-v2023" / "openb_node_list_gpu_node.csv",

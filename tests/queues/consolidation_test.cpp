@@ -32,6 +32,16 @@ struct Cluster {
     if (!gpus.empty()) pod.annotation("fracpack.io/gpus", gpus);
     REQUIRE(state.observe(pod.spec()) == PodStanding::kBound);
   }
+  /// job0 and job1, a `portion` share each, on GPUs 0 and 1 of node0.
+  void share_per_gpu(const std::string& portion) {
+    run(PodBuilder("job0").fraction(portion), "node0", "0");
+    run(PodBuilder("job1").fraction(portion), "node0", "1");
+  }
+  /// The ledger and the records agree, and every rule holds.
+  void check_consistent() {
+    CHECK(state.check_invariants().empty());
+    CHECK(state.verify().empty());
+  }
   /// A pending pod, observed; returned as the state holds it.
   PodRequest wait(const PodBuilder& pod) {
     const PodRequest p = pod.spec();
@@ -59,8 +69,7 @@ std::vector<std::string> moved_pods(const queues::ConsolidationPlan& plan) {
 TEST_CASE("KAI: two halves on two GPUs, a whole-GPU job pending: one half moves beside the other") {
   // consolidationFractional_test "consolidate fractional GPUs and insert a whole train job".
   Cluster c({nvf("node0", 2, 40000)});
-  c.run(share("job0", "0.5"), "node0", "0");
-  c.run(share("job1", "0.5"), "node0", "1");
+  c.share_per_gpu("0.5");
   const PodRequest pending = c.wait(PodBuilder("pending").whole(1));
   auto plan = c.plan(pending);
   REQUIRE(plan.has_value());
@@ -80,14 +89,12 @@ TEST_CASE("KAI: two halves on two GPUs, a whole-GPU job pending: one half moves 
   CHECK(c.gpus_of("default/job1") == std::vector<int>{1});
   CHECK(c.gpus_of("default/pending") == std::vector<int>{0});
   CHECK(c.state.pod("default/pending")->standing == PodStanding::kBound);
-  CHECK(c.state.check_invariants().empty());
-  CHECK(c.state.verify().empty());
+  c.check_consistent();
 }
 
 TEST_CASE("a plan that moves one pod twice is refused with the ledger as it was") {
   Cluster c({nvf("node0", 2, 40000)});
-  c.run(share("job0", "0.5"), "node0", "0");
-  c.run(share("job1", "0.5"), "node0", "1");
+  c.share_per_gpu("0.5");
   const PodRequest pending = c.wait(PodBuilder("pending").whole(1));
   auto plan = c.plan(pending);
   REQUIRE(plan.has_value());
@@ -98,15 +105,13 @@ TEST_CASE("a plan that moves one pod twice is refused with the ledger as it was"
   CHECK(c.gpus_of("default/job0") == std::vector<int>{0});
   CHECK(c.gpus_of("default/job1") == std::vector<int>{1});
   CHECK(c.state.pod("default/pending")->standing == PodStanding::kPending);
-  CHECK(c.state.check_invariants().empty());
-  CHECK(c.state.verify().empty());
+  c.check_consistent();
 }
 
 TEST_CASE("KAI: halves consolidated to make room for a 0.7 share and for a memory request") {
   // "consolidate fractional GPUs and insert a fractional train job", then its GPU-memory twin.
   Cluster c({nvf("node0", 2, 40000)});
-  c.run(share("job0", "0.5"), "node0", "0");
-  c.run(share("job1", "0.5"), "node0", "1");
+  c.share_per_gpu("0.5");
   const PodRequest seventy = c.wait(share("pending", "0.7"));
   auto plan = c.plan(seventy);
   REQUIRE(plan.has_value());
@@ -144,16 +149,14 @@ TEST_CASE("an 8-GPU pod gets a node by moving the eight small shares spread over
   CHECK_FALSE(c.plan(eight, {3, 64}).has_value());
   CHECK(c.plan(eight, {4, 64}).has_value());
   REQUIRE(c.state.apply_consolidation({eight}, *plan).is_ok());
-  CHECK(c.state.check_invariants().empty());
-  CHECK(c.state.verify().empty());
+  c.check_consistent();
 }
 
 TEST_CASE("nothing moves when a pod taken off could not land anywhere") {
   // Two GPUs, each with a 0.6 share: a whole-GPU job would need one of them beside the other,
   // and 0.6 + 0.6 does not fit one GPU.
   Cluster c({nvf("node0", 2, 40000)});
-  c.run(share("job0", "0.6"), "node0", "0");
-  c.run(share("job1", "0.6"), "node0", "1");
+  c.share_per_gpu("0.6");
   const PodRequest pending = c.wait(PodBuilder("pending").whole(1));
   const NodeUsage before = c.state.cluster().usage(0);
   CHECK_FALSE(c.plan(pending).has_value());
@@ -191,6 +194,28 @@ TEST_CASE("fewest moves first, then least GPU memory moved") {
   CHECK(plan->placements[0].node == "n2");
   CHECK(plan->moves.size() == 1);
   CHECK(plan->moved_memory == MiB{20000});
+}
+
+TEST_CASE("a pod taken off and then not needed is put back: the plan moves only what the fit needs") {
+  // node0: GPU 0 holds a (0.25, 1 CPU), GPU 1 holds b (0.5, 40 CPUs), 64 CPUs. A whole-GPU pod
+  // asking 30 CPUs: GPU 0 is the cheaper to free (10000 MiB), so a goes first; the CPUs are still
+  // short (40 + 30 > 64), so b goes too. Now a is not needed: back on GPU 0, the pod takes GPU 1
+  // with 1 + 30 CPUs. node1's one GPU holds a non-preemptible share: b moves there.
+  Cluster c({nvf("node0", 2, 40000), nvf("node1", 1, 40000)});
+  c.run(share("a", "0.25"), "node0", "0");
+  c.run(share("b", "0.5").request("cpu", "40"), "node0", "1");
+  c.run(share("c", "0.25").priority_class("inference"), "node1", "0");
+  const PodRequest pending = c.wait(PodBuilder("pending").whole(1).request("cpu", "30"));
+  auto plan = c.plan(pending);
+  REQUIRE(plan.has_value());
+  CHECK(moved_pods(*plan) == std::vector<std::string>{"default/b"});
+  CHECK(plan->moves[0].to_node == "node1");
+  CHECK(plan->moved_memory == MiB{20000});
+  REQUIRE(c.state.apply_consolidation({pending}, *plan).is_ok());
+  CHECK(c.node_of("default/pending") == "node0");
+  CHECK(c.gpus_of("default/pending") == std::vector<int>{1});
+  CHECK(c.gpus_of("default/a") == std::vector<int>{0});
+  c.check_consistent();
 }
 
 TEST_CASE("members of a gang with minMember > 1 stay; a gang pending is placed all or nothing") {
@@ -231,6 +256,30 @@ TEST_CASE("members of a gang with minMember > 1 stay; a gang pending is placed a
 
 /// A KAI Queue with a GPU quota and limit; CPU and memory unlimited.
 json queue(const std::string& name, double quota, double limit = -1) { return queue_object(name, "", quota, limit); }
+
+TEST_CASE("when the pods left after the put-back cannot all land, the whole set taken is tried") {
+  // node0: GPU 0 holds v (0.25, 10 CPUs), GPU 1 holds u (0.8, 1 CPU), and w runs there on 30 CPUs
+  // alone. node1's one GPU holds a non-preemptible 0.2 share on 59 of its 64 CPUs; node2 has no
+  // GPU. A whole-GPU pod asking 40 CPUs: v goes first (GPU 0 is the cheaper), then u, then w
+  // before it fits. Put back, the last first: w is needed, u is not, v is. But v finds no place
+  // then (u fills GPU 1; node1 has 5 CPUs free), so the three are tried: u lands beside node1's
+  // share, v on node0's other GPU, w on node2.
+  Cluster c({nvf("node0", 2, 40000), nvf("node1", 1, 40000), NodeBuilder("node2")});
+  c.run(share("v", "0.25").request("cpu", "10"), "node0", "0");
+  c.run(share("u", "0.8"), "node0", "1");
+  c.run(PodBuilder("w").request("cpu", "30"), "node0", "");
+  c.run(share("x", "0.2").priority_class("inference").request("cpu", "59"), "node1", "0");
+  const PodRequest pending = c.wait(PodBuilder("pending").whole(1).request("cpu", "40"));
+  auto plan = c.plan(pending);
+  REQUIRE(plan.has_value());
+  CHECK(moved_pods(*plan) == std::vector<std::string>{"default/u", "default/v", "default/w"});  // the biggest first
+  REQUIRE(c.state.apply_consolidation({pending}, *plan).is_ok());
+  CHECK(c.node_of("default/pending") == "node0");
+  CHECK(c.node_of("default/u") == "node1");
+  CHECK(c.node_of("default/v") == "node0");
+  CHECK(c.node_of("default/w") == "node2");
+  c.check_consistent();
+}
 
 TEST_CASE("KAI PR 1565: a queue past its deserved quota cannot move another queue's pods") {
   // under holds two halves on node0's two GPUs; over runs one GPU and asks for another. Over with

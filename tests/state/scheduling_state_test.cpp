@@ -144,7 +144,7 @@ TEST_CASE("queue figures follow Queue and PodGroup edits without a rebuild") {
   CHECK(s.validate(remove_parent).code() == Code::kInvalidArgument);
 }
 
-TEST_CASE("a pod of another scheduler: a session places it as ours, a Bind as foreign; the book agrees either way") {
+TEST_CASE("a pod of another scheduler placed by a session or a Bind counts in no queue, as a rebuild reads it") {
   // `fracpack place --scheduler-name someone-else` placed kai-scheduler pods in a session that
   // charged the book, then recorded them as foreign: the book counted pods no queue held.
   SchedulingState s = empty_state();
@@ -165,15 +165,45 @@ TEST_CASE("a pod of another scheduler: a session places it as ours, a Bind as fo
   const auto out = s.run_session(**pack, std::vector<queues::Job>{job});
   REQUIRE(out.size() == 1);
   REQUIRE(out.front().members.front().placement);
-  CHECK(s.pod(placed.key())->ours);
-  CHECK(s.book()->allocated(qa)[Resource::kGpu] == 1000);
+  CHECK_FALSE(s.pod(placed.key())->ours);
+  CHECK(s.book()->allocated(qa)[Resource::kGpu] == 0);
   check(s);
+  CHECK(s.verify().empty());
   auto bound = PodBuilder("bound").whole(1).label("kai.scheduler/queue", "qa").spec();
   bound.scheduler_name = "someone-else";
   REQUIRE(s.bind(bound, 0, **pack).is_ok());
   CHECK_FALSE(s.pod(bound.key())->ours);
-  CHECK(s.book()->allocated(qa)[Resource::kGpu] == 1000);  // a foreign pod counts in no queue
+  CHECK(s.book()->allocated(qa)[Resource::kGpu] == 0);
   check(s);
+  CHECK(s.verify().empty());
+}
+
+TEST_CASE("a pod bound on its PodGroup's terms keeps its own: a PodGroup edit re-reads them") {
+  // The extender binds the pod as the state holds it, with its PodGroup's terms; the record kept
+  // those as the pod itself, so a PodGroup that stopped overriding them changed nothing.
+  SchedulingState s = empty_state();
+  add_node_and_queue(s, 4);
+  queues::PodGroupSpec pg;
+  pg.name = "pg";
+  pg.queue = "qa";
+  pg.preemptibility = "non-preemptible";
+  ObjectChange group;
+  group.groups = {pg};
+  (void)s.apply(group);
+  const auto p = PodBuilder("p").whole(1).label("kai.scheduler/queue", "qa").gang("pg").spec();
+  REQUIRE(s.observe(p) == PodStanding::kPending);
+  CHECK_FALSE(s.pod(p.key())->pod.preemptible);
+  auto pack = make_policy("pack");
+  REQUIRE(pack.is_ok());
+  REQUIRE(s.bind(s.pod(p.key())->pod, 0, **pack).is_ok());
+  CHECK(s.pod(p.key())->raw.preemptible);  // as decoded
+  pg.preemptibility.reset();
+  group.groups = {pg};
+  (void)s.apply(group);
+  CHECK(s.pod(p.key())->pod.preemptible);
+  CHECK(s.book()->allocated(*s.tree()->find("qa"))[Resource::kGpu] == 1000);
+  check(s);
+  CHECK(s.verify().empty());
 }
 
 TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recount and a state built from scratch") {
@@ -240,8 +270,10 @@ TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recou
       } else if (op < 82 && !pods.empty() && !nodes.empty()) {  // the extender's Bind, ours or another scheduler's
         const std::string key = std::next(pods.begin(), pick(0, static_cast<int>(pods.size()) - 1))->first;
         const auto node = s.cluster().find_node(std::next(nodes.begin(), pick(0, static_cast<int>(nodes.size()) - 1))->first);
-        if (node && s.bind(pods.at(key), *node, **pack).is_ok()) {
-          pods[key] = s.pod(key)->raw;  // as a watch reads it back: bound, with its devices
+        const PodRecord* seen = s.pod(key);  // the extender binds the pod as the state holds it
+        const PodRequest asked = seen != nullptr && !seen->unreadable ? seen->pod : pods.at(key);
+        if (node && s.bind(asked, *node, **pack).is_ok()) {
+          pods[key].bound = s.pod(key)->raw.bound;  // as a watch reads it back: as created, bound, with its devices
           ++binds;
           std::erase(order, key);
           order.push_back(key);

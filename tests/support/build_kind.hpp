@@ -3,14 +3,14 @@
 
 namespace fracpack::test {
 
-/// True in the sanitizer jobs' builds (FRACPACK_SANITIZE; tests/CMakeLists.txt defines
-/// FRACPACK_SANITIZED). Those builds keep assertions on, so SchedulingState checks its whole state
-/// after every session and consolidation (DebugCheck): a replay of the real trace, tens of
-/// thousands of sessions over thousands of pods, takes the better part of an hour there.
-#ifdef FRACPACK_SANITIZED
-inline constexpr bool kSanitizedBuild = true;
+/// True where assertions are on (no NDEBUG: Debug builds and the sanitizer jobs' builds). There
+/// SchedulingState checks its whole state after every session and consolidation (DebugCheck): a
+/// replay of the real trace, tens of thousands of sessions over thousands of pods, takes the
+/// better part of an hour.
+#ifdef NDEBUG
+inline constexpr bool kStateSelfChecks = false;
 #else
-inline constexpr bool kSanitizedBuild = false;
+inline constexpr bool kStateSelfChecks = true;
 #endif
 
 }  // namespace fracpack::test

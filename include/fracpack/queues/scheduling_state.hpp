@@ -168,7 +168,9 @@ class SchedulingState {
   [[nodiscard]] std::optional<std::chrono::steady_clock::time_point> next_plan_expiry() const;
 
   /// One scheduling session over `jobs` (queues::run_session, or input order without queues):
-  /// placed pods are recorded as bound.
+  /// placed pods are recorded as bound. Members must carry their PodGroup's terms (effective(), as
+  /// jobs::build_jobs makes them): the book is charged on them. A pod of another scheduler is
+  /// placed too, and then counts as that scheduler's (in no queue), as a watch would read it.
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<queues::Job>& jobs,
                                               const queues::SessionOptions& options = {});
   /// The same over jobs kept elsewhere (a replay keeps one Job per waiting pod across sessions).
@@ -283,14 +285,16 @@ class SchedulingState {
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
                       GangDecision& d);
-  /// How a pod came to be reserved in the ledger, for record_bound().
+  /// How a pod came to be reserved in the ledger, for record_bound(): whether the book is charged.
   enum class BoundBy {
-    kBind,           ///< the extender's Bind: ours when its scheduler name is, as a watch reads it
-    kSession,        ///< placed by run_session (place, replay): ours; the session charged the book
-    kConsolidation,  ///< placed or moved by apply_consolidation: ours; the book not yet charged
+    kBind,           ///< the extender's Bind: the book not yet charged
+    kSession,        ///< placed by run_session (place, replay): the session charged the book
+    kConsolidation,  ///< placed or moved by apply_consolidation: the book not yet charged
   };
-  /// Records `pod`, just reserved in the ledger, as bound there: its start now (unless it has
-  /// one), its charge into its queue's totals, and into the book unless a session charged it.
+  /// Records `pod`, just reserved in the ledger, as bound there, as a watch reading it back would:
+  /// the pod as last observed (when it was, same uid) with its PodGroup's terms, ours by its
+  /// scheduler name, its start now (unless it has one), its charge into its queue's totals and
+  /// book (a session's charge taken back for a pod of another scheduler).
   void record_bound(const PodRequest& pod, BoundBy by);
   /// plan_consolidation's rules: the pod behind `a` when it may move for some job (the queue rule
   /// aside), else null.
