@@ -118,6 +118,7 @@ class Search {
   struct Victim {
     Allocation was;
     const PodRequest* pod;
+    bool no_room = false;  ///< known to have no room anywhere else (Search::stranded)
   };
   std::optional<NodePlan> try_node(const PodRequest& pod, std::size_t node, const detail::MayMove& can, std::size_t budget);
   std::optional<std::vector<Victim>> take_until_fits(const PodRequest& pod, std::size_t node, const detail::MayMove& can,
@@ -215,9 +216,16 @@ std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node
   if (!taken) return std::nullopt;
   std::vector<Victim> needed = *taken;
   put_back_unneeded(pod, node, needed);
+  const auto stranded_in = [](const std::vector<Victim>& pods) {
+    return std::any_of(pods.begin(), pods.end(), [](const Victim& v) { return v.no_room; });
+  };
+  if (stranded_in(needed)) {  // it would find no place: no plan here
+    journal_.rollback(mark);
+    return std::nullopt;
+  }
   auto plan = land(pod, node, needed);
   journal_.rollback(mark);
-  if (!plan && needed.size() < taken->size()) {
+  if (!plan && needed.size() < taken->size() && !stranded_in(*taken)) {
     for (const Victim& v : *taken) journal_.take(v.was.pod);
     plan = land(pod, node, *taken);
     journal_.rollback(mark);
@@ -226,23 +234,23 @@ std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node
 }
 
 /// Takes pods off `node` until `pod` fits there: the core, then in removal order. The pods taken,
-/// left taken in the journal; nullopt (the journal as it was) when more than `budget` must go or a
-/// core pod has no room anywhere else.
+/// left taken in the journal; nullopt (the journal as it was) when more than `budget` must go.
 std::optional<std::vector<Search::Victim>> Search::take_until_fits(const PodRequest& pod, std::size_t node,
                                                                    const detail::MayMove& can, std::size_t budget) {
   const detail::NodeHeld& held = pass_.held(state_, node, movable_);
   const auto costs = detail::gpu_costs(state_, node, pod, held, can);
   const auto core = detail::core_victims(held, costs, detail::devices_needed(pod));
   if (core.size() > budget) return std::nullopt;
-  for (std::size_t i : core) {
-    if (stranded(held.pods[i])) return std::nullopt;  // before touching the ledger
-  }
+  // Core pods with no room anywhere else (asked before touching the ledger): a plan must put
+  // them back.
+  std::vector<bool> no_room(held.pods.size(), false);
+  for (std::size_t i : core) no_room[i] = stranded(held.pods[i]);
   std::vector<Victim> moving;
   std::vector<bool> taken(held.pods.size(), false);
   const std::size_t mark = journal_.mark();
   // A taken pod's entry in `held` points at nothing: it is read just before it is taken.
   auto take = [&](std::size_t i) {
-    moving.push_back({*held.pods[i].allocation, held.pods[i].movable});
+    moving.push_back({*held.pods[i].allocation, held.pods[i].movable, no_room[i]});
     taken[i] = true;
     journal_.take(moving.back().was.pod);
   };

@@ -35,23 +35,26 @@ std::optional<GpuCost> cost_of(const ClusterState& state, std::size_t n, std::si
   cost.gpu = g;
   if (usage.state == GpuState::kIdle) return cost;
   const auto& here = held.gpus[g];
-  for (const auto& [i, memory] : here) {
-    if (!may_move(held.pods[i])) return std::nullopt;
-  }
   const GpuFraction* f = pod.fraction();
   if (f != nullptr && usage.state == shared_state(f->mode)) {
-    // Shared in the pod's mode: the largest pods first, until its request fits beside the rest.
+    // Shared in the pod's mode: the largest pods that may move first, until its request fits
+    // beside the rest (none when it fits already: the node may lack only CPU or memory).
     const std::int64_t deficit = *need - (state.usable(n, g) - usage.used).count();
     std::int64_t freed = 0;
     for (const auto& [i, memory] : here) {
       if (freed >= deficit) break;
+      if (!may_move(held.pods[i])) continue;
       cost.pods.push_back(i);
       freed += memory;
     }
+    if (freed < deficit) return std::nullopt;
     cost.memory = std::max<std::int64_t>(0, deficit);
     return cost;
   }
   // Whole, or shared in the other mode: the GPU must become idle.
+  for (const auto& [i, memory] : here) {
+    if (!may_move(held.pods[i])) return std::nullopt;
+  }
   for (const auto& [i, memory] : here) {
     cost.pods.push_back(i);
     cost.memory += memory;

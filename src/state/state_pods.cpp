@@ -324,9 +324,13 @@ void SchedulingState::rederive(const std::string& group_key) {
 
 Result<Allocation> SchedulingState::bind(const PodRequest& given, std::size_t n, const Policy& policy) {
   const DebugCheck check(*this);
-  // Admitted and charged on its PodGroup's terms, as a watch reading it back will place it.
-  auto resolved = effective(given);
-  const PodRequest pod = resolved ? std::move(*resolved) : given;  // an unknown class in the PodGroup: its own terms
+  // Admitted, reserved and charged on its PodGroup's terms as they are now, applied to the pod as
+  // last observed when it was (`given` may carry the terms of an earlier PodGroup), as a watch
+  // reading it back will place it; record_bound() reads the same.
+  const PodRecord* seen = this->pod(given.key());
+  const bool same = seen != nullptr && !seen->unreadable && seen->raw.uid == given.uid && !seen->raw.bound;
+  auto resolved = effective(same ? seen->raw : given);
+  const PodRequest pod = resolved ? std::move(*resolved) : (same ? seen->raw : given);  // an unknown class: its own terms
   const std::string key = pod.key();
   if (n >= cluster_.node_count()) return Status(Code::kNotFound, fmt::format("pod {}: node #{} does not exist", key, n));
   const std::string& node = cluster_.node(n).name;

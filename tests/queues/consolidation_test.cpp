@@ -281,6 +281,40 @@ TEST_CASE("when the pods left after the put-back cannot all land, the whole set 
   c.check_consistent();
 }
 
+TEST_CASE("a core pod with no room anywhere else does not rule a node out: it may be put back") {
+  // node0: GPU 0 holds a (0.6, 400Gi of memory), GPU 1 holds b (0.7, 40 CPUs). a is the core
+  // (24000 MiB against 28000) and fits nowhere else (node1's memory is short), yet the plan puts
+  // it back: b moves beside node1's share, the pod takes GPU 1 with 1 + 30 CPUs.
+  Cluster c({nvf("node0", 2, 40000), nvf("node1", 1, 40000)});
+  c.run(share("a", "0.6").request("memory", "400Gi"), "node0", "0");
+  c.run(share("b", "0.7").request("cpu", "40"), "node0", "1");
+  c.run(share("x", "0.25").priority_class("inference").request("memory", "200Gi"), "node1", "0");
+  const PodRequest pending = c.wait(PodBuilder("pending").whole(1).request("cpu", "30"));
+  auto plan = c.plan(pending);
+  REQUIRE(plan.has_value());
+  CHECK(moved_pods(*plan) == std::vector<std::string>{"default/b"});
+  CHECK(plan->moves[0].to_node == "node1");
+  CHECK(plan->placements[0].choice.gpus == std::vector<int>{1});
+}
+
+TEST_CASE("a node short of CPU only, its share fitting beside a pod that may not move, costs no GPU memory") {
+  // na's one GPU holds three 0.25 shares: a 0.5 share needs one moved (1 move, 10000 MiB). nb's
+  // GPU 1 holds a non-preemptible 0.25, so the share fits there; only CPUs are short (42 + 30 >
+  // 64): moving the CPU pod w costs 1 move and no GPU memory. Its lower bound once counted GPU 1
+  // out (a pod there may not move), tied with na's plan, and the search stopped before it.
+  Cluster c({nvf("na", 1, 40000), nvf("nb", 2, 40000)});
+  for (const char* name : {"c1", "c2", "c3"}) c.run(share(name, "0.25"), "na", "0");
+  c.run(share("a", "0.75"), "nb", "0");
+  c.run(share("y", "0.25").priority_class("inference"), "nb", "1");
+  c.run(PodBuilder("w").request("cpu", "40"), "nb", "");
+  const PodRequest pending = c.wait(share("pending", "0.5").request("cpu", "30"));
+  auto plan = c.plan(pending);
+  REQUIRE(plan.has_value());
+  CHECK(plan->placements[0].node == "nb");
+  CHECK(moved_pods(*plan) == std::vector<std::string>{"default/w"});
+  CHECK(plan->moved_memory == MiB{0});
+}
+
 TEST_CASE("KAI PR 1565: a queue past its deserved quota cannot move another queue's pods") {
   // under holds two halves on node0's two GPUs; over runs one GPU and asks for another. Over with
   // quota 1 is past its deserved share holding it: under's pods stay (in the field, 48 GPUs of

@@ -204,6 +204,22 @@ TEST_CASE("a pod bound on its PodGroup's terms keeps its own: a PodGroup edit re
   CHECK(s.book()->allocated(*s.tree()->find("qa"))[Resource::kGpu] == 1000);
   check(s);
   CHECK(s.verify().empty());
+  // Bound with the terms of a PodGroup edited since the extender read the pod: today's terms, in
+  // the record and in the ledger alike.
+  pg.preemptibility = "non-preemptible";
+  group.groups = {pg};
+  (void)s.apply(group);
+  const auto q = PodBuilder("q").whole(1).label("kai.scheduler/queue", "qa").gang("pg").spec();
+  REQUIRE(s.observe(q) == PodStanding::kPending);
+  const PodRequest as_filtered = s.pod(q.key())->pod;  // non-preemptible, by the PodGroup of then
+  pg.preemptibility.reset();
+  group.groups = {pg};
+  (void)s.apply(group);
+  REQUIRE(s.bind(as_filtered, 0, **pack).is_ok());
+  CHECK(s.pod(q.key())->pod.preemptible);
+  CHECK(s.cluster().allocation(q.key())->preemptible);
+  check(s);
+  CHECK(s.verify().empty());
 }
 
 TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recount and a state built from scratch") {
