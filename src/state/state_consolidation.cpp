@@ -128,8 +128,8 @@ Status SchedulingState::apply_consolidation(const std::vector<PodRequest>& pods,
     pods_.erase(key);
     left.insert(taken[i].node);
   }
-  for (const PodRequest& p : moved_raw) record_bound(p, BoundBy::kConsolidation);
-  for (const PodRequest& p : pods) record_bound(p, BoundBy::kConsolidation);
+  for (const PodRequest& p : moved_raw) record_bound(p, /*session_charged=*/false);
+  for (const PodRequest& p : pods) record_bound(p, /*session_charged=*/false);
   for (std::size_t node : left) readopt_conflicts(node);  // a conflict there may fit now
   return Status::ok();
 }

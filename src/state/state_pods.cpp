@@ -78,6 +78,17 @@ Result<PodRequest> SchedulingState::effective(PodRequest pod) const {
   return pod;
 }
 
+PodRequest SchedulingState::terms_of(const PodRequest& raw) const {
+  auto terms = effective(raw);
+  return terms ? std::move(*terms) : raw;  // an unknown class in the PodGroup: the pod's own terms
+}
+
+const PodRequest& SchedulingState::last_observed(const PodRequest& pod) const {
+  const PodRecord* seen = this->pod(pod.key());
+  const bool same = seen != nullptr && !seen->unreadable && !seen->raw.bound && seen->raw.uid == pod.uid;
+  return same ? seen->raw : pod;
+}
+
 PodStanding SchedulingState::observe(const PodRequest& raw) {
   const DebugCheck check(*this);
   const std::string key = raw.key();
@@ -134,8 +145,7 @@ bool SchedulingState::forget(const std::string& key) {
 }
 
 void SchedulingState::place_record(const std::string& key, PodRecord& record) {
-  auto effective_pod = effective(record.raw);
-  record.pod = effective_pod ? std::move(*effective_pod) : record.raw;  // an unknown class in the PodGroup: the pod's own terms
+  record.pod = terms_of(record.raw);
   record.ours = is_ours(record.pod);
   if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
   if (!record.raw.bound) {
@@ -304,8 +314,7 @@ void SchedulingState::rederive(const std::string& group_key) {
   const std::vector<std::string> keys(members->second.begin(), members->second.end());
   for (const std::string& key : keys) {
     PodRecord& record = pods_.at(key);
-    auto next = effective(record.raw);
-    const PodRequest terms = next ? std::move(*next) : record.raw;
+    const PodRequest terms = terms_of(record.raw);
     if (terms.queue == record.pod.queue && terms.priority == record.pod.priority && terms.preemptible == record.pod.preemptible) continue;
     if (record.standing == PodStanding::kPending) {
       add_pending(record.pod, -1);
@@ -327,10 +336,7 @@ Result<Allocation> SchedulingState::bind(const PodRequest& given, std::size_t n,
   // Admitted, reserved and charged on its PodGroup's terms as they are now, applied to the pod as
   // last observed when it was (`given` may carry the terms of an earlier PodGroup), as a watch
   // reading it back will place it; record_bound() reads the same.
-  const PodRecord* seen = this->pod(given.key());
-  const bool same = seen != nullptr && !seen->unreadable && seen->raw.uid == given.uid && !seen->raw.bound;
-  auto resolved = effective(same ? seen->raw : given);
-  const PodRequest pod = resolved ? std::move(*resolved) : (same ? seen->raw : given);  // an unknown class: its own terms
+  const PodRequest pod = terms_of(last_observed(given));
   const std::string key = pod.key();
   if (n >= cluster_.node_count()) return Status(Code::kNotFound, fmt::format("pod {}: node #{} does not exist", key, n));
   const std::string& node = cluster_.node(n).name;
@@ -357,16 +363,15 @@ Result<Allocation> SchedulingState::bind(const PodRequest& given, std::size_t n,
                   "node:" + node);
   }
   if (Status st = cluster_.reserve(pod, n, ranked.front().choice); !st.is_ok()) return st;
-  record_bound(pod, BoundBy::kBind);
+  record_bound(pod, /*session_charged=*/false);
   return *cluster_.allocation(key);
 }
 
-void SchedulingState::record_bound(const PodRequest& pod, BoundBy by) {
+void SchedulingState::record_bound(const PodRequest& pod, bool session_charged) {
   const std::string key = pod.key();
-  PodRequest raw = pod;
+  // The pod as decoded, not its PodGroup's terms: a later PodGroup edit re-reads them from it.
+  PodRequest raw = last_observed(pod);
   if (auto it = pods_.find(key); it != pods_.end()) {  // it was pending (or another scheduler's)
-    // The pod as decoded, not its PodGroup's terms: a later PodGroup edit re-reads them from it.
-    if (!it->second.unreadable && it->second.raw.uid == pod.uid) raw = it->second.raw;
     withdraw(key, it->second);
     pods_.erase(it);
   }
@@ -374,15 +379,14 @@ void SchedulingState::record_bound(const PodRequest& pod, BoundBy by) {
   PodRecord& record = pods_[key];
   record.raw = std::move(raw);
   record.raw.bound = Binding{cluster_.node(held.node).name, held.choice.gpus};
-  auto terms = effective(record.raw);
-  record.pod = terms ? std::move(*terms) : record.raw;  // as place_record() reads it
+  record.pod = terms_of(record.raw);  // as place_record() reads it
   mark_started(key, record);
   record.ours = is_ours(record.pod);  // as the watch and a restart will read it
   record.standing = PodStanding::kBound;
   if (record.pod.gang) group_members_[record.pod.gang_key()].insert(key);
   record.charge = queues::charge_placed(record.pod, cluster_, held);
   if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
-  const bool book_charged = by == BoundBy::kSession && book_ != nullptr;
+  const bool book_charged = session_charged && book_ != nullptr;
   if (book_charged && !record.ours) {  // place takes every pod it is given; another scheduler's counts in no queue
     if (auto q = leaf_queue(record.pod)) book_->charge(*q, record.charge, record.pod.preemptible, -1);
   }
@@ -428,7 +432,7 @@ std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& polic
   for (const auto& o : out) {
     for (std::size_t i = 0; i < o.members.size(); ++i) {
       if (!o.members[i].placement) continue;
-      record_bound(o.job->members[i], BoundBy::kSession);
+      record_bound(o.job->members[i], /*session_charged=*/true);
     }
   }
   return out;

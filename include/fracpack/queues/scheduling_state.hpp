@@ -285,17 +285,17 @@ class SchedulingState {
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
                       GangDecision& d);
-  /// How a pod came to be reserved in the ledger, for record_bound(): whether the book is charged.
-  enum class BoundBy {
-    kBind,           ///< the extender's Bind: the book not yet charged
-    kSession,        ///< placed by run_session (place, replay): the session charged the book
-    kConsolidation,  ///< placed or moved by apply_consolidation: the book not yet charged
-  };
+  /// `raw` with its PodGroup's terms (effective()), or its own when the PodGroup names an unknown
+  /// priority class.
+  [[nodiscard]] PodRequest terms_of(const PodRequest& raw) const;
+  /// The pod as last observed when the state holds it pending or ignored with the same uid (as
+  /// decoded: `pod` may carry an earlier PodGroup's terms), else `pod`.
+  [[nodiscard]] const PodRequest& last_observed(const PodRequest& pod) const;
   /// Records `pod`, just reserved in the ledger, as bound there, as a watch reading it back would:
-  /// the pod as last observed (when it was, same uid) with its PodGroup's terms, ours by its
-  /// scheduler name, its start now (unless it has one), its charge into its queue's totals and
-  /// book (a session's charge taken back for a pod of another scheduler).
-  void record_bound(const PodRequest& pod, BoundBy by);
+  /// the pod as last observed with its PodGroup's terms, ours by its scheduler name, its start now
+  /// (unless it has one), its charge into its queue's totals and book; `session_charged`: a
+  /// session charged the book already (taken back for a pod of another scheduler).
+  void record_bound(const PodRequest& pod, bool session_charged);
   /// plan_consolidation's rules: the pod behind `a` when it may move for some job (the queue rule
   /// aside), else null.
   [[nodiscard]] const PodRequest* movable(const Allocation& a) const;
