@@ -1,6 +1,7 @@
 // One density run (docs/density.md) per policy on the default Alibaba trace: wall time of a whole
 // run (≈ 10,800 arrivals on 1,213 nodes), single-threaded; and one dynamic run (pods come and go,
-// ≈ 33,000 pods at 85 % and 100 % offered demand) per policy with and without consolidation. The trace is read from
+// ≈ 33,000 pods at 85 % and 100 % offered demand) per policy with and without consolidation; and
+// the ceiling with CPU (capacity_ceiling.hpp) of one run's arrivals. The trace is read from
 // $FRACPACK_TRACE_DIR, else from shared/data next to the checkout or one of its parents.
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "support/shared_data.hpp"
 
 #include "fracpack/sim/density.hpp"
+#include "fracpack/sim/capacity_ceiling.hpp"
 #include "fracpack/sim/density_dynamic.hpp"
 
 namespace fracpack::bench {
@@ -84,7 +86,28 @@ void BM_DynamicRun(benchmark::State& state, const char* policy, double load, boo
   state.counters["pods_per_s"] = benchmark::Counter(static_cast<double>(pods), benchmark::Counter::kIsRate);
 }
 
+/// The LP of the ceiling with CPU over seed 42's arrivals at 130 %: those up to 100 % of the GPU
+/// capacity placed, the rest failed (a run's split is much like it).
+void BM_CapacityCeiling(benchmark::State& state) {
+  const density::Trace* trace = default_trace();
+  if (trace == nullptr) {
+    state.SkipWithError("the Alibaba trace is not found (set FRACPACK_TRACE_DIR)");
+    return;
+  }
+  std::vector<const trace::TracePod*> placed;
+  std::vector<const trace::TracePod*> failed;
+  std::int64_t arrived = 0;
+  for (std::size_t i : density::inflate(trace->pods, trace->gpus * 1000, 1.3, 42)) {
+    arrived += trace->pods[i].gpu_total().count();
+    (arrived <= trace->gpus * 1000 ? placed : failed).push_back(&trace->pods[i]);
+  }
+  double pct = 0;
+  for (auto _ : state) pct = density::capacity_ceiling(trace->nodes, placed, failed).allocation_pct;
+  state.counters["ceiling_pct"] = pct;
+}
+
 const bool kRegistered = [] {
+  benchmark::RegisterBenchmark("density_ceiling/cpu", BM_CapacityCeiling)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
   for (double load : {0.85, 1.0}) {
     for (const char* policy : {"fgd", "fgd-lp"}) {
       for (bool consolidation : {false, true}) {

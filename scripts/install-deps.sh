@@ -12,6 +12,7 @@ packages=(
   libsqlite3-dev libcpp-httplib-dev libbenchmark-dev
   openssl libcsv-dev libre2-dev libsimdjson-dev
   libboost-dev libssl-dev zlib1g-dev
+  coinor-libclp-dev
   # the CI matrix: clang-16 (-Werror, ASan+UBSan, libFuzzer), GCC's TSan runtime
   clang-16 libclang-rt-16-dev llvm-16 libtsan2
   # the generated clients (clients/): Python and Go, offline from Debian's sources

@@ -169,17 +169,28 @@ SolvedShares solve_shares(const std::map<std::int64_t, double>& demand, bool coa
 
 }  // namespace
 
-double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares) {
+std::map<std::int64_t, double> share_prices(const std::map<std::int64_t, std::int64_t>& shares) {
   std::map<std::int64_t, double> counts;
-  double demand = 0;
   for (const auto& [milli, count] : shares) {
-    if (milli <= 0 || milli >= 1000 || count <= 0) continue;
-    counts[milli] += static_cast<double>(count);
-    demand += static_cast<double>(milli * count) / 1000.0;
+    if (milli > 0 && milli < 1000 && count > 0) counts[milli] += static_cast<double>(count);
   }
-  const SolvedShares lp = solve_shares(counts, counts.size() > kMaxSizes);
+  const bool coarse = counts.size() > kMaxSizes;
+  const SolvedShares lp = solve_shares(counts, coarse);
+  std::map<std::int64_t, double> price_of_size;
+  for (std::size_t i = 0; i < lp.sizes.size(); ++i) price_of_size[lp.sizes[i]] = lp.prices[i];
+  std::map<std::int64_t, double> out;
+  for (const auto& entry : counts) out[entry.first] = price_of_size.at(size_for_lp(entry.first, coarse));
+  return out;
+}
+
+double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares) {
   double gpus = 0;
-  for (std::size_t i = 0; i < lp.sizes.size(); ++i) gpus += lp.demand[i] * lp.prices[i];
+  double demand = 0;
+  for (const auto& [milli, price] : share_prices(shares)) {
+    const auto count = static_cast<double>(shares.at(milli));
+    gpus += count * price;
+    demand += count * static_cast<double>(milli) / 1000.0;
+  }
   return std::max(0.0, gpus - demand);
 }
 

@@ -56,14 +56,16 @@ std::string_view published_label(std::string_view policy) {
 
 std::string summary_table(const std::vector<RunResult>& runs) {
   std::string out =
-      "| policy | seeds | allocated at 100 % | allocated at 130 % | allocated at the end | LP ceiling | unallocated GPUs | "
-      "idle GPUs | frag. ratio at 130 % | failed pods | s per run |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      "| policy | seeds | allocated at 100 % | allocated at 130 % | allocated at the end | LP ceiling | "
+      "ceiling with CPU | unallocated GPUs | idle GPUs | frag. ratio at 130 % | failed pods | s per run |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [policy, group] : by_policy(runs)) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", policy, group.size(),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", policy, group.size(),
                        shown(mean_of(group, [](const RunResult& r) { return r.allocation[100]; })),
                        shown(mean_of(group, [](const RunResult& r) { return r.allocation[130]; })),
                        shown(mean_of(group, [](const RunResult& r) { return r.final_allocation; })),
                        shown(mean_of(group, [](const RunResult& r) { return r.allocation_ceiling; })),
+                       shown(mean_of(group, [](const RunResult& r) { return r.cpu_ceiling; })),
                        shown(mean_of(group, [](const RunResult& r) { return r.unallocated_gpus; }), 1),
                        shown(mean_of(group, [](const RunResult& r) { return static_cast<double>(r.idle_gpus); }), 1),
                        shown(mean_of(group, [](const RunResult& r) { return r.frag_ratio[130]; })),

@@ -11,6 +11,7 @@
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/binpack/verdict_cache.hpp"
+#include "fracpack/sim/capacity_ceiling.hpp"
 
 namespace fracpack::density {
 Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uint64_t seed, double ratio) {
@@ -39,6 +40,8 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
   std::int64_t arrived = 0;
   std::int64_t used = 0;
   std::map<std::int64_t, std::int64_t> placed_shares;  // single-GPU shares placed, by milli-GPU
+  std::vector<const trace::TracePod*> placed_pods;
+  std::vector<const trace::TracePod*> failed_pods;
   for (std::size_t k = 0; k < order.size(); ++k) {
     PodRequest pod = trace.requests[order[k]];
     if (k >= trace.pods.size()) pod.name += "-tuned-" + std::to_string(k);
@@ -55,9 +58,11 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
       book.refresh(state, n);
       used += demand;
       ++r.placed;
+      placed_pods.push_back(&trace.pods[order[k]]);
       if (const auto& tp = trace.pods[order[k]]; tp.num_gpu == 1 && demand > 0 && demand < 1000) ++placed_shares[demand];
     } else {
       ++r.failed;
+      failed_pods.push_back(&trace.pods[order[k]]);
     }
     arrived += demand;
     allocation.add(arrived, 100.0 * static_cast<double>(used) / (1000.0 * static_cast<double>(trace.gpus)));
@@ -69,6 +74,7 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
   r.final_allocation = 100.0 * static_cast<double>(used) / (1000.0 * static_cast<double>(trace.gpus));
   r.unallocated_gpus = static_cast<double>(trace.gpus * 1000 - used) / 1000.0;
   r.allocation_ceiling = 100.0 * (1.0 - binpack::packing_waste_bound(placed_shares) / static_cast<double>(trace.gpus));
+  r.cpu_ceiling = capacity_ceiling(trace.nodes, placed_pods, failed_pods).allocation_pct;
   for (std::size_t n = 0; n < state.node_count(); ++n) {
     for (const auto& g : state.usage(n).gpus) r.idle_gpus += g.state == GpuState::kIdle ? 1 : 0;
   }

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "binpack/share_prices.hpp"
+#include "support/bin_packing.hpp"
 
 namespace fracpack::test {
 namespace {
@@ -18,32 +19,6 @@ using binpack::packing_waste_bound;
 using binpack::SharePrices;
 
 TypicalPod share(std::int64_t milli, double weight) { return TypicalPod{MilliCpu(1000), MilliGpu(milli), 1, {}, weight}; }
-
-/// The fewest bins of 1000 that hold `items`, by exhaustive search (small inputs only).
-int fewest_bins(std::vector<std::int64_t> items) {
-  std::sort(items.rbegin(), items.rend());
-  int best = static_cast<int>(items.size());
-  std::vector<std::int64_t> bins;
-  std::function<void(std::size_t)> go = [&](std::size_t i) {
-    if (static_cast<int>(bins.size()) >= best) return;
-    if (i == items.size()) {
-      best = static_cast<int>(bins.size());
-      return;
-    }
-    for (std::size_t b = 0; b < bins.size(); ++b) {  // by index: deeper calls grow `bins`
-      if (bins[b] + items[i] <= 1000) {
-        bins[b] += items[i];
-        go(i + 1);
-        bins[b] -= items[i];
-      }
-    }
-    bins.push_back(items[i]);
-    go(i + 1);
-    bins.pop_back();
-  };
-  go(0);
-  return best;
-}
 
 TEST_CASE("LP prices: one size is worth the share of a GPU its copies fill") {
   CHECK(cutting_stock_prices({500}, {7}, 1000) == std::vector<double>{0.5});

@@ -16,4 +16,13 @@ namespace fracpack::binpack {
 /// steps of 10 milli-GPU for the LP (a weaker bound, still valid).
 double packing_waste_bound(const std::map<std::int64_t, std::int64_t>& shares);
 
+/// A price y(s) ≥ 0, in GPUs, for each size in `shares` (milli-GPU, 0 < size < 1000; `count` copies
+/// of each weight the LP), such that the shares any one GPU can hold together are worth at most 1:
+/// the cutting-stock LP's dual, feasible however the LP ended. Σ y(s) over any set of these shares
+/// is then a lower bound on the GPUs that hold them, whatever the packing (capacity_ceiling.hpp
+/// uses it). Sizes outside (0, 1000) and counts ≤ 0 get no price. More than 64 distinct sizes are
+/// priced by their size rounded down to 10 milli-GPU (still feasible: rounding down keeps every
+/// GPU's shares within one GPU).
+std::map<std::int64_t, double> share_prices(const std::map<std::int64_t, std::int64_t>& shares);
+
 }  // namespace fracpack::binpack

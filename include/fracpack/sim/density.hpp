@@ -63,6 +63,11 @@ struct RunResult {
   /// as the cutting-stock LP allows, every other GPU full (binpack/share_prices.hpp; CPU ignored).
   /// An upper bound: it assumes whole-GPU demand fills every GPU the shares leave free.
   double allocation_ceiling = 0;
+  /// % : the most any placement of the same placed pods plus any of the whole-GPU pods that
+  /// failed could allocate with every node's CPU, memory, GPU count and GPU model respected and the
+  /// shares packed as well as the LP allows (capacity_ceiling.hpp): allocation_ceiling once CPU
+  /// counts and whole-GPU demand is what arrived.
+  double cpu_ceiling = 0;
   std::int64_t idle_gpus = 0;       ///< GPUs with nothing on them at the end
   double final_fragmentation = 0;   ///< Σ node fragmentation at the end, in GPUs
   double seconds = 0;               ///< wall time of the run
@@ -92,8 +97,8 @@ Status prepare_output(const std::filesystem::path& dir);
 Status write_report(const std::filesystem::path& dir, const Trace& trace, double ratio, const std::vector<RunResult>& runs);
 
 /// The summary table (Markdown): per policy, the mean over seeds of allocation at 100 % and 130 %
-/// ("—" when the run's --tune stops before), allocation after the last arrival, unallocated GPUs,
-/// idle GPUs, fragmentation ratio at 130 %, failed pods and wall time per run.
+/// ("—" when the run's --tune stops before), allocation after the last arrival, the LP ceiling
+/// and the ceiling with CPU, unallocated GPUs, idle GPUs, fragmentation ratio at 130 %, failed pods and wall time per run.
 std::string summary_table(const std::vector<RunResult>& runs);
 
 /// The published results (fgd-published/allo.csv): our mean at 130 % next to theirs for every
