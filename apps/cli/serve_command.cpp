@@ -5,6 +5,8 @@
 
 #include "commands.hpp"
 #include "min_runtime_flags.hpp"
+#include "fracpack/core/quoting.hpp"
+#include "fracpack/k8s/time.hpp"
 #include "placement_flags.hpp"
 #include "fracpack/server/serve.hpp"
 #include "fracpack/sim/workload_file.hpp"
@@ -35,6 +37,7 @@ class ServeCommand : public Command {
   std::string gpu_reservation_ = "kai";
   std::int64_t reservation_timeout_ = 0;
   double retry_refused_within_ = 0;
+  std::string staleness_grace_ = "60s";
   double lease_duration_ = 15, renew_deadline_ = 10, retry_period_ = 2;
 };
 
@@ -143,6 +146,10 @@ void ServeCommand::add_kube_api() {
                    "(fracpack.io/retry) so kube-scheduler retries them at once (0: off)")
       ->check(seconds_check(0, 300, true))
       ->capture_default_str();
+  app_->add_option("--staleness-grace-period", staleness_grace_,
+                   "--kube-api: a gang running fewer members than its PodGroup's minMember this long has its members "
+                   "deleted, by the leader (KAI's stalenessGracePeriod; Go's syntax; negative: never; docs/queues.md rule 15)")
+      ->capture_default_str();
 }
 
 void ServeCommand::add_reservations() {
@@ -205,6 +212,13 @@ int ServeCommand::run() {
   serve_.core.reservation.enabled = gpu_reservation_ == "kai";
   serve_.core.reservation.timeout = std::chrono::seconds(reservation_timeout_);
   serve_.core.retry_refused_within = milliseconds_of(retry_refused_within_);
+  const auto staleness = k8s::parse_go_duration(staleness_grace_);
+  if (!staleness) {
+    fmt::print(stderr, "fracpack serve: --staleness-grace-period {}: must be a duration such as 60s or 5m (Go's syntax; negative: never)\n",
+               excerpt(staleness_grace_));
+    return kInputError;
+  }
+  serve_.core.staleness_grace = staleness->count() < 0 ? std::chrono::seconds(-1) : std::chrono::ceil<std::chrono::seconds>(*staleness);
   serve_.leader_election.lease_duration = milliseconds_of(lease_duration_);
   serve_.leader_election.renew_deadline = milliseconds_of(renew_deadline_);
   serve_.leader_election.retry_period = milliseconds_of(retry_period_);

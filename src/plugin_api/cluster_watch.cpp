@@ -182,6 +182,7 @@ void ClusterWatch::settle_loop() {
       }
     }
     delete_reservations();
+    evict_stale_gangs();
     for (const AssumedBind& b : core_.assumed_binds()) {
       const auto slash = b.pod.find('/');
       auto client = api_->client();
@@ -189,6 +190,32 @@ void ClusterWatch::settle_loop() {
       if (!res || (res->status != 200 && res->status != 404)) continue;  // no clear answer: ask again later
       core_.settle(b, res->status == 404 ? nlohmann::json() : nlohmann::json::parse(res->body, nullptr, false));
       ++binds_settled_;
+    }
+  }
+}
+
+void ClusterWatch::evict_stale_gangs() {
+  constexpr std::chrono::seconds kEvictAgainAfter{30};
+  if (!core_.may_act().is_ok()) return;  // a follower leaves them to the leader
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(evicting_, [&](const auto& e) { return now - e.second > kEvictAgainAfter; });
+  for (const StaleGangEviction& e : core_.stale_gang_evictions()) {
+    if (evicting_.contains(e.pod)) continue;
+    const auto slash = e.pod.find('/');
+    nlohmann::json options{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+    if (!e.uid.empty()) options["preconditions"] = {{"uid", e.uid}};  // not a pod made since under that name
+    auto res = api_->client()->Delete(fmt::format("/api/v1/namespaces/{}/pods/{}", e.pod.substr(0, slash), e.pod.substr(slash + 1)),
+                                      options.dump(), "application/json");
+    if (res && (res->status == 200 || res->status == 202)) {
+      spdlog::info("pod {} evicted: {}", e.pod, e.reason);
+      evicting_[e.pod] = now;
+      ++stale_evicted_;
+    } else if (res && (res->status == 404 || res->status == 409)) {
+      evicting_[e.pod] = now;  // gone already, or another pod by now: the watch tells
+    } else {
+      spdlog::warn("pod {}: cannot evict it ({}) although {}; asked again in {} s", e.pod, api_message(res), e.reason,
+                   kEvictAgainAfter.count());
+      evicting_[e.pod] = now;
     }
   }
 }
@@ -233,6 +260,9 @@ std::string ClusterWatch::metrics() const {
   out += fmt::format("# HELP fracpack_reservation_pods_deleted_total Reservation pods deleted: their GPU went idle, or their Bind failed.\n"
                      "# TYPE fracpack_reservation_pods_deleted_total counter\nfracpack_reservation_pods_deleted_total {}\n",
                      reservations_deleted_.load());
+  out += fmt::format("# HELP fracpack_stale_gang_evictions_total Pods deleted because their gang ran fewer members than its minMember for the staleness grace period.\n"
+                     "# TYPE fracpack_stale_gang_evictions_total counter\nfracpack_stale_gang_evictions_total {}\n",
+                     stale_evicted_.load());
   return out;
 }
 

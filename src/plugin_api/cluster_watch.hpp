@@ -8,6 +8,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -56,6 +57,9 @@ class ClusterWatch final : public ReflectorSink {
   void settle_loop();
   /// Sweeps the reservations (every settle_every) and deletes the reservation pods due.
   void delete_reservations();
+  /// Deletes the members of stale gangs (Extender::stale_gang_evictions), on the leader only; a
+  /// pod asked for is not asked again for kEvictAgainAfter (its deletion takes its grace period).
+  void evict_stale_gangs();
   /// The settle loop runs now (and waits again from there), not at its next tick.
   void wake();
   void log_notes(const std::string& kind, const std::vector<std::string>& notes);
@@ -75,6 +79,8 @@ class ClusterWatch final : public ReflectorSink {
   std::atomic<std::uint64_t> nudged_{0};
   std::atomic<std::uint64_t> reservations_deleted_{0};
   std::chrono::steady_clock::time_point next_sweep_{};  ///< settle thread only
+  std::atomic<std::uint64_t> stale_evicted_{0};
+  std::map<std::string, std::chrono::steady_clock::time_point> evicting_;  ///< settle thread only: pod → when deleted
   std::mutex settle_mu_;
   std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> nudges_;  ///< pods to touch, and when; under settle_mu_
   std::condition_variable settle_wake_;

@@ -84,6 +84,7 @@ class ExtenderImpl final : public Extender {
   [[nodiscard]] std::string verify() const override;
   [[nodiscard]] GpuReservations* reservations() override { return book_.get(); }
   void sweep_reservations() override;
+  std::vector<StaleGangEviction> stale_gang_evictions() override;
 
  private:
   Result<PodRequest> decode(const json& object) const;

@@ -13,6 +13,7 @@
 
 #include "fracpack/k8s/decode.hpp"
 #include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/k8s/time.hpp"
 #include "fracpack/queues/decode_queue.hpp"
 #include "plugin_api/extender_impl.hpp"
 
@@ -294,6 +295,11 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
   if (finished(object)) {  // Succeeded or Failed: its GPUs are free again
     forget_pod(key);
     if (assumed != assumed_.end()) confirmed(key);
+    if (object.value(json::json_pointer("/status/phase"), std::string()) != "Succeeded") return;
+    // A Succeeded member keeps its gang from being stale while it is in the API (KAI's IsStale).
+    if (auto done = k8s::decode_pod(object, options_.decode, state_.classes()); done && done->gang) {
+      state_.observe_succeeded(key, done->gang_key());
+    }
     return;
   }
   const std::string uid = k8s::metadata_string(object, "uid");
@@ -372,6 +378,22 @@ void ExtenderImpl::settle(const AssumedBind& bind, const json& pod) {
 std::string ExtenderImpl::verify() const {
   std::shared_lock lock(mu_);
   return state_.verify();
+}
+
+std::vector<StaleGangEviction> ExtenderImpl::stale_gang_evictions() {
+  if (!options_.watching || options_.staleness_grace.count() < 0) return {};
+  std::unique_lock lock(mu_);
+  std::vector<StaleGangEviction> out;
+  for (const auto& gang : state_.stale_gangs(options_.staleness_grace)) {
+    for (const std::string& key : gang.evict) {
+      const PodRecord* r = state_.pod(key);
+      out.push_back({key, r != nullptr ? r->raw.uid : std::string(),
+                     fmt::format("its gang {} has {} of minMember {} pods on nodes, stale since {} (stalenessGracePeriod {} s)",
+                                 gang.group, gang.active, gang.min_member, k8s::format_micro_time(std::chrono::system_clock::time_point(std::chrono::seconds(gang.stale_since))),
+                                 options_.staleness_grace.count())});
+    }
+  }
+  return out;
 }
 
 }  // namespace fracpack::api

@@ -42,8 +42,9 @@ std::size_t SchedulingState::pending_count() const {
 
 std::vector<std::string> SchedulingState::pod_keys() const {
   std::vector<std::string> out;
-  out.reserve(pods_.size());
+  out.reserve(pods_.size() + succeeded_.size());
   for (const auto& [key, _] : pods_) out.push_back(key);
+  for (const auto& [key, _] : succeeded_) out.push_back(key);
   return out;
 }
 
@@ -92,6 +93,7 @@ const PodRequest& SchedulingState::last_observed(const PodRequest& pod) const {
 PodStanding SchedulingState::observe(const PodRequest& raw) {
   const DebugCheck check(*this);
   const std::string key = raw.key();
+  succeeded_.erase(key);  // a live pod of that name: the Succeeded one is gone
   auto it = pods_.find(key);
   std::optional<std::int64_t> started = raw.started;
   if (it != pods_.end()) {
@@ -137,6 +139,7 @@ PodStanding SchedulingState::observe_unreadable(const std::string& key, const st
 
 bool SchedulingState::forget(const std::string& key) {
   const DebugCheck check(*this);
+  succeeded_.erase(key);
   auto it = pods_.find(key);
   if (it == pods_.end()) return false;
   withdraw(key, it->second);

@@ -30,7 +30,9 @@ std::string SchedulingState::verify() const {
   (void)fresh.apply(all);
   // Who wins a GPU two running pods claim is decided by the order they were held in: replay the
   // holders in that order, then the rest.
-  std::vector<std::string> order = pod_keys();
+  std::vector<std::string> order;  // the records (pod_keys() also names Succeeded pods, which hold none)
+  order.reserve(pods_.size());
+  for (const auto& [key, _] : pods_) order.push_back(key);
   std::sort(order.begin(), order.end(), [&](const std::string& a, const std::string& b) {
     const Allocation* x = cluster_.allocation(a);
     const Allocation* y = cluster_.allocation(b);

@@ -637,6 +637,48 @@ TEST_CASE("a gang binds all its members or none: room for 3 of 4 binds none, roo
   c.converged();
 }
 
+json pod_group(const std::string& name, int min_member) {
+  return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", {{"minMember", min_member}, {"queue", "team"}}}};
+}
+
+TEST_CASE("a gang that lost a member below its minMember is evicted after the staleness grace period; one completing is not") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  std::vector<json> objects = small_cluster(2, 4);
+  objects.push_back(pod_group("lost", 2));
+  objects.push_back(pod_group("done", 2));
+  Cluster c(*rig, objects, {"--staleness-grace-period", "2s"});
+  for (const std::string group : {"lost", "done"}) {
+    for (int i = 0; i < 2; ++i) {
+      json p = gpu_pod(fmt::format("{}-{}", group, i), 1);
+      p["metadata"]["annotations"]["pod-group-name"] = group;
+      REQUIRE(c.api().create(p) == 201);
+    }
+  }
+  REQUIRE_MESSAGE(all_bound_nudging(c, 4), c.truth().size() << " of 4 bound");
+  // done-0 completes (the kubelet would write Succeeded); lost-1 is deleted, and nothing makes it
+  // again: lost-0 runs alone in a gang of minMember 2.
+  REQUIRE(c.api().send("PATCH", "/api/v1/namespaces/default/pods/done-0/status", {{"status", {{"phase", "Succeeded"}}}},
+                       "application/merge-patch+json") == 200);
+  const auto start = std::chrono::steady_clock::now();
+  REQUIRE(c.api().delete_pod("default/lost-1") == 200);
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return c.api().pod("default/lost-0").is_null(); }, std::chrono::seconds(20)),
+                  "lost-0 was not evicted");
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  MESSAGE("lost-0 evicted ", waited, " ms after its gang lost lost-1 (grace period 2 s)");
+  CHECK(waited >= 2000);  // not before the grace period
+  // done-1 runs on beside its Succeeded member: the gang is completing, not broken.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  CHECK(c.api().node_of("default/done-1") != "");
+  const json metrics = c.fracpack_get("/metrics");
+  REQUIRE(metrics.is_string());
+  CHECK(metrics.get<std::string>().find("fracpack_stale_gang_evictions_total 1\n") != std::string::npos);
+  c.converged();
+}
+
 /// The reservation pods in the API server, by their runai-gpu-group.
 std::map<std::string, json> reservation_pods(const KubeRig& api) {
   std::map<std::string, json> out;

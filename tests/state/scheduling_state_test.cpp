@@ -1,5 +1,7 @@
 // SchedulingState: pods, nodes, Queues and PodGroups changing in any order keep every figure equal
 // to a recount, and equal to a state built from scratch on the same objects and pods.
+#include <algorithm>
+#include <chrono>
 #include <random>
 
 #include <doctest/doctest.h>
@@ -220,6 +222,111 @@ TEST_CASE("a pod bound on its PodGroup's terms keeps its own: a PodGroup edit re
   CHECK(s.cluster().allocation(q.key())->preemptible);
   check(s);
   CHECK(s.verify().empty());
+}
+
+/// A state whose clock the test moves, with node n (4 GPUs) and PodGroup pg of minMember 3.
+struct StaleGangScenario {
+  std::int64_t clock = 1000;
+  SchedulingState s{[this] {
+    SchedulingState::Options o;
+    o.clock = [this] { return clock; };
+    return o;
+  }()};
+  StaleGangScenario() {
+    ObjectChange c;
+    c.nodes.push_back(nvf("n", 4, 80000).spec());
+    queues::PodGroupSpec pg;
+    pg.name = "pg";
+    pg.min_member = 3;
+    c.groups = {pg};
+    (void)s.apply(c);
+  }
+  PodRequest member(const std::string& name, bool bound) {
+    PodBuilder b(name);
+    b.whole(1).gang("pg");
+    if (bound) b.bound_to("n");
+    return b.spec();
+  }
+  std::vector<std::string> evicted(std::chrono::seconds grace) {
+    std::vector<std::string> out;
+    for (const auto& g : s.stale_gangs(grace)) out.insert(out.end(), g.evict.begin(), g.evict.end());
+    return out;
+  }
+};
+
+TEST_CASE("stale gang: members below minMember for the grace period are evicted, KAI's IsStale and grace") {
+  using std::chrono::seconds;
+  StaleGangScenario t;
+  for (const char* name : {"a", "b", "c"}) REQUIRE(t.s.observe(t.member(name, true)) == PodStanding::kBound);
+  CHECK(t.evicted(seconds(0)).empty());  // 3 of minMember 3: whole
+  REQUIRE(t.s.forget("default/c"));       // a member is lost: 2 of 3 run
+  CHECK(t.evicted(seconds(60)).empty());  // stale from now (t = 1000), not yet for 60 s
+  t.clock = 1059;
+  CHECK(t.evicted(seconds(60)).empty());
+  t.clock = 1060;
+  auto stale = t.s.stale_gangs(seconds(60));
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0].group == "default/pg");
+  CHECK(stale[0].active == 2);
+  CHECK(stale[0].min_member == 3);
+  CHECK(stale[0].stale_since == 1000);
+  CHECK(stale[0].evict == std::vector<std::string>{"default/a", "default/b"});
+  CHECK(t.evicted(seconds(-1)).empty());  // a negative grace period: never evicted
+  // The lost member comes back (its controller made it again) and binds: whole again, the clock
+  // starts over the next time it goes stale.
+  REQUIRE(t.s.observe(t.member("c", true)) == PodStanding::kBound);
+  CHECK(t.evicted(seconds(0)).empty());
+  REQUIRE(t.s.forget("default/c"));
+  t.clock = 1100;
+  CHECK(t.evicted(seconds(60)).empty());
+  t.clock = 1160;
+  CHECK(t.evicted(seconds(60)).size() == 2);
+}
+
+TEST_CASE("stale gang: a gang with a Succeeded member, none on a node, or pending members only is not stale") {
+  using std::chrono::seconds;
+  StaleGangScenario t;
+  REQUIRE(t.s.observe(t.member("a", true)) == PodStanding::kBound);
+  REQUIRE(t.s.observe(t.member("b", true)) == PodStanding::kBound);
+  t.s.observe_succeeded("default/c", "default/pg");  // completed: the job is finishing, not broken
+  CHECK(t.evicted(seconds(0)).empty());
+  CHECK(t.s.pod("default/c") == nullptr);
+  CHECK(t.s.verify().empty());
+  // Once the Succeeded pod is deleted, the two running members are a stale gang.
+  REQUIRE_FALSE(t.s.forget("default/c"));
+  CHECK(t.evicted(seconds(0)).size() == 2);
+  // Pending members do not count: a gang still starting is not stale.
+  REQUIRE(t.s.forget("default/a"));
+  REQUIRE(t.s.forget("default/b"));
+  REQUIRE(t.s.observe(t.member("a", false)) == PodStanding::kPending);
+  REQUIRE(t.s.observe(t.member("b", false)) == PodStanding::kPending);
+  CHECK(t.s.stale_gangs(seconds(0)).empty());
+  // A Succeeded pod the list no longer shows is forgotten with the rest (pod_keys names it).
+  t.s.observe_succeeded("default/d", "default/pg");
+  const auto keys = t.s.pod_keys();
+  CHECK(std::find(keys.begin(), keys.end(), "default/d") != keys.end());
+  check(t.s);
+}
+
+TEST_CASE("stale gang: members held by a gang plan count as active, and are not evicted") {
+  using std::chrono::seconds;
+  StaleGangScenario t;
+  REQUIRE(t.s.observe(t.member("a", true)) == PodStanding::kBound);
+  CHECK(t.s.stale_gangs(seconds(0)).size() == 1);  // 1 of 3
+  REQUIRE(t.s.observe(t.member("b", false)) == PodStanding::kPending);
+  REQUIRE(t.s.observe(t.member("c", false)) == PodStanding::kPending);
+  auto pack = make_policy("pack");
+  REQUIRE(pack.is_ok());
+  const auto now = std::chrono::steady_clock::now();
+  const auto d = t.s.plan_gang(t.s.pod("default/b")->pod, **pack, now, seconds(30));
+  REQUIRE(d.kind == SchedulingState::GangDecision::Kind::kPlanned);
+  CHECK(t.s.stale_gangs(seconds(0)).empty());  // 1 bound + 2 planned: whole
+  // A gang with one member bound, one planned, minMember 3 (a plan lapses): stale, and only the
+  // bound member is evicted.
+  (void)t.s.expire_plans(now + seconds(31));
+  const auto stale = t.s.stale_gangs(seconds(0));
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0].evict == std::vector<std::string>{"default/a"});
 }
 
 TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recount and a state built from scratch") {

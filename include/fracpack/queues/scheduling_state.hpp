@@ -201,6 +201,30 @@ class SchedulingState {
   /// the plan no longer fits the ledger.
   Status apply_consolidation(const std::vector<PodRequest>& pods, const queues::ConsolidationPlan& plan);
 
+  // ---- Stale gangs (docs/queues.md rule 15) ---------------------------------------------------
+  /// The pod finished with phase Succeeded and is still in the API: what it held is released (as
+  /// by forget()), and its PodGroup (`group_key`, "namespace/name"; "" for none) has a Succeeded
+  /// member until the pod is deleted (forget()). KAI never counts such a gang stale: its members
+  /// are completing, not lost.
+  void observe_succeeded(const std::string& pod_key, const std::string& group_key);
+  /// A gang running fewer members than its minMember.
+  struct StaleGang {
+    std::string group;              ///< its PodGroup, "namespace/name"
+    int min_member = 0;             ///< the PodGroup's minMember
+    int active = 0;                 ///< members on a node (bound, running, adopted, planned)
+    std::int64_t stale_since = 0;   ///< seconds since the epoch (Options::clock)
+    std::vector<std::string> evict; ///< the members to evict: every one bound to a node, by key
+  };
+  /// KAI's stale gang eviction (pkg/scheduler/actions/stalegangeviction/stalegangeviction.go;
+  /// PodGroupInfo.IsStale in pkg/scheduler/api/podgroup_info): a PodGroup with minMember > 1, no
+  /// member Succeeded, and more than 0 but fewer than minMember members on a node is stale. The
+  /// first call that finds it stale records now as its stale_since; a call that finds it whole
+  /// again, or without members on nodes, forgets that. Returns the gangs stale for at least
+  /// `grace` (KAI's stalenessGracePeriod, 60 s by default; negative: never), PodGroup order. The
+  /// state evicts nothing itself: the caller deletes those pods, and forgets each as its deletion
+  /// is observed. O(PodGroups + their members).
+  std::vector<StaleGang> stale_gangs(std::chrono::seconds grace);
+
   // ---- Reads -----------------------------------------------------------------------------------
   [[nodiscard]] const ClusterState& cluster() const { return cluster_; }
   [[nodiscard]] const PriorityClasses& classes() const { return classes_; }
@@ -212,7 +236,8 @@ class SchedulingState {
   [[nodiscard]] std::size_t pod_count() const { return pods_.size(); }
   /// Pending pods of ours (their asks count in their queues' demand). O(pods).
   [[nodiscard]] std::size_t pending_count() const;
-  /// Keys of every pod the state holds a record of, in no particular order.
+  /// Keys of every pod the state holds a record of, and of the Succeeded pods it remembers
+  /// (observe_succeeded), in no particular order.
   [[nodiscard]] std::vector<std::string> pod_keys() const;
   /// The queue tree and book (null without Queues), fair shares current.
   [[nodiscard]] const queues::QueueTree* tree() const { return tree_.get(); }
@@ -327,6 +352,8 @@ class SchedulingState {
   std::unordered_map<std::string, std::set<std::string>> waiting_;        ///< node name → pods bound to it, unknown node
   std::unordered_map<std::string, QueueTotals> totals_;                   ///< by queue name (ours only)
   std::set<std::string> planned_;                                         ///< pods held by a gang plan
+  std::unordered_map<std::string, std::string> succeeded_;                ///< Succeeded pod → its PodGroup key
+  std::map<std::string, std::int64_t> stale_since_;                       ///< PodGroup key → when first found stale
   std::map<std::string, std::string> waiting_queues_;                     ///< set_waiting_queues()
   queues::Amounts foreign_;  ///< what other schedulers' pods hold
   queues::Amounts capacity_;  ///< what ready, schedulable nodes have (queues::cluster_total), as of the last node change

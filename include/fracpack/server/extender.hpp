@@ -71,6 +71,17 @@ struct ExtenderOptions {
   std::size_t pods_remembered = 100'000;
   /// Reservation pods per shared GPU (gpu_reservations.hpp); only while `watching`.
   GpuReservationOptions reservation;
+  /// With `watching`: KAI's stalenessGracePeriod. A gang running fewer members than its
+  /// PodGroup's minMember this long has its running members deleted by the leader's watch
+  /// (stale_gang_evictions(); docs/queues.md rule 15). Negative: never.
+  std::chrono::seconds staleness_grace{60};
+};
+
+/// A pod to delete because its gang is stale (Extender::stale_gang_evictions).
+struct StaleGangEviction {
+  std::string pod;     ///< "namespace/name"
+  std::string uid;     ///< the pod's uid as the state holds it ("" when unknown): a precondition of the delete
+  std::string reason;  ///< for the log: the PodGroup, members running, minMember, since when
 };
 
 /// A reason many nodes share: Filter answers thousands of nodes with a handful of reasons, so
@@ -330,6 +341,10 @@ class Extender {
   /// Reservation pods whose GPU is idle are retired, and reservation pods fracpack did not create
   /// get a ledger GPU; from the watch's timer. Takes the write lock.
   virtual void sweep_reservations() {}
+  /// KAI's stale gang eviction (SchedulingState::stale_gangs with ExtenderOptions::staleness_grace):
+  /// the members to delete of gangs stale that long; empty unless watching. From the watch's timer,
+  /// on the leader only. Takes the write lock (the state keeps when each gang went stale).
+  virtual std::vector<StaleGangEviction> stale_gang_evictions() { return {}; }
 
   /// Why the pod fits no node, node by node.
   virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;

@@ -1,0 +1,37 @@
+// SchedulingState: KAI's stale gang eviction (docs/queues.md rule 15).
+#include "fracpack/queues/scheduling_state.hpp"
+
+namespace fracpack {
+
+void SchedulingState::observe_succeeded(const std::string& pod_key, const std::string& group_key) {
+  (void)forget(pod_key);
+  succeeded_[pod_key] = group_key;
+}
+
+std::vector<SchedulingState::StaleGang> SchedulingState::stale_gangs(std::chrono::seconds grace) {
+  std::set<std::string> completing;  // PodGroups with a Succeeded member
+  for (const auto& [_, group] : succeeded_) completing.insert(group);
+  const std::int64_t t = now();
+  std::vector<StaleGang> out;
+  std::map<std::string, std::int64_t> still_stale;
+  for (const auto& [key, group] : groups_) {
+    const auto members = group_members_.find(key);
+    if (group.min_member <= 1 || completing.contains(key) || members == group_members_.end()) continue;
+    StaleGang gang{key, group.min_member, 0, t, {}};
+    for (const std::string& member : members->second) {
+      const PodRecord& r = pods_.at(member);
+      if (r.standing == PodStanding::kPending || r.standing == PodStanding::kIgnored) continue;
+      ++gang.active;  // bound, adopted as a conflict, waiting for its node, or planned
+      if (r.raw.bound) gang.evict.push_back(member);
+    }
+    if (gang.active == 0 || gang.active >= gang.min_member) continue;
+    const auto since = stale_since_.find(key);
+    gang.stale_since = since != stale_since_.end() ? since->second : t;
+    still_stale[key] = gang.stale_since;
+    if (grace.count() >= 0 && t - gang.stale_since >= grace.count()) out.push_back(std::move(gang));
+  }
+  stale_since_ = std::move(still_stale);  // a gang whole again, or gone, starts over
+  return out;
+}
+
+}  // namespace fracpack
