@@ -3,7 +3,6 @@
 #pragma once
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "support/spawn.hpp"
 #include "support/temp_files.hpp"
 
 namespace fracpack::test {
@@ -74,17 +74,7 @@ class KubeRig {
       args.insert(args.end(), {"--scheduler-config", config.string()});
     }
     for (const auto& o : objects) args.insert(args.end(), {"--objects", o});
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      std::freopen(log_.c_str(), "w", stderr);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(binary.c_str(), argv.data());
-      _exit(127);
-    }
+    pid_ = spawn(binary, args, log_.string());
     const bool up = wait_until([&] {
       const std::string text = read_file(log_);
       return text.find("kube-rig: ready") != std::string::npos;

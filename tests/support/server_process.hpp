@@ -4,7 +4,6 @@
 #pragma once
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 
 #include <httplib.h>
 
+#include "support/spawn.hpp"
 #include "support/test_ports.hpp"
 
 namespace fracpack::test {
@@ -30,17 +30,7 @@ class ServerProcess {
                 int probe_port = 0)
       : http_port_(http_port) {
     args.insert(args.begin(), {"fracpack", "serve", "--http", "127.0.0.1:" + std::to_string(http_port)});
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the test or benchmark that started it
-      std::freopen(log.c_str(), "w", stderr);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(binary.c_str(), argv.data());
-      _exit(127);
-    }
+    pid_ = spawn(binary, std::move(args), log);
     const int probed = probe_port != 0 ? probe_port : http_port_;
     httplib::Client c("127.0.0.1", probed);
     for (int i = 0; i < 600; ++i) {
