@@ -134,7 +134,8 @@ Lp build_lp(const std::vector<NodeShape>& shapes, const std::vector<PodClass>& c
   return lp;
 }
 
-/// CLP's row duals and the primal row activities of the LP (empty when it did not solve).
+/// CLP's row duals (whatever it reached: certified_bound makes any of them safe) and, when it
+/// proved the LP optimal, the primal row activities (else empty).
 struct Solved {
   std::vector<double> duals;
   std::vector<double> activity;
@@ -153,10 +154,11 @@ Solved solve(const Lp& lp) {
                   lower.data(), lp.b.data());
   Clp_setOptimizationDirection(model.get(), -1.0);  // maximise
   Clp_initialSolve(model.get());
-  if (Clp_isProvenOptimal(model.get()) == 0) return {};
-  const double* duals = Clp_dualRowSolution(model.get());
+  Solved out;
+  if (const double* duals = Clp_dualRowSolution(model.get()); duals != nullptr) out.duals.assign(duals, duals + rows);
   const double* activity = Clp_getRowActivity(model.get());
-  return {{duals, duals + rows}, {activity, activity + rows}};
+  if (Clp_isProvenOptimal(model.get()) != 0 && activity != nullptr) out.activity.assign(activity, activity + rows);
+  return out;
 }
 
 /// bᵀu for duals u (each taken with `sign`; ≥ 0 on ≤ rows, any sign on = rows) made feasible
@@ -191,6 +193,7 @@ CapacityCeiling capacity_ceiling(const std::vector<NodeSpec>& nodes, const std::
     cpu_capacity += t.count * static_cast<double>(t.cpu_milli) / 1000.0;
   }
   CapacityCeiling out;
+  out.cpu_used_pct = std::numeric_limits<double>::quiet_NaN();
   if (capacity <= 0) return out;
   std::vector<PodClass> classes;
   add_classes(placed, true, classes);
@@ -199,11 +202,12 @@ CapacityCeiling capacity_ceiling(const std::vector<NodeSpec>& nodes, const std::
   if (classes.empty()) return out;
   const Lp lp = build_lp(shapes, classes);
   const Solved solved = solve(lp);
-  // CLP's sign convention for a maximisation's duals is its own: both readings give a valid bound.
-  const double bound = std::min(certified_bound(lp, solved.duals, 1.0), certified_bound(lp, solved.duals, -1.0));
+  // CLP's sign convention for a maximisation's duals is its own: both readings give a valid
+  // bound, as do no duals at all (every pod that fits somewhere).
+  const double bound = std::min({certified_bound(lp, solved.duals, 1.0), certified_bound(lp, solved.duals, -1.0),
+                                 certified_bound(lp, {}, 1.0)});
   out.gpus = std::min(bound, capacity);
   out.allocation_pct = 100.0 * out.gpus / capacity;
-  out.cpu_used_pct = std::numeric_limits<double>::quiet_NaN();
   if (!solved.activity.empty() && cpu_capacity > 0) {
     double cpu = 0;
     for (std::size_t s = 0; s < shapes.size(); ++s) cpu += solved.activity[classes.size() + s * kShapeRows];

@@ -1,4 +1,5 @@
 // One density run: arrivals through the ledger under one policy, with the curves recorded.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -74,7 +75,9 @@ Result<RunResult> run(const Trace& trace, std::string_view policy_name, std::uin
   r.final_allocation = 100.0 * static_cast<double>(used) / (1000.0 * static_cast<double>(trace.gpus));
   r.unallocated_gpus = static_cast<double>(trace.gpus * 1000 - used) / 1000.0;
   r.allocation_ceiling = 100.0 * (1.0 - binpack::packing_waste_bound(placed_shares) / static_cast<double>(trace.gpus));
-  r.cpu_ceiling = capacity_ceiling(trace.nodes, placed_pods, failed_pods).allocation_pct;
+  // Both bound what the placed shares plus whole-GPU pods can allocate (the failed ones are a
+  // part of the LP ceiling's unlimited whole-GPU demand): the lower is a bound too.
+  r.cpu_ceiling = std::min(r.allocation_ceiling, capacity_ceiling(trace.nodes, placed_pods, failed_pods).allocation_pct);
   for (std::size_t n = 0; n < state.node_count(); ++n) {
     for (const auto& g : state.usage(n).gpus) r.idle_gpus += g.state == GpuState::kIdle ? 1 : 0;
   }

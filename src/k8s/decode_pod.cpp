@@ -184,4 +184,17 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   return pod;
 }
 
+std::optional<std::string> pod_group_of(const json& pod) {
+  auto strings = [&](const char* field) {
+    std::map<std::string, std::string> out;
+    const json::json_pointer at(std::string("/metadata/") + field);
+    if (!pod.is_object() || !pod.contains(at) || !pod[at].is_object()) return out;
+    for (const auto& [k, v] : pod[at].items()) {
+      if (v.is_string()) out.emplace(k, v.get<std::string>());
+    }
+    return out;
+  };
+  return gang_of(strings("annotations"), strings("labels"));
+}
+
 }  // namespace fracpack::k8s

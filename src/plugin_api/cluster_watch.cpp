@@ -1,5 +1,7 @@
 #include "plugin_api/cluster_watch.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -196,22 +198,32 @@ void ClusterWatch::settle_loop() {
 
 void ClusterWatch::evict_stale_gangs() {
   constexpr std::chrono::seconds kEvictAgainAfter{30};
-  if (!core_.may_act().is_ok()) return;  // a follower leaves them to the leader
   const auto now = std::chrono::steady_clock::now();
-  std::erase_if(evicting_, [&](const auto& e) { return now - e.second > kEvictAgainAfter; });
-  for (const StaleGangEviction& e : core_.stale_gang_evictions()) {
+  if (now < next_stale_check_) return;
+  next_stale_check_ = now + std::chrono::seconds(1);
+  const std::vector<StaleGangEviction> evictions = core_.stale_gang_evictions();  // followers too: the clocks stay current
+  std::erase_if(evicting_, [&](const auto& e) {  // gone, or no longer to evict; or a failed delete due again
+    const bool listed = std::any_of(evictions.begin(), evictions.end(), [&](const auto& x) { return x.pod == e.first; });
+    return !listed || (e.second && now - *e.second > kEvictAgainAfter);
+  });
+  if (!core_.may_act().is_ok()) return;  // a follower leaves them to the leader
+  for (const StaleGangEviction& e : evictions) {
     if (evicting_.contains(e.pod)) continue;
+    if (e.uid.empty()) {  // a delete without the uid precondition could hit a pod made since under that name
+      spdlog::warn("pod {}: not evicted although {}: its uid is not known", e.pod, e.reason);
+      evicting_[e.pod] = now;
+      continue;
+    }
     const auto slash = e.pod.find('/');
-    nlohmann::json options{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
-    if (!e.uid.empty()) options["preconditions"] = {{"uid", e.uid}};  // not a pod made since under that name
+    const nlohmann::json options{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"preconditions", {{"uid", e.uid}}}};
     auto res = api_->client()->Delete(fmt::format("/api/v1/namespaces/{}/pods/{}", e.pod.substr(0, slash), e.pod.substr(slash + 1)),
                                       options.dump(), "application/json");
     if (res && (res->status == 200 || res->status == 202)) {
       spdlog::info("pod {} evicted: {}", e.pod, e.reason);
-      evicting_[e.pod] = now;
+      evicting_[e.pod] = std::nullopt;
       ++stale_evicted_;
     } else if (res && (res->status == 404 || res->status == 409)) {
-      evicting_[e.pod] = now;  // gone already, or another pod by now: the watch tells
+      evicting_[e.pod] = std::nullopt;  // gone already, or another pod by now: the watch tells
     } else {
       spdlog::warn("pod {}: cannot evict it ({}) although {}; asked again in {} s", e.pod, api_message(res), e.reason,
                    kEvictAgainAfter.count());

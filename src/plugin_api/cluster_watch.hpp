@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,8 +58,10 @@ class ClusterWatch final : public ReflectorSink {
   void settle_loop();
   /// Sweeps the reservations (every settle_every) and deletes the reservation pods due.
   void delete_reservations();
-  /// Deletes the members of stale gangs (Extender::stale_gang_evictions), on the leader only; a
-  /// pod asked for is not asked again for kEvictAgainAfter (its deletion takes its grace period).
+  /// At most once a second, on every replica (so that when each gang went stale stays current on a
+  /// follower that later leads), Extender::stale_gang_evictions; the leader deletes those pods. A
+  /// pod deleted is not asked for again while it still terminates; a failed delete is retried
+  /// after kEvictAgainAfter.
   void evict_stale_gangs();
   /// The settle loop runs now (and waits again from there), not at its next tick.
   void wake();
@@ -80,7 +83,9 @@ class ClusterWatch final : public ReflectorSink {
   std::atomic<std::uint64_t> reservations_deleted_{0};
   std::chrono::steady_clock::time_point next_sweep_{};  ///< settle thread only
   std::atomic<std::uint64_t> stale_evicted_{0};
-  std::map<std::string, std::chrono::steady_clock::time_point> evicting_;  ///< settle thread only: pod → when deleted
+  /// Settle thread only: pod → when its delete was asked (nullopt: it succeeded; the pod still terminates).
+  std::map<std::string, std::optional<std::chrono::steady_clock::time_point>> evicting_;
+  std::chrono::steady_clock::time_point next_stale_check_{};  ///< settle thread only
   std::mutex settle_mu_;
   std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> nudges_;  ///< pods to touch, and when; under settle_mu_
   std::condition_variable settle_wake_;

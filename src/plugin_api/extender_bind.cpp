@@ -91,6 +91,8 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   }
   const std::string& where = state_.cluster().node(held->node).name;
   if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));
+  // Held for its gang's plan there: the Bind confirms the plan (else it would lapse while the pod runs).
+  if (record.planned_until) (void)state_.bind(record.pod, held->node, *policy_);
   BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice), false, {}};
   reserve(answer, record.pod);
   return answer;
@@ -102,24 +104,40 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
   if (!pod) return pod.status();
   std::unique_lock lock(mu_);  // what-if removals change the ledger for a moment
   std::map<std::string, std::vector<std::string>> out;
+  std::optional<std::optional<queues::ConsolidationPlan>> plan;  // sought once, for the first node that needs it
   for (const auto& [node, offered] : candidates) {
     auto n = state_.cluster().find_node(node);
     if (!n) continue;
     NodeMask only(state_.cluster().node_count(), false);
     only[*n] = true;
-    auto victims = state_.find_victims(*pod, *policy_, &only);
-    if (!victims) continue;
-    std::vector<std::string> uids;
-    bool subset = true;
-    for (const auto& key : victims->pods) {
-      const PodRecord* record = state_.pod(key);
-      const std::string uid = record != nullptr ? record->raw.uid : std::string();
-      if (std::find(offered.begin(), offered.end(), uid) == offered.end()) subset = false;
-      uids.push_back(uid);
+    std::vector<std::string> victims;
+    if (auto found = state_.find_victims(*pod, *policy_, &only)) {
+      victims = found->pods;
+    } else {
+      // No reclaim or preemption here: consolidation's pods moved off this node, when its plan
+      // lands the pod here (their controllers make them again; they fit elsewhere).
+      if (!plan) plan = consolidation_for(*pod);
+      if (!*plan || (*plan)->placements.front().node != node) continue;
+      for (const auto& m : (*plan)->moves) {
+        if (m.from_node == node) victims.push_back(m.pod);
+      }
     }
-    if (subset) out[node] = std::move(uids);
+    if (victims.empty()) continue;  // kube-scheduler v1.20 crashes on a candidate without victims
+    if (auto uids = offered_uids(victims, offered)) out[node] = std::move(*uids);
   }
   return out;
+}
+
+std::optional<std::vector<std::string>> ExtenderImpl::offered_uids(const std::vector<std::string>& victims,
+                                                                   const std::vector<std::string>& offered) const {
+  std::vector<std::string> uids;
+  for (const auto& key : victims) {
+    const PodRecord* record = state_.pod(key);
+    const std::string uid = record != nullptr ? record->raw.uid : std::string();
+    if (std::find(offered.begin(), offered.end(), uid) == offered.end()) return std::nullopt;
+    uids.push_back(uid);
+  }
+  return uids;
 }
 
 }  // namespace fracpack::api

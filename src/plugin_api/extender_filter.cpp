@@ -117,7 +117,7 @@ Result<std::vector<HostScore>> ExtenderImpl::prioritize(const json& object, Node
 Result<Explanation> ExtenderImpl::explain(const json& object) {
   auto pod = decode(object);
   if (!pod) return pod.status();
-  std::shared_lock lock(mu_);
+  std::unique_lock lock(mu_);  // a consolidation plan is sought on the ledger itself
   const ClusterState& cluster = state_.cluster();
   Explanation e;
   if (auto best = select(cluster, *pod, *policy_)) {  // it fits: say where, and how each node stands
@@ -136,12 +136,35 @@ Result<Explanation> ExtenderImpl::explain(const json& object) {
                             cluster.node(best->node).name);
   } else {
     e = fracpack::explain(cluster, *pod, nullptr, options_.explain_nodes);
+    if (auto plan = consolidation_for(*pod)) {
+      e.consolidation_node = plan->placements.front().node;
+      for (const auto& m : plan->moves) e.consolidation_moves.push_back({m.pod, m.from_node, m.to_node});
+      e.summary += fmt::format("; consolidation would place it on {} by moving {} running pod(s)", e.consolidation_node,
+                               plan->moves.size());
+    }
   }
   if (auto refusal = admission(*pod)) {
     e.summary = refusal->message + "; and " + e.summary;
     if (e.code == Code::kOk) e.code = Code::kUnschedulable;
   }
   return e;
+}
+
+std::optional<queues::ConsolidationPlan> ExtenderImpl::consolidation_for(const PodRequest& pod) {
+  if (!state_.is_ours(pod) || !pod.preemptible || pod.bound) return std::nullopt;
+  if (state_.gang_needs_planning(pod)) return std::nullopt;  // a gang moves whole: its members are not placed alone
+  const PodRecord* held = state_.pod(pod.key());
+  if (held != nullptr && (held->standing != PodStanding::kPending || held->raw.uid != pod.uid)) return std::nullopt;
+  // The plan is for a pending pod the state holds; one it does not hold yet (not watched, or a
+  // pod asked about) is held for the search and forgotten again.
+  const bool for_now = held == nullptr;
+  if (for_now && state_.observe(pod) != PodStanding::kPending) {
+    (void)state_.forget(pod.key());
+    return std::nullopt;
+  }
+  auto plan = state_.plan_consolidation({state_.pod(pod.key())->pod}, *policy_);
+  if (for_now) (void)state_.forget(pod.key());
+  return plan;
 }
 
 std::optional<queues::Refusal> ExtenderImpl::admission(const PodRequest& pod) const {

@@ -178,6 +178,14 @@ class ExtenderImpl final : public Extender {
   void sweep_locked();
   /// The lowest idle ledger GPU of node `n` no reservation names.
   [[nodiscard]] std::optional<int> free_gpu(std::size_t n) const;
+  /// Consolidation's plan for `pod` alone (SchedulingState::plan_consolidation) when it is ours,
+  /// preemptible and in no gang of minMember > 1; nullopt otherwise or when none exists. Caller
+  /// holds mu_ exclusively (the search changes the ledger for a moment).
+  std::optional<queues::ConsolidationPlan> consolidation_for(const PodRequest& pod);
+  /// The uids of `victims` (pod keys) when every one is among `offered` (kube-scheduler's
+  /// candidates on a node), else nullopt: Preempt answers a subset of what it was offered.
+  [[nodiscard]] std::optional<std::vector<std::string>> offered_uids(const std::vector<std::string>& victims,
+                                                                     const std::vector<std::string>& offered) const;
   /// An answer that passes no node, refused by no check before the nodes: kNodes.
   static void mark_nodes_refusal(FilterAnswer& answer);
   /// A Filter before the first full list: every node fails, saying why.

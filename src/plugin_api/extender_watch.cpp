@@ -297,9 +297,7 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
     if (assumed != assumed_.end()) confirmed(key);
     if (object.value(json::json_pointer("/status/phase"), std::string()) != "Succeeded") return;
     // A Succeeded member keeps its gang from being stale while it is in the API (KAI's IsStale).
-    if (auto done = k8s::decode_pod(object, options_.decode, state_.classes()); done && done->gang) {
-      state_.observe_succeeded(key, done->gang_key());
-    }
+    if (auto group = k8s::pod_group_of(object)) state_.observe_succeeded(key, key.substr(0, key.find('/') + 1) + *group);
     return;
   }
   const std::string uid = k8s::metadata_string(object, "uid");

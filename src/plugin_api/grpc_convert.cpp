@@ -35,6 +35,16 @@ void to_proto(const Explanation& explanation, v1::ExplainResponse* out) {
     }
   }
   out->set_nodes_omitted(static_cast<std::int64_t>(explanation.nodes_omitted));
+  if (!explanation.consolidation_node.empty()) {
+    auto* plan = out->mutable_consolidation();
+    plan->set_node(explanation.consolidation_node);
+    for (const auto& m : explanation.consolidation_moves) {
+      auto* move = plan->add_moves();
+      move->set_pod(m.pod);
+      move->set_from_node(m.from);
+      move->set_to_node(m.to);
+    }
+  }
 }
 
 void to_proto(const LedgerSnapshot& snapshot, v1::SnapshotResponse* out) {

@@ -255,7 +255,13 @@ struct HttpFront::Impl {
     if (!e) throw BadRequest{e.status().message()};
     json nodes = json::object();
     for (const auto& [name, verdict] : e->nodes) nodes[name] = verdict.fits() ? "fits" : verdict.text();
-    return {{"Status", std::string(code_name(e->code))}, {"Reason", e->summary}, {"Nodes", nodes}, {"NodesOmitted", e->nodes_omitted}};
+    json out{{"Status", std::string(code_name(e->code))}, {"Reason", e->summary}, {"Nodes", nodes}, {"NodesOmitted", e->nodes_omitted}};
+    if (!e->consolidation_node.empty()) {
+      json moves = json::array();
+      for (const auto& m : e->consolidation_moves) moves.push_back({{"Pod", m.pod}, {"From", m.from}, {"To", m.to}});
+      out["Consolidation"] = {{"Node", e->consolidation_node}, {"Moves", moves}};
+    }
+    return out;
   }
 
   /// Whether the caller may `what`; if not, `res` is its 401 or 403 and the refusal is logged.

@@ -101,6 +101,10 @@ PodStanding SchedulingState::observe(const PodRequest& raw) {
     if (held.planned_until && !raw.bound && (held.raw.uid == raw.uid || raw.uid.empty())) {
       return held.standing;  // held for its gang until its Bind, or until the plan lapses
     }
+    if (held.planned_until && raw.bound && raw.bound->node == held.raw.bound->node && held.raw.uid == raw.uid) {
+      planned_.erase(key);  // bound where its gang's plan put it (by whichever replica): the plan is done
+      it->second.planned_until.reset();
+    }
     if (!it->second.unreadable && same_terms(it->second.raw, raw)) return it->second.standing;
     // Its terms changed, not its run: the same pod on the same node keeps the start held for it.
     const bool same_run = raw.bound && held.raw.bound && raw.bound->node == held.raw.bound->node && raw.uid == held.raw.uid;
@@ -119,6 +123,7 @@ PodStanding SchedulingState::observe(const PodRequest& raw) {
 PodStanding SchedulingState::observe_unreadable(const std::string& key, const std::string& node, const std::vector<int>& devices,
                                                 const std::string& reason) {
   const DebugCheck check(*this);
+  succeeded_.erase(key);  // a running pod of that name: the Succeeded one is gone
   if (auto it = pods_.find(key); it != pods_.end()) {
     withdraw(key, it->second);
     pods_.erase(it);
@@ -461,6 +466,9 @@ std::string SchedulingState::check_invariants() const {
     if (!record.pod.preemptible) totals[record.pod.queue].non_preemptible += record.charge;
   }
   if (cluster_.allocation_count() > pods_.size()) return "the ledger holds pods the state has no record of";
+  for (const auto& [key, _] : succeeded_) {
+    if (pods_.contains(key)) return fmt::format("pod {} is both Succeeded and held", key);
+  }
   for (const auto& key : planned_) {
     auto it = pods_.find(key);
     if (it == pods_.end() || !it->second.planned_until || it->second.standing != PodStanding::kBound) {

@@ -20,15 +20,19 @@ std::vector<SchedulingState::StaleGang> SchedulingState::stale_gangs(std::chrono
     StaleGang gang{key, group.min_member, 0, t, {}};
     for (const std::string& member : members->second) {
       const PodRecord& r = pods_.at(member);
-      if (r.standing == PodStanding::kPending || r.standing == PodStanding::kIgnored) continue;
+      // Another scheduler's pods are its own to evict, and count for nothing here.
+      if (!r.ours || r.standing == PodStanding::kPending || r.standing == PodStanding::kIgnored) continue;
       ++gang.active;  // bound, adopted as a conflict, waiting for its node, or planned
-      if (r.raw.bound) gang.evict.push_back(member);
+      if (r.raw.bound && !r.planned_until) gang.evict.push_back(member);  // a planned one holds nothing in the cluster
     }
     if (gang.active == 0 || gang.active >= gang.min_member) continue;
     const auto since = stale_since_.find(key);
     gang.stale_since = since != stale_since_.end() ? since->second : t;
     still_stale[key] = gang.stale_since;
-    if (grace.count() >= 0 && t - gang.stale_since >= grace.count()) out.push_back(std::move(gang));
+    // The clock counts whole seconds and the gang went stale somewhere in its first one: a grace
+    // above 0 waits one more, so that no gang is evicted before its grace is over.
+    const std::int64_t wait = grace.count() + (grace.count() > 0 ? 1 : 0);
+    if (grace.count() >= 0 && t - gang.stale_since >= wait && !gang.evict.empty()) out.push_back(std::move(gang));
   }
   stale_since_ = std::move(still_stale);  // a gang whole again, or gone, starts over
   return out;

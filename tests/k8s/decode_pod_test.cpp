@@ -266,5 +266,21 @@ TEST_CASE("RFC 3339 times: offsets and fractions read; days that do not exist re
   CHECK_FALSE(k8s::parse_rfc3339("2026-13-01T00:00:00Z").has_value());
 }
 
+TEST_CASE("the PodGroup a pod names is read without decoding the rest, as decode_pod reads it") {
+  PodBuilder gang("p");
+  gang.gang("train").limit("nvidia.com/gpu", "not-a-number");  // a pod that does not decode
+  CHECK_FALSE(k8s::decode_pod(gang.obj, DecodeConfig{}, PriorityClasses{}).is_ok());
+  CHECK(k8s::pod_group_of(gang.obj) == std::optional<std::string>("train"));
+  PodBuilder labelled("q");
+  labelled.label("scheduling.x-k8s.io/pod-group", "by-label");
+  CHECK(k8s::pod_group_of(labelled.obj) == std::optional<std::string>("by-label"));
+  auto both = labelled;
+  both.gang("by-annotation");  // the annotation first, as decode_pod
+  CHECK(k8s::pod_group_of(both.obj) == std::optional<std::string>("by-annotation"));
+  CHECK(k8s::decode_pod(both.obj, DecodeConfig{}, PriorityClasses{})->gang == std::optional<std::string>("by-annotation"));
+  CHECK_FALSE(k8s::pod_group_of(PodBuilder("r").obj).has_value());
+  CHECK_FALSE(k8s::pod_group_of(json::array()).has_value());
+}
+
 }  // namespace
 }  // namespace fracpack::test

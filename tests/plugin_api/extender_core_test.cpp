@@ -526,3 +526,66 @@ TEST_CASE("Preempt counts a synced pod's start from its status.startTime") {
 
 }  // namespace
 }  // namespace fracpack::test
+
+namespace fracpack::test {
+namespace {
+
+/// Nodes a and b with 2 GPUs each, one young train pod on each (x on a, y on b), shielded from
+/// preemption for an hour; a pending 2-GPU pod of higher priority fits nowhere as they stand.
+std::unique_ptr<Extender> split_cluster() {
+  auto core = open_shielding(":memory:", std::chrono::hours(1));
+  REQUIRE(core->apply({nvf("a", 2, 80000).obj, nvf("b", 2, 80000).obj}, nullptr).is_ok());
+  for (const auto& [name, node] : std::vector<std::pair<std::string, std::string>>{{"x", "a"}, {"y", "b"}}) {
+    const json pod = PodBuilder(name).uid("u-" + name).whole(1).priority_class("train").obj;
+    REQUIRE(core->filter(pod, {node}).is_ok());
+    REQUIRE(core->bind("default", name, "u-" + name, node).is_ok());
+  }
+  return core;
+}
+
+TEST_CASE("Explain shows consolidation's plan for a pod that fits nowhere: the node, and which pod moves where") {
+  auto core = split_cluster();
+  const json big = PodBuilder("big").uid("u-big").whole(2).priority_class("build-preemptible").obj;
+  auto e = core->explain(big);
+  REQUIRE(e.is_ok());
+  CHECK(e->code != Code::kOk);
+  REQUIRE(e->consolidation_node == "a");  // a tie in moves and memory: node order
+  REQUIRE(e->consolidation_moves.size() == 1);
+  CHECK(e->consolidation_moves[0].pod == "default/x");
+  CHECK(e->consolidation_moves[0].from == "a");
+  CHECK(e->consolidation_moves[0].to == "b");
+  CHECK(e->summary.find("consolidation would place it on a by moving 1 running pod(s)") != std::string::npos);
+  // Not for a non-preemptible pod (KAI consolidates for preemptible jobs only), nor when it fits.
+  const json urgent = PodBuilder("urgent").uid("u-urgent").whole(2).priority_class("inference").obj;
+  auto refused = core->explain(urgent);
+  REQUIRE(refused.is_ok());
+  CHECK(refused->consolidation_node.empty());
+  const json one = PodBuilder("one").uid("u-one").whole(1).priority_class("build-preemptible").obj;
+  auto fits = core->explain(one);
+  REQUIRE(fits.is_ok());
+  CHECK(fits->code == Code::kOk);
+  CHECK(fits->consolidation_node.empty());
+}
+
+TEST_CASE("Preempt: where no pod may be preempted, the pods consolidation moves off its node are the victims") {
+  auto core = split_cluster();
+  const json big = PodBuilder("big").uid("u-big").whole(2).priority_class("build-preemptible").obj;
+  // x and y are shielded (an hour's preempt min runtime): no preemption victims anywhere. Moving x
+  // to b lands big on a: x is a's victim, its controller makes it again, and it fits on b.
+  auto answer = core->preempt(big, {{"a", {"u-x"}}, {"b", {"u-y"}}});
+  REQUIRE(answer.is_ok());
+  REQUIRE(answer->size() == 1);
+  CHECK(answer->at("a") == std::vector<std::string>{"u-x"});
+  // kube-scheduler did not offer x: no answer (a subset of what it offered, never more).
+  auto unoffered = core->preempt(big, {{"a", {"someone-else"}}, {"b", {"u-y"}}});
+  REQUIRE(unoffered.is_ok());
+  CHECK(unoffered->empty());
+  // The ledger is as it was: both still where they were bound.
+  const auto snap = core->snapshot();
+  std::map<std::string, std::string> where;
+  for (const auto& b : snap.bindings) where[b.pod] = b.node;
+  CHECK(where == std::map<std::string, std::string>{{"default/x", "a"}, {"default/y", "b"}});
+}
+
+}  // namespace
+}  // namespace fracpack::test

@@ -261,9 +261,9 @@ TEST_CASE("stale gang: members below minMember for the grace period are evicted,
   CHECK(t.evicted(seconds(0)).empty());  // 3 of minMember 3: whole
   REQUIRE(t.s.forget("default/c"));       // a member is lost: 2 of 3 run
   CHECK(t.evicted(seconds(60)).empty());  // stale from now (t = 1000), not yet for 60 s
-  t.clock = 1059;
+  t.clock = 1060;  // perhaps 59.1 s after it went stale in second 1000: not yet
   CHECK(t.evicted(seconds(60)).empty());
-  t.clock = 1060;
+  t.clock = 1061;
   auto stale = t.s.stale_gangs(seconds(60));
   REQUIRE(stale.size() == 1);
   CHECK(stale[0].group == "default/pg");
@@ -279,8 +279,25 @@ TEST_CASE("stale gang: members below minMember for the grace period are evicted,
   REQUIRE(t.s.forget("default/c"));
   t.clock = 1100;
   CHECK(t.evicted(seconds(60)).empty());
-  t.clock = 1160;
+  t.clock = 1161;
   CHECK(t.evicted(seconds(60)).size() == 2);
+  CHECK(t.evicted(seconds(0)).size() == 2);  // a grace of 0: at once
+}
+
+TEST_CASE("stale gang: another scheduler's members neither count nor are evicted") {
+  using std::chrono::seconds;
+  StaleGangScenario t;
+  REQUIRE(t.s.observe(t.member("a", true)) == PodStanding::kBound);
+  PodRequest other = t.member("b", true);
+  other.scheduler_name = "someone-else";
+  REQUIRE(t.s.observe(other) == PodStanding::kBound);
+  REQUIRE_FALSE(t.s.pod("default/b")->ours);
+  const auto stale = t.s.stale_gangs(seconds(0));  // one of ours of minMember 3: ours is evicted, b is not
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0].active == 1);
+  CHECK(stale[0].evict == std::vector<std::string>{"default/a"});
+  REQUIRE(t.s.forget("default/a"));
+  CHECK(t.s.stale_gangs(seconds(0)).empty());  // only b, another scheduler's: not ours to judge
 }
 
 TEST_CASE("stale gang: a gang with a Succeeded member, none on a node, or pending members only is not stale") {
@@ -308,7 +325,7 @@ TEST_CASE("stale gang: a gang with a Succeeded member, none on a node, or pendin
   check(t.s);
 }
 
-TEST_CASE("stale gang: members held by a gang plan count as active, and are not evicted") {
+TEST_CASE("stale gang: members held by a gang plan count as active, and are never deleted") {
   using std::chrono::seconds;
   StaleGangScenario t;
   REQUIRE(t.s.observe(t.member("a", true)) == PodStanding::kBound);
@@ -320,13 +337,42 @@ TEST_CASE("stale gang: members held by a gang plan count as active, and are not 
   const auto now = std::chrono::steady_clock::now();
   const auto d = t.s.plan_gang(t.s.pod("default/b")->pod, **pack, now, seconds(30));
   REQUIRE(d.kind == SchedulingState::GangDecision::Kind::kPlanned);
+  REQUIRE(t.s.pod("default/b")->planned_until);
   CHECK(t.s.stale_gangs(seconds(0)).empty());  // 1 bound + 2 planned: whole
-  // A gang with one member bound, one planned, minMember 3 (a plan lapses): stale, and only the
-  // bound member is evicted.
-  (void)t.s.expire_plans(now + seconds(31));
+  // a is lost: 2 planned of minMember 3. Stale, but the planned members hold nothing in the
+  // cluster to delete (their plan lapses, or they bind and the gang is judged again).
+  REQUIRE(t.s.forget("default/a"));
+  CHECK(t.s.stale_gangs(seconds(0)).empty());
+  // b binds on its plan: 1 bound + 1 planned, stale; only b is deleted.
+  REQUIRE(t.s.bind(t.s.pod("default/b")->pod, 0, **pack).is_ok());
   const auto stale = t.s.stale_gangs(seconds(0));
   REQUIRE(stale.size() == 1);
-  CHECK(stale[0].evict == std::vector<std::string>{"default/a"});
+  CHECK(stale[0].active == 2);
+  CHECK(stale[0].evict == std::vector<std::string>{"default/b"});
+  check(t.s);
+}
+
+TEST_CASE("a planned gang member the watch shows bound where planned is bound: its plan never lapses") {
+  // kube-scheduler bound it (this replica's Bind answered from the ledger, or another replica's):
+  // the plan must end, or expire_plans would take a running pod off the ledger.
+  using std::chrono::seconds;
+  StaleGangScenario t;
+  auto pack = make_policy("pack");
+  REQUIRE(pack.is_ok());
+  for (const char* name : {"a", "b", "c"}) REQUIRE(t.s.observe(t.member(name, false)) == PodStanding::kPending);
+  const auto now = std::chrono::steady_clock::now();
+  REQUIRE(t.s.plan_gang(t.s.pod("default/a")->pod, **pack, now, seconds(30)).kind == SchedulingState::GangDecision::Kind::kPlanned);
+  for (const char* name : {"a", "b", "c"}) {
+    PodRequest seen = t.member(name, true);
+    seen.bound->devices = t.s.pod(std::string("default/") + name)->raw.bound->devices;
+    REQUIRE(t.s.observe(seen) == PodStanding::kBound);
+    CHECK_FALSE(t.s.pod(std::string("default/") + name)->planned_until);
+  }
+  CHECK(t.s.expire_plans(now + seconds(31)) == 0);
+  CHECK(t.s.pod("default/a")->standing == PodStanding::kBound);
+  CHECK(t.s.stale_gangs(seconds(0)).empty());
+  check(t.s);
+  CHECK(t.s.verify().empty());
 }
 
 TEST_CASE("random pods, nodes, Queues and PodGroups: every figure equals a recount and a state built from scratch") {

@@ -33,6 +33,17 @@ struct Explanation {
   std::string summary;               ///< "0/3 nodes are available: 2 Insufficient GPU memory, 1 ..."
   std::vector<std::pair<std::string, Verdict>> nodes;  ///< node name → verdict, in name order
   std::size_t nodes_omitted = 0;  ///< nodes counted in the summary but past the detail limit
+  /// A running pod consolidation would move: "namespace/name", from its node to another.
+  struct Move {
+    std::string pod;
+    std::string from;
+    std::string to;
+  };
+  /// Where consolidation (docs/queues.md rule 14) would place a pod that fits nowhere as the
+  /// cluster stands, by moving `consolidation_moves`; "" when no plan exists or none was sought
+  /// (the extender's Explain seeks one for a preemptible pod of ours in no gang).
+  std::string consolidation_node;
+  std::vector<Move> consolidation_moves;
 };
 
 /// The best node for `pod` under `policy` and its GPUs, via the node index (typically O(log n)

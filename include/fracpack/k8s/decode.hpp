@@ -38,4 +38,10 @@ Result<NodeSpec> decode_node(const nlohmann::json& node, const DecodeConfig& con
 Result<PodRequest> decode_pod(const nlohmann::json& pod, const DecodeConfig& config,
                               const PriorityClasses& classes);
 
+/// The PodGroup a Pod object names, as decode_pod reads it (annotation `pod-group-name`, then
+/// `scheduling.k8s.io/group-name`, then the labels `scheduling.x-k8s.io/pod-group` and
+/// `pod-group.scheduling.sigs.k8s.io`), without decoding anything else: for a pod that may not
+/// decode (a finished one, say). nullopt when it names none.
+std::optional<std::string> pod_group_of(const nlohmann::json& pod);
+
 }  // namespace fracpack::k8s

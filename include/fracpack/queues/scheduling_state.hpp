@@ -213,16 +213,18 @@ class SchedulingState {
     int min_member = 0;             ///< the PodGroup's minMember
     int active = 0;                 ///< members on a node (bound, running, adopted, planned)
     std::int64_t stale_since = 0;   ///< seconds since the epoch (Options::clock)
-    std::vector<std::string> evict; ///< the members to evict: every one bound to a node, by key
+    std::vector<std::string> evict; ///< the members to evict: every one bound to a node, by key (a planned one holds nothing)
   };
   /// KAI's stale gang eviction (pkg/scheduler/actions/stalegangeviction/stalegangeviction.go;
   /// PodGroupInfo.IsStale in pkg/scheduler/api/podgroup_info): a PodGroup with minMember > 1, no
   /// member Succeeded, and more than 0 but fewer than minMember members on a node is stale. The
   /// first call that finds it stale records now as its stale_since; a call that finds it whole
   /// again, or without members on nodes, forgets that. Returns the gangs stale for at least
-  /// `grace` (KAI's stalenessGracePeriod, 60 s by default; negative: never), PodGroup order. The
-  /// state evicts nothing itself: the caller deletes those pods, and forgets each as its deletion
-  /// is observed. O(PodGroups + their members).
+  /// `grace` (KAI's stalenessGracePeriod, 60 s by default; negative: never; never early: the
+  /// clock counts whole seconds, so a grace above 0 waits up to a second more) that have members
+  /// bound to evict, PodGroup order. Only pods of ours count and are evicted (another
+  /// scheduler's are its own). The state evicts nothing itself: the caller deletes those pods,
+  /// and forgets each as its deletion is observed. O(PodGroups + their members).
   std::vector<StaleGang> stale_gangs(std::chrono::seconds grace);
 
   // ---- Reads -----------------------------------------------------------------------------------

@@ -72,8 +72,8 @@ struct ExtenderOptions {
   /// Reservation pods per shared GPU (gpu_reservations.hpp); only while `watching`.
   GpuReservationOptions reservation;
   /// With `watching`: KAI's stalenessGracePeriod. A gang running fewer members than its
-  /// PodGroup's minMember this long has its running members deleted by the leader's watch
-  /// (stale_gang_evictions(); docs/queues.md rule 15). Negative: never.
+  /// PodGroup's minMember this long has its members bound to nodes deleted by the leader's watch
+  /// (stale_gang_evictions(); docs/queues.md rule 15). 0: at once; negative: never.
   std::chrono::seconds staleness_grace{60};
 };
 
@@ -287,6 +287,9 @@ class Extender {
                                   const std::string& node) = 0;
   /// Preempt: of kube-scheduler's candidate victims (node → pod UIDs), the nodes where fracpack's
   /// own victims (docs/queues.md rule 12) are a subset of those offered, with fracpack's victims.
+  /// Where reclaim and preemption find none, the pods consolidation (rule 14) would move off the
+  /// node its plan lands the pod on are the victims, when kube-scheduler offered them all (it
+  /// offers only pods of lower priority than the pod).
   virtual Result<std::map<std::string, std::vector<std::string>>> preempt(
       const nlohmann::json& pod, const std::map<std::string, std::vector<std::string>>& candidates) = 0;
   /// Releases a bound pod ("namespace/name"). Idempotent: OK again for a pod this server released
@@ -343,7 +346,8 @@ class Extender {
   virtual void sweep_reservations() {}
   /// KAI's stale gang eviction (SchedulingState::stale_gangs with ExtenderOptions::staleness_grace):
   /// the members to delete of gangs stale that long; empty unless watching. From the watch's timer,
-  /// on the leader only. Takes the write lock (the state keeps when each gang went stale).
+  /// on every replica (so each keeps when the gangs went stale); only the leader deletes them.
+  /// Takes the write lock (the state keeps when each gang went stale).
   virtual std::vector<StaleGangEviction> stale_gang_evictions() { return {}; }
 
   /// Why the pod fits no node, node by node.

@@ -31,7 +31,8 @@ namespace fracpack::density {
 struct CapacityCeiling {
   double allocation_pct = 0;  ///< % of the nodes' GPU capacity (certified by weak duality)
   double gpus = 0;            ///< the same in GPUs
-  /// % of the nodes' CPU the LP's optimal placement uses (not a bound; NaN when CLP did not solve).
+  /// % of the nodes' CPU the LP's optimal placement uses (not a bound; NaN when CLP did not prove
+  /// it optimal, or there was nothing to place).
   double cpu_used_pct = 0;
 };
 
