@@ -40,8 +40,8 @@ std::string missing_node(const std::string& node, const std::map<std::string, st
 
 /// Loads the running pods into the state, reporting each as bound or as a conflict (a running pod
 /// the ledger cannot hold as it claims: its node resources stay counted, its GPUs fenced).
-/// Returns how many running members each gang has.
-std::map<std::string, int> load_running(SchedulingState& state, const jobs::PlaceInputs& in, PlaceReport& report) {
+/// Returns each gang's running members (their sub-group and node).
+jobs::RunningMembers load_running(SchedulingState& state, const jobs::PlaceInputs& in, PlaceReport& report) {
   for (const auto& u : in.unreadable_bound) {
     if (state.observe_unreadable(u.key, u.node, u.devices, u.reason) == PodStanding::kWaitingForNode) {
       report.conflicts.push_back({u.key, u.node, fmt::format("{}; also {}", u.reason, missing_node(u.node, in.rejected_nodes))});
@@ -50,7 +50,7 @@ std::map<std::string, int> load_running(SchedulingState& state, const jobs::Plac
       report.conflicts.push_back({u.key, u.node, state.pod(u.key)->note});
     }
   }
-  std::map<std::string, int> running_in_gang;
+  jobs::RunningMembers running_in_gang;
   for (const auto& b : in.bound) {
     if (auto bad = state.effective(b.pod); !bad) report.warnings.push_back(bad.status().message());
     const PodStanding standing = state.observe(b.pod);
@@ -65,7 +65,7 @@ std::map<std::string, int> load_running(SchedulingState& state, const jobs::Plac
       continue;
     }
     report.bound.push_back(Placement{b.pod.key(), b.pod.bound->node, state.cluster().allocation(b.pod.key())->choice, 0});
-    if (b.pod.gang) ++running_in_gang[b.pod.gang_key()];
+    if (b.pod.gang) running_in_gang[b.pod.gang_key()].push_back({b.pod.sub_group, state.cluster().allocation(b.pod.key())->node});
     if (record.ours && state.tree() != nullptr && state.queue_problem(record.pod)) {
       report.warnings.push_back(fmt::format("pod {} runs in queue \"{}\", which is not a leaf Queue in the input; "
                                             "its usage is not counted",
@@ -139,12 +139,12 @@ Status load_objects(SchedulingState& state, jobs::PlaceInputs& in, PlaceReport& 
 /// count in their queues' fair shares.
 void charge_jobs(std::vector<queues::Job>& jobs, SchedulingState& state) {
   for (auto& job : jobs) {
-    const std::size_t core = job.min_member <= 0 ? job.members.size() : std::min<std::size_t>(job.members.size(), job.min_member);
     for (std::size_t i = 0; i < job.members.size(); ++i) {
       job.member_charges.push_back(state.pending_charge(job.members[i]));
-      if (i < core) job.charge += job.member_charges.back();
       (void)state.observe(job.members[i]);
     }
+    const Gang gang{job.name, job.members, job.min_member, job.rule.get(), job.running};
+    for (std::size_t i : gang_minimum_by_count(gang)) job.charge += job.member_charges[i];
   }
 }
 
@@ -231,7 +231,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   SchedulingState state(std::move(state_options));
   if (Status st = load_objects(state, in, report); !st.is_ok()) return st;
 
-  const std::map<std::string, int> running_in_gang = load_running(state, in, report);
+  const jobs::RunningMembers running_in_gang = load_running(state, in, report);
   std::vector<queues::Job> jobs = jobs::build_jobs(in, state, running_in_gang, report);
   charge_jobs(jobs, state);
   ExplainCache cache;

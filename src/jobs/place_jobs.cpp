@@ -25,7 +25,7 @@ queues::Job single(const InputPod& p) {
 }  // namespace
 
 std::vector<queues::Job> build_jobs(const PlaceInputs& in, const SchedulingState& state,
-                                    const std::map<std::string, int>& running_in_gang, PlaceReport& report) {
+                                    const RunningMembers& running_in_gang, PlaceReport& report) {
   std::vector<queues::Job> jobs;
   std::set<std::string> gangs_done;
   for (std::size_t i = 0; i < in.pending.size(); ++i) {
@@ -62,20 +62,28 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const SchedulingState
           "pod {} names PodGroup {}, which is not in the input; its {} pending pod(s) are placed all-or-nothing",
           first.pod.key(), key, members.size()));
     }
+    auto running = running_in_gang.find(key);
+    const std::vector<GangRunning> on_nodes = running == running_in_gang.end() ? std::vector<GangRunning>{} : running->second;
+    queues::Job job = single(members.front());
+    job.name = key;
+    job.members.clear();
+    for (const auto& m : members) job.members.push_back(m.pod);
+    if (group != in.groups.end() && group->second.structured()) {  // sub-groups, topology: the whole rule, with what runs
+      job.rule = std::make_shared<const GangRule>(group->second);
+      job.running = on_nodes;
+      job.min_member = group->second.min_member;
+      jobs.push_back(std::move(job));
+      continue;
+    }
     const int min_member = group == in.groups.end() || group->second.min_member == 0
                                ? static_cast<int>(members.size())
                                : group->second.min_member;
-    auto running = running_in_gang.find(key);
-    const int remaining = min_member - (running == running_in_gang.end() ? 0 : running->second);
+    const int remaining = min_member - static_cast<int>(on_nodes.size());
     if (remaining <= 0) {  // the running members already meet the minimum
       for (const auto& m : members) jobs.push_back(single(m));
       continue;
     }
-    queues::Job job = single(members.front());
-    job.name = key;
     job.min_member = remaining;
-    job.members.clear();
-    for (const auto& m : members) job.members.push_back(m.pod);
     jobs.push_back(std::move(job));
   }
   const queues::QueueTree* tree = state.tree();

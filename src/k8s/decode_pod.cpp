@@ -13,6 +13,8 @@ using nlohmann::json;
 namespace {
 
 /// PodGroup name: KAI's annotation first, then the coscheduling / Volcano spellings.
+/// KAI's sub-group membership label (pkg/common/constants: SubGroupLabelKey; docs/placement.md rule 18).
+constexpr std::string_view kSubGroupLabel = "kai.scheduler/subgroup-name";
 constexpr std::string_view kGangAnnotations[] = {"pod-group-name", "scheduling.k8s.io/group-name"};
 constexpr std::string_view kGangLabels[] = {"scheduling.x-k8s.io/pod-group", "pod-group.scheduling.sigs.k8s.io"};
 
@@ -181,6 +183,7 @@ Result<PodRequest> decode_pod(const json& object, const DecodeConfig& config,
   pod.queue = queue_of(*labels, config);
   if (auto st = read_priority(*spec, *labels, classes, who, pod); !st.is_ok()) return st;
   pod.gang = gang_of(*annotations, *labels);
+  if (auto it = labels->find(std::string(kSubGroupLabel)); it != labels->end()) pod.sub_group = it->second;
   return pod;
 }
 

@@ -94,8 +94,89 @@ const k8s::TypeSchema& pod_group_schema() {
        "spec.topologyConstraint", "spec.topologyConstraint.preferredTopologyLevel",
        "spec.topologyConstraint.requiredTopologyLevel", "spec.topologyConstraint.topology", "spec.minSubGroup",
        "spec.subGroups", "spec.subGroups[].name", "spec.subGroups[].minMember", "spec.subGroups[].minSubGroup",
-       "spec.subGroups[].parent", "spec.subGroups[].topologyConstraint*"});
+       "spec.subGroups[].parent", "spec.subGroups[].topologyConstraint",
+       "spec.subGroups[].topologyConstraint.preferredTopologyLevel",
+       "spec.subGroups[].topologyConstraint.requiredTopologyLevel", "spec.subGroups[].topologyConstraint.topology"});
   return schema;
+}
+
+/// An integer count from 0 to 2^20 at `field` of `object` (`where` names it); nullopt when absent.
+Result<std::optional<int>> count_at(const json& object, const char* field, const std::string& where) {
+  const json* v = member(object, field);
+  if (v == nullptr || v->is_null()) return std::optional<int>{};
+  const bool ok = (v->is_number_unsigned() && v->get<std::uint64_t>() <= (1u << 20)) ||
+                  (v->is_number_integer() && !v->is_number_unsigned() && v->get<std::int64_t>() >= 0 &&
+                   v->get<std::int64_t>() <= (1 << 20));
+  if (!ok) return invalid_argument("{}.{} = {}: must be an integer from 0 to {}", where, field, excerpt(v->dump()), 1 << 20);
+  return std::optional<int>{static_cast<int>(v->get<std::int64_t>())};
+}
+
+/// KAI's TopologyConstraint at `field` of `object`: its levels are node label keys.
+Result<TopologyConstraint> topology_at(const json& object, const std::string& where, std::vector<std::string>* warnings) {
+  TopologyConstraint t;
+  const json* v = member(object, "topologyConstraint");
+  if (v == nullptr || v->is_null()) return t;
+  const std::string at = where + ".topologyConstraint";
+  if (!v->is_object()) return invalid_argument("{} must be a map", at);
+  for (auto [field, into] : {std::pair{"topology", &t.topology}, std::pair{"requiredTopologyLevel", &t.required_level},
+                             std::pair{"preferredTopologyLevel", &t.preferred_level}}) {
+    auto value = k8s::optional_string(*v, field, at);
+    if (!value) return value.status();
+    *into = value->value_or("");
+  }
+  if (t.empty() && !t.topology.empty() && warnings != nullptr) {
+    warnings->push_back(fmt::format("{}: names topology {} but no required or preferred level; it constrains nothing", at, t.topology));
+  }
+  return t;
+}
+
+/// spec.subGroups: KAI's SubGroup list.
+Result<std::vector<SubGroupSpec>> sub_groups_of(const json& spec, const std::string& who, std::vector<std::string>* warnings) {
+  std::vector<SubGroupSpec> out;
+  const json* list = member(spec, "subGroups");
+  if (list == nullptr || list->is_null()) return out;
+  if (!list->is_array()) return invalid_argument("{}: spec.subGroups must be a list", who);
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string where = fmt::format("{}: spec.subGroups[{}]", who, i);
+    const json& item = (*list)[i];
+    if (!item.is_object()) return invalid_argument("{} must be a map", where);
+    SubGroupSpec s;
+    auto name = k8s::optional_string(item, "name", where);
+    auto parent = k8s::optional_string(item, "parent", where);
+    auto min_member = count_at(item, "minMember", where);
+    auto min_sub_group = count_at(item, "minSubGroup", where);
+    auto topology = topology_at(item, where, warnings);
+    if (!name) return name.status();
+    if (!parent) return parent.status();
+    if (!min_member) return min_member.status();
+    if (!min_sub_group) return min_sub_group.status();
+    if (!topology) return topology.status();
+    s.name = name->value_or("");
+    s.parent = parent->value_or("");
+    s.min_member = min_member->value_or(0);
+    s.min_sub_group = *min_sub_group;
+    s.topology = std::move(*topology);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+/// minMember, minSubGroup, subGroups and topologyConstraint, checked as KAI does (check_gang_rule).
+Status read_gang_rule(const json& spec, const std::string& who, GangRule& rule, std::vector<std::string>* warnings) {
+  auto min_member = count_at(spec, "minMember", who + ": spec");
+  auto min_sub_group = count_at(spec, "minSubGroup", who + ": spec");
+  auto topology = topology_at(spec, who + ": spec", warnings);
+  auto sub_groups = sub_groups_of(spec, who, warnings);
+  if (!min_member) return min_member.status();
+  if (!min_sub_group) return min_sub_group.status();
+  if (!topology) return topology.status();
+  if (!sub_groups) return sub_groups.status();
+  rule.min_member = min_member->value_or(0);
+  rule.min_sub_group = *min_sub_group;
+  rule.topology = std::move(*topology);
+  rule.sub_groups = std::move(*sub_groups);
+  if (auto bad = check_gang_rule(rule)) return invalid_argument("{}: {}", who, *bad);
+  return Status::ok();
 }
 
 /// KAI fields fracpack reads and does not act on (docs/requests.md rule 24): a warning each.
@@ -186,18 +267,7 @@ Result<PodGroupSpec> decode_pod_group(const json& object, std::vector<std::strin
   if (auto s = pod_group_schema().check(object, who); !s.is_ok()) return s;
   const json* spec = member(object, "spec");
   if (spec == nullptr) return g;
-  warn_unhonoured(spec,
-                  {{"minSubGroup", "KAI gangs sub-groups; fracpack gangs minMember of the whole group"},
-                   {"subGroups", "KAI gangs each sub-group; fracpack gangs minMember of the whole group"},
-                   {"topologyConstraint", "KAI packs the group within a topology level"}},
-                  who, warnings);
-  if (const json* mm = member(*spec, "minMember")) {
-    const bool ok = (mm->is_number_unsigned() && mm->get<std::uint64_t>() <= (1u << 20)) ||
-                    (mm->is_number_integer() && !mm->is_number_unsigned() && mm->get<std::int64_t>() >= 0 &&
-                     mm->get<std::int64_t>() <= (1 << 20));
-    if (!ok) return invalid_argument("{}: spec.minMember = {}: must be an integer from 0 to {}", who, excerpt(mm->dump()), 1 << 20);
-    g.min_member = static_cast<int>(mm->get<std::int64_t>());
-  }
+  if (auto st = read_gang_rule(*spec, who, g, warnings); !st.is_ok()) return st;
   for (auto [field, target] : {std::pair{"queue", &g.queue}, std::pair{"priorityClassName", &g.priority_class},
                                std::pair{"preemptibility", &g.preemptibility}}) {
     auto v = k8s::optional_string(*spec, field, who + ": spec");

@@ -7,6 +7,67 @@
 namespace fracpack::queues {
 namespace {
 
+/// Charges the members of `job` just placed to its queue; returns what they were charged.
+Amounts charged_for(const ClusterState& state, const Job& job, const std::vector<std::size_t>& members) {
+  Amounts sum;
+  for (std::size_t i : members) sum += charge_placed(job.members[i], state, *state.allocation(job.members[i].key()));
+  return sum;
+}
+
+void book_placed(const ClusterState& state, QueueBook& book, const Job& job, const std::vector<std::size_t>& members,
+                 JobOutcome& result) {
+  for (std::size_t i : members) {
+    const Amounts placed = charge_placed(job.members[i], state, *state.allocation(job.members[i].key()));
+    book.charge(job.queue, placed, job.members[i].preemptible);
+    result.charged += placed;
+  }
+}
+
+Explanation refused_by_queue(const Refusal& refusal) {
+  Explanation why;
+  why.summary = refusal.message;
+  return why;
+}
+
+/// A gang (docs/placement.md rules 7, 18, 19): its minimum, admitted on job.charge before; a
+/// minimum that took other sub-groups than counted is admitted again on what it placed. Then each
+/// further step (a sub-group's minimum, or one more member), admitted on its own, as KAI admits
+/// an elastic gang's pods beyond its minimum.
+void place_gang_job(ClusterState& state, QueueBook& book, const Job& job, const Policy& policy, const SessionOptions& options,
+                    JobOutcome& result) {
+  if (result.refused.size() < job.members.size()) result.refused.assign(job.members.size(), std::nullopt);
+  const Gang gang{job.name, job.members, job.min_member, job.rule.get(), job.running};
+  GangPlacer placer(state, gang, policy, options.detailed, options.explain_cache);
+  const std::vector<std::size_t> counted = placer.minimum_by_count();
+  if (!placer.place_minimum()) {
+    result.members = placer.outcomes();
+    return;
+  }
+  std::vector<std::size_t> minimum;
+  for (std::size_t i = 0; i < job.members.size(); ++i) {
+    if (placer.outcomes()[i].placement) minimum.push_back(i);
+  }
+  if (minimum != counted) {
+    if (auto refusal = book.admit(job.queue, charged_for(state, job, minimum), job.preemptible)) {
+      placer.undo_all(refused_by_queue(*refusal));
+      result.refusal = std::move(refusal);
+      result.members = placer.outcomes();
+      return;
+    }
+  }
+  book_placed(state, book, job, minimum, result);
+  while (auto step = placer.place_step()) {
+    if (step->empty()) continue;
+    if (auto refusal = book.admit(job.queue, charged_for(state, job, *step), job.preemptible)) {
+      placer.undo_step(*step, refused_by_queue(*refusal));
+      for (std::size_t i : *step) result.refused[i] = refusal;
+      continue;
+    }
+    book_placed(state, book, job, *step, result);
+  }
+  result.members = placer.outcomes();
+}
+
 /// Jobs of one leaf queue, best first.
 using JobList = std::deque<const Job*>;
 
@@ -161,42 +222,16 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
       out.push_back(std::move(result));
       continue;
     }
-    const std::size_t core = job->min_member <= 0 ? job->members.size()
-                                                  : std::min<std::size_t>(job->members.size(), job->min_member);
     if (!options.explain && job->members.size() == 1 && !job->ask.constraints.empty() && failed.covers(job->ask)) {
       continue;  // finds no node either; no outcome (SessionOptions::explain)
     }
-    if (core == 1) {
+    result.charged = Amounts{};
+    if (job->members.size() == 1 && !job->rule) {
       result.members.push_back(place_in_session(state, job->members.front(), policy, options, failed,
                                                 job->ask.constraints.empty() ? nullptr : &job->ask));
+      if (result.members.front().placement) book_placed(state, book, *job, {0}, result);
     } else {
-      Gang gang;
-      gang.name = job->name;
-      gang.members.assign(job->members.begin(), job->members.begin() + static_cast<std::ptrdiff_t>(core));
-      result.members = place_gang(state, gang, policy, options.detailed, options.explain_cache);
-    }
-    result.charged = Amounts{};
-    auto book_placed = [&](std::size_t i) {
-      if (!result.members[i].placement) return;
-      const PodRequest& pod = job->members[i];
-      const Amounts placed = charge_placed(pod, state, *state.allocation(pod.key()));
-      book.charge(job->queue, placed, pod.preemptible);
-      result.charged += placed;
-    };
-    for (std::size_t i = 0; i < core; ++i) book_placed(i);
-    // Members beyond the minimum (an elastic gang) go one by one, each admitted on its own.
-    const bool core_placed = result.members.front().placement.has_value();
-    for (std::size_t i = core; i < job->members.size(); ++i) {
-      PlaceOutcome o;
-      if (!core_placed) {
-        o.why = result.members.front().why;
-      } else if (auto refusal = book.admit(job->queue, job->member_charges[i], job->preemptible)) {
-        result.refused[i] = std::move(refusal);
-      } else {
-        o = place_in_session(state, job->members[i], policy, options, failed);
-      }
-      result.members.push_back(std::move(o));
-      book_placed(i);
+      place_gang_job(state, book, *job, policy, options, result);
     }
     out.push_back(std::move(result));
   }

@@ -19,7 +19,7 @@ const PodRequest* SchedulingState::movable(const Allocation& a) const {
   if (r.standing != PodStanding::kBound || !r.ours || r.planned_until || r.unreadable) return nullptr;
   if (r.pod.gang) {
     auto g = groups_.find(r.pod.gang_key());
-    if (g != groups_.end() && g->second.min_member > 1) return nullptr;
+    if (g != groups_.end() && g->second.together()) return nullptr;  // a gang moves whole, or not at all
   }
   return &r.pod;
 }

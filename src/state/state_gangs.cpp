@@ -12,7 +12,7 @@ namespace fracpack {
 bool SchedulingState::gang_needs_planning(const PodRequest& pod) const {
   if (!pod.gang) return false;
   auto g = groups_.find(pod.gang_key());
-  if (g == groups_.end() || g->second.min_member <= 1) return false;
+  if (g == groups_.end() || !g->second.together()) return false;
   const PodRecord* record = this->pod(pod.key());
   return record == nullptr || !record->planned_until;
 }
@@ -60,8 +60,14 @@ std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest&
 
 std::vector<std::string> SchedulingState::gang_planners(const PodRequest& pod) const {
   if (!gang_needs_planning(pod)) return {};
-  GangDecision d;
-  return gang_next_members(pod.gang_key(), d);
+  const std::string key = pod.gang_key();
+  if (!groups_.at(key).structured()) {
+    GangDecision d;
+    return gang_next_members(key, d);
+  }
+  StructuredGang gang = structured_gang(key);  // any pending member plans it, once enough are pending
+  if (gang_satisfied(gang.gang) || gang_has_enough_members(gang.gang)) return gang.keys;
+  return {};
 }
 
 std::optional<std::string> SchedulingState::gang_refusal(const PodRequest& pod, const Gang& gang) const {
@@ -94,7 +100,100 @@ void SchedulingState::hold_gang_plan(const PodRequest& pod, const std::vector<st
     if (members[i] != pod.key()) d.others.push_back(members[i]);
   }
   d.kind = GangDecision::Kind::kPlanned;
-  d.node = pods_.at(pod.key()).raw.bound->node;
+  const PodRecord& self = pods_.at(pod.key());
+  if (self.raw.bound) d.node = self.raw.bound->node;
+}
+
+SchedulingState::StructuredGang SchedulingState::structured_gang(const std::string& key) const {
+  StructuredGang out;
+  const auto listed = group_members_.find(key);
+  for (const std::string& member : listed != group_members_.end() ? listed->second : std::set<std::string>{}) {
+    const PodRecord& r = pods_.at(member);
+    if (r.standing == PodStanding::kBound) out.gang.running.push_back({r.pod.sub_group, cluster_.allocation(member)->node});
+    if (r.standing == PodStanding::kPending) out.keys.push_back(member);
+  }
+  std::sort(out.keys.begin(), out.keys.end(), [&](const std::string& a, const std::string& b) {
+    const PodRecord& x = pods_.at(a);
+    const PodRecord& y = pods_.at(b);
+    return x.pod.created != y.pod.created ? x.pod.created < y.pod.created : a < b;
+  });
+  const queues::PodGroupSpec& group = groups_.at(key);
+  out.gang.name = excerpt(key);
+  out.gang.rule = &group;
+  out.gang.min_member = group.min_member;
+  for (const std::string& member : out.keys) out.gang.members.push_back(pods_.at(member).pod);
+  return out;
+}
+
+std::vector<std::size_t> SchedulingState::placed_members(const GangPlacer& placer) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < placer.outcomes().size(); ++i) {
+    if (placer.outcomes()[i].placement) out.push_back(i);
+  }
+  return out;
+}
+
+std::optional<std::string> SchedulingState::structured_refusal(const PodRequest& pod, const StructuredGang& gang,
+                                                               const std::vector<std::size_t>& members) const {
+  Gang asked;
+  asked.name = gang.gang.name;
+  for (std::size_t i : members) asked.members.push_back(gang.gang.members[i]);
+  asked.min_member = static_cast<int>(members.size());
+  return gang_refusal(pod, asked);
+}
+
+void SchedulingState::plan_structured(const PodRequest& pod, const std::string& key, const Policy& policy,
+                                      std::chrono::steady_clock::time_point until, GangDecision& d) {
+  const StructuredGang gang = structured_gang(key);
+  const auto self_at = std::find(gang.keys.begin(), gang.keys.end(), pod.key());
+  if (self_at == gang.keys.end()) {
+    d.kind = GangDecision::Kind::kWaiting;
+    d.reason = fmt::format("gang {}: this member is not yet seen pending; its gang is planned from the pods the watch shows", gang.gang.name);
+    return;
+  }
+  const auto self = static_cast<std::size_t>(self_at - gang.keys.begin());
+  GangPlacer placer(cluster_, gang.gang, policy, /*detailed=*/0);
+  std::string why;
+  if (!placer.satisfied()) {
+    if (!placer.enough_members(&why)) {
+      d.kind = GangDecision::Kind::kWaiting;
+      d.reason = fmt::format("gang {}{}; its members bind together", gang.gang.name, why);
+      return;
+    }
+    if (!placer.place_minimum()) {
+      d.kind = GangDecision::Kind::kRefused;
+      d.reason = placer.outcomes()[self].why.summary;
+      return;
+    }
+    if (auto refusal = structured_refusal(pod, gang, placed_members(placer))) {
+      placer.undo_all({});
+      d.kind = GangDecision::Kind::kRefused;
+      d.reason = std::move(*refusal);
+      return;
+    }
+  }
+  if (!placer.outcomes()[self].placement) {  // beyond the minimum: this member's own step
+    if (auto step = placer.place_step(self); step && !step->empty()) {
+      if (auto refusal = structured_refusal(pod, gang, *step)) {
+        Explanation refused;
+        refused.summary = std::move(*refusal);
+        placer.undo_step(*step, refused);
+      }
+    }
+  }
+  std::vector<std::string> keys;
+  std::vector<PlaceOutcome> outcomes;
+  for (std::size_t i : placed_members(placer)) {
+    keys.push_back(gang.keys[i]);
+    outcomes.push_back(placer.outcomes()[i]);
+  }
+  hold_gang_plan(pod, keys, outcomes, until, d);
+  if (!placer.outcomes()[self].placement) {
+    d.kind = keys.empty() ? GangDecision::Kind::kRefused : GangDecision::Kind::kWaiting;
+    d.reason = placer.outcomes()[self].why.summary.empty()
+                   ? fmt::format("gang {}: its members placed first are held; this one is retried after them", gang.gang.name)
+                   : placer.outcomes()[self].why.summary;
+  }
 }
 
 SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, const Policy& policy,
@@ -104,10 +203,14 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
   if (!pod.gang) return d;
   const std::string key = pod.gang_key();
   auto g = groups_.find(key);
-  if (g == groups_.end() || g->second.min_member <= 1) return d;
+  if (g == groups_.end() || !g->second.together()) return d;
   if (const PodRecord* self = this->pod(pod.key()); self != nullptr && self->planned_until) {
     d.kind = GangDecision::Kind::kPlanned;
     d.node = self->raw.bound->node;
+    return d;
+  }
+  if (g->second.structured()) {
+    plan_structured(pod, key, policy, now + hold, d);
     return d;
   }
   const std::vector<std::string> members = gang_members_to_plan(pod, key, d);

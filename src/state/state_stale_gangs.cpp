@@ -16,16 +16,20 @@ std::vector<SchedulingState::StaleGang> SchedulingState::stale_gangs(std::chrono
   std::map<std::string, std::int64_t> still_stale;
   for (const auto& [key, group] : groups_) {
     const auto members = group_members_.find(key);
-    if (group.min_member <= 1 || completing.contains(key) || members == group_members_.end()) continue;
+    if (!group.together() || completing.contains(key) || members == group_members_.end()) continue;
     StaleGang gang{key, group.min_member, 0, t, {}};
+    Gang on_nodes;  // a structured gang: its sub-groups' minimums, counted on what is active
+    on_nodes.rule = &group;
     for (const std::string& member : members->second) {
       const PodRecord& r = pods_.at(member);
       // Another scheduler's pods are its own to evict, and count for nothing here.
       if (!r.ours || r.standing == PodStanding::kPending || r.standing == PodStanding::kIgnored) continue;
       ++gang.active;  // bound, adopted as a conflict, waiting for its node, or planned
+      on_nodes.running.push_back({r.pod.sub_group, 0});
       if (r.raw.bound && !r.planned_until) gang.evict.push_back(member);  // a planned one holds nothing in the cluster
     }
-    if (gang.active == 0 || gang.active >= gang.min_member) continue;
+    const bool whole = group.structured() ? gang_satisfied(on_nodes) : gang.active >= gang.min_member;
+    if (gang.active == 0 || whole) continue;
     const auto since = stale_since_.find(key);
     gang.stale_since = since != stale_since_.end() ? since->second : t;
     still_stale[key] = gang.stale_since;

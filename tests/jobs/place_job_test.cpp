@@ -100,6 +100,26 @@ TEST_CASE("a gang never places fewer than minMember, counting only members reall
   CHECK(r.unschedulable[0].reason == "gang default/g needs 3 pods placed together but only 2 are pending; it waits for the rest");
 }
 
+TEST_CASE("place keeps a PodGroup's pods in one rack when its topologyConstraint requires it") {
+  NodeBuilder small("a-small");
+  small.gpus(2, 80000).label("rack", "r1");
+  NodeBuilder big("b-big");
+  big.gpus(4, 80000).label("rack", "r2");
+  json group = {{"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"minMember", 3}, {"topologyConstraint", {{"requiredTopologyLevel", "rack"}}}}}};
+  std::vector<json> objects{small.obj, big.obj, group};
+  for (int i = 0; i < 4; ++i) objects.push_back(PodBuilder(fmt::format("g-{}", i)).whole(1).gang("g").obj);
+  PlaceReport r = run(objects);
+  REQUIRE(r.placements.size() == 4);  // three together, then the fourth, all in r2 (r1 holds only two)
+  for (const auto& p : r.placements) CHECK(p.node == "b-big");
+  objects.push_back(PodBuilder("g-4").whole(1).gang("g").obj);  // a fifth has no room left in r2
+  PlaceReport more = run(objects);
+  CHECK(more.placements.size() == 4);
+  REQUIRE(more.unschedulable.size() == 1);
+  CHECK(more.unschedulable[0].reason.find("within one value of node label rack") != std::string::npos);
+}
+
 TEST_CASE("finished pods hold nothing; invalid pods are reported with their reason") {
   NodeBuilder n("n");
   n.gpus(1, 10000).fractions();

@@ -97,7 +97,7 @@ TEST_CASE("Queue fields KAI honours and fracpack does not are warnings naming th
 
 constexpr const char* kGroupHead = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: g, namespace: ml}\n";
 
-TEST_CASE("PodGroups decode strictly; sub-groups and topology are warned about") {
+TEST_CASE("PodGroups decode strictly, with their sub-groups and topology constraints") {
   CHECK(group_error(std::string(kGroupHead) + "spec: {minMembers: 2}")
             .starts_with("PodGroup ml/g: unknown field \"spec.minMembers\""));
   CHECK(group_error(std::string(kGroupHead) + "spec: {subGroups: [{name: a, minMembr: 1}]}")
@@ -109,18 +109,48 @@ TEST_CASE("PodGroups decode strictly; sub-groups and topology are warned about")
   std::vector<std::string> warnings;
   auto g = queues::decode_pod_group(yaml_object(std::string(kGroupHead) + R"(
 spec:
-  minMember: 2
   minSubGroup: 1
-  subGroups: [{name: a, minMember: 1}, {name: b, minMember: 1, parent: a}]
-  topologyConstraint: {requiredTopologyLevel: rack, topology: default}
+  subGroups: [{name: a, minSubGroup: 1}, {name: b, minMember: 2, parent: a, topologyConstraint: {requiredTopologyLevel: rack}}]
+  topologyConstraint: {requiredTopologyLevel: zone, preferredTopologyLevel: rack, topology: default}
 )"),
                                     &warnings);
   REQUIRE_MESSAGE(g.is_ok(), g.status().message());
-  CHECK(g->min_member == 2);
-  REQUIRE(warnings.size() == 3);
-  CHECK(warnings[0].starts_with("PodGroup ml/g: spec.minSubGroup is not honoured"));
-  CHECK(warnings[1].starts_with("PodGroup ml/g: spec.subGroups is not honoured"));
-  CHECK(warnings[2].starts_with("PodGroup ml/g: spec.topologyConstraint is not honoured"));
+  CHECK(warnings.empty());
+  CHECK(g->min_sub_group == 1);
+  CHECK(g->topology.required_level == "zone");
+  CHECK(g->topology.preferred_level == "rack");
+  REQUIRE(g->sub_groups.size() == 2);
+  CHECK(g->sub_groups[0].min_sub_group == 1);
+  CHECK(g->sub_groups[1].parent == "a");
+  CHECK(g->sub_groups[1].min_member == 2);
+  CHECK(g->sub_groups[1].topology.required_level == "rack");
+  CHECK(g->structured());
+  auto levelless = queues::decode_pod_group(yaml_object(std::string(kGroupHead) + "spec: {topologyConstraint: {topology: t}}"), &warnings);
+  REQUIRE(levelless.is_ok());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("spec.topologyConstraint: names topology t but no required or preferred level") != std::string::npos);
+}
+
+TEST_CASE("PodGroup sub-groups are checked as KAI's validation does, naming the field") {
+  const std::string head = std::string(kGroupHead) + "spec:\n";
+  CHECK(group_error(head + "  minMember: 2\n  minSubGroup: 1\n  subGroups: [{name: a, minMember: 1}]")
+            .starts_with("PodGroup ml/g: spec: minMember and minSubGroup are mutually exclusive"));
+  CHECK(group_error(head + "  subGroups: [{name: a, minMember: 1}, {name: b, parent: x}]") ==
+        "PodGroup ml/g: spec.subGroups[1].parent = \"x\": no sub-group has that name");
+  CHECK(group_error(head + "  subGroups: [{name: a}, {name: a}]") ==
+        "PodGroup ml/g: spec.subGroups[1].name = \"a\": another sub-group has that name");
+  CHECK(group_error(head + "  subGroups: [{name: a, parent: b}, {name: b, parent: a}]") ==
+        "PodGroup ml/g: spec.subGroups[0].parent = \"b\": its parents form a cycle");
+  CHECK(group_error(head + "  minSubGroup: 3\n  subGroups: [{name: a}, {name: b}]") ==
+        "PodGroup ml/g: spec.minSubGroup = 3: must be from 1 to its 2 child sub-group(s)");
+  CHECK(group_error(head + "  subGroups: [{name: a, minSubGroup: 1}]") ==
+        "PodGroup ml/g: spec.subGroups[0].minSubGroup = 1: it has no child sub-groups to count");
+  CHECK(group_error(head + "  subGroups: [{name: a, minMember: 2}, {name: b, parent: a, minMember: 1}]")
+            .starts_with("PodGroup ml/g: spec.subGroups[0].minMember = 2: sub-group \"a\" has child sub-groups"));
+  CHECK(group_error(head + "  minSubGroup: 1") == "PodGroup ml/g: spec.minSubGroup = 1: it has no child sub-groups to count");
+  CHECK(group_error(head + "  subGroups: [{name: a, minMember: -1}]") ==
+        "PodGroup ml/g: spec.subGroups[0].minMember = -1: must be an integer from 0 to 1048576");
+  CHECK(group_error(head + "  topologyConstraint: {requiredTopologyLevel: [rack]}").find("requiredTopologyLevel") != std::string::npos);
 }
 
 Result<PlaceReport> place(const std::vector<json>& objects) {

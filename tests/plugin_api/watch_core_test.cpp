@@ -130,6 +130,47 @@ TEST_CASE("a running pod that asks for absurd memory cannot corrupt its node's c
   CHECK(core->verify().empty());
 }
 
+TEST_CASE("a PodGroup with sub-groups binds its minimum whole; a pod naming no sub-group is refused") {
+  auto core = following();
+  json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"subGroups", {{{"name", "a"}, {"minMember", 2}}, {{"name", "b"}, {"minMember", 1}}}}}}};
+  auto member = [](const std::string& name, const std::string& sub) {
+    json p = pending(name);
+    p["metadata"]["annotations"]["pod-group-name"] = "g";
+    p["metadata"]["labels"]["kai.scheduler/subgroup-name"] = sub;
+    return p;
+  };
+  core->watch_listed("PodGroup", {group}, nullptr);
+  listed(*core, {member("a0", "a"), member("a1", "a")}, 4);
+  std::vector<std::string> nudged;
+  core->on_retry_wanted([&](const std::vector<std::string>& pods) { nudged = pods; });
+  auto f = core->filter(member("a0", "a"), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->failed.at("n").find("gang default/g: sub-group b has 0 of the 1 members it still needs pending") != std::string::npos);
+  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, member("b0", "b")}, {ApiEvent::Type::kAdded, member("x0", "x")}}, nullptr);
+  f = core->filter(member("b0", "b"), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
+  CHECK(nudged == std::vector<std::string>{"default/a0", "default/a1"});
+  for (const char* name : {"b0", "a0", "a1"}) REQUIRE(core->bind("default", name, std::string("u-") + name, "n").is_ok());
+  CHECK(held(*core).size() == 3);
+  f = core->filter(member("x0", "x"), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->failed.at("n").find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
+  // One more member of a satisfied sub-group is placed on its own.
+  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, member("a2", "a")}}, nullptr);
+  f = core->filter(member("a2", "a"), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
+  REQUIRE(core->bind("default", "a2", "u-a2", "n").is_ok());
+  CHECK(held(*core).size() == 4);
+  CHECK(core->verify().empty());
+}
+
 TEST_CASE("a gang binds whole through Filter and Bind, one pod at a time; members wait until it fits") {
   auto core = following();
   json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},

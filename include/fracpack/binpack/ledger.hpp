@@ -14,23 +14,11 @@
 #include <vector>
 
 #include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/gang.hpp"
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/binpack/scheduler.hpp"
 
 namespace fracpack {
-
-/// The result of placing one pod: a placement, or why there is none.
-struct PlaceOutcome {
-  std::optional<Placement> placement;
-  Explanation why;  ///< meaningful when placement is empty
-};
-
-/// A PodGroup's members and its minMember (KAI PodGroup spec.minMember).
-struct Gang {
-  std::string name;
-  std::vector<PodRequest> members;  ///< in arrival order
-  int min_member = 0;               ///< the first min_member members are all-or-nothing; 0 = all
-};
 
 class Ledger {
  public:
@@ -39,8 +27,9 @@ class Ledger {
   /// Select and reserve in one step.
   PlaceOutcome place(const PodRequest& pod, const Policy& policy);
 
-  /// Places a gang: its first min_member members all-or-nothing (InfiniBand gangs try one network
-  /// leaf first, docs/placement.md rule 7), then the rest one by one. One outcome per member, in order.
+  /// Places a gang (gang.hpp's place_gang: its minimum all-or-nothing, sub-groups and topology
+  /// constraints honoured, docs/placement.md rules 7, 18, 19), then the rest step by step. One
+  /// outcome per member, in order.
   std::vector<PlaceOutcome> place_gang(const Gang& gang, const Policy& policy);
 
   /// Reserves `pod` on node `node` with the given device indices (see ClusterState::reserve).
@@ -73,7 +62,5 @@ class Ledger {
 /// `cache`, when given, memoises the answers for pods that fit nowhere (ExplainCache).
 PlaceOutcome place_pod(ClusterState& state, const PodRequest& pod, const Policy& policy,
                        const NodeMask* mask = nullptr, std::size_t detailed = SIZE_MAX, ExplainCache* cache = nullptr);
-std::vector<PlaceOutcome> place_gang(ClusterState& state, const Gang& gang, const Policy& policy,
-                                     std::size_t detailed = SIZE_MAX, ExplainCache* cache = nullptr);
 
 }  // namespace fracpack

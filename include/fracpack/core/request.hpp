@@ -80,6 +80,7 @@ struct PodRequest {
   std::int32_t priority = 0;
   bool preemptible = true;
   std::optional<std::string> gang;  ///< PodGroup name (KAI annotation `pod-group-name`)
+  std::string sub_group;            ///< its PodGroup's sub-group (KAI label `kai.scheduler/subgroup-name`); "" for none
   std::int64_t created = 0;         ///< metadata.creationTimestamp, seconds since the epoch (0 when absent)
   /// When it started running, seconds since the epoch: the moment the scheduling state bound or
   /// placed it, or for a pod it adopted, status.startTime; none for a pod not started

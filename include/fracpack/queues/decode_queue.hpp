@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fracpack/binpack/gang.hpp"
 #include "fracpack/queues/queue.hpp"
 #include "fracpack/core/status.hpp"
 
@@ -21,11 +22,11 @@ namespace fracpack::queues {
 /// `warnings`, when given.
 Result<QueueSpec> decode_queue(const nlohmann::json& queue, std::vector<std::string>* warnings = nullptr);
 
-/// A PodGroup: its gang's minimum, queue, priority class and preemptibility.
-struct PodGroupSpec {
+/// A PodGroup: its gang's rule (minMember, minSubGroup, subGroups, topologyConstraint: the
+/// GangRule it is), queue, priority class and preemptibility.
+struct PodGroupSpec : GangRule {
   std::string namespace_name = "default";
   std::string name;
-  int min_member = 0;                     ///< 0: every member
   std::optional<std::string> queue;       ///< spec.queue
   std::optional<std::string> priority_class;
   std::optional<std::string> preemptibility;  ///< "preemptible" or "non-preemptible"
@@ -33,8 +34,9 @@ struct PodGroupSpec {
 };
 
 /// Decodes a PodGroup, strictly (apiVersion scheduling.run.ai/v2alpha2, no unknown field:
-/// docs/requests.md rule 24); kInvalidArgument naming the group and field. minSubGroup, subGroups
-/// and topologyConstraint, which fracpack does not act on, add a warning to `warnings`, when given.
+/// docs/requests.md rule 24); kInvalidArgument naming the group and field, for a field of the wrong
+/// type and for a rule check_gang_rule() refuses (docs/placement.md rules 18 and 19). A
+/// topologyConstraint without a level adds a warning to `warnings`, when given.
 Result<PodGroupSpec> decode_pod_group(const nlohmann::json& group, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace fracpack::queues

@@ -138,8 +138,11 @@ class SchedulingState {
   /// fits), kAlreadyExists (it holds resources already). Nothing changes on an error. `pod` may be
   /// raw or effective(): its PodGroup's terms are applied either way.
   Result<Allocation> bind(const PodRequest& pod, std::size_t node, const Policy& policy);
-  /// A gang through a scheduler that binds one pod at a time (kube-scheduler). For a pending
-  /// member of a PodGroup with minMember > 1 that its running members do not already satisfy:
+  /// A gang through a scheduler that binds one pod at a time (kube-scheduler). A PodGroup with
+  /// sub-groups or a topology constraint is planned by its tree (plan_structured: its minimum,
+  /// then each member's own step, every one held as planned; docs/placement.md rules 18, 19).
+  /// For a pending member of a PodGroup with minMember > 1 that its running members do not
+  /// already satisfy:
   /// while fewer members than it still needs are pending, kWaiting; once they are, the first of
   /// them (by creation time) are placed all or nothing (docs/placement.md rule 7, the gang's queue
   /// admitting their sum) and held where placed until `now + hold` (kPlanned: each member's
@@ -159,7 +162,8 @@ class SchedulingState {
   /// The members of `pod`'s gang whose plan_gang would place the gang now (the earliest-created
   /// pending ones, as many as it still needs, earliest first); empty while the gang waits for
   /// members, or when it needs no planning. A scheduler that set members aside while they waited
-  /// retries one of these.
+  /// retries one of these. A structured PodGroup (sub-groups, topology): every pending member,
+  /// once its members can satisfy it (any of them plans it).
   [[nodiscard]] std::vector<std::string> gang_planners(const PodRequest& pod) const;
   /// Members planned and not bound by `now` go back to pending; their holds are released.
   /// Returns how many lapsed.
@@ -217,7 +221,9 @@ class SchedulingState {
   };
   /// KAI's stale gang eviction (pkg/scheduler/actions/stalegangeviction/stalegangeviction.go;
   /// PodGroupInfo.IsStale in pkg/scheduler/api/podgroup_info): a PodGroup with minMember > 1, no
-  /// member Succeeded, and more than 0 but fewer than minMember members on a node is stale. The
+  /// member Succeeded, and more than 0 but fewer than minMember members on a node is stale (with
+  /// sub-groups or a topology constraint: members on nodes that do not satisfy its tree,
+  /// gang_satisfied()). The
   /// first call that finds it stale records now as its stale_since; a call that finds it whole
   /// again, or without members on nodes, forgets that. Returns the gangs stale for at least
   /// `grace` (KAI's stalenessGracePeriod, 60 s by default; negative: never; never early: the
@@ -309,6 +315,20 @@ class SchedulingState {
   /// The gang's next members to place together, whichever member asks (empty with `d` set).
   std::vector<std::string> gang_next_members(const std::string& key, GangDecision& d) const;
   std::optional<std::string> gang_refusal(const PodRequest& pod, const Gang& gang) const;
+  /// A structured PodGroup (sub-groups, topology: docs/placement.md rules 18, 19) as it stands:
+  /// its pending members (earliest created first, by key) and its members on nodes.
+  struct StructuredGang {
+    Gang gang;                      ///< rule points into groups_
+    std::vector<std::string> keys;  ///< gang.members[i]'s pod key
+  };
+  [[nodiscard]] StructuredGang structured_gang(const std::string& key) const;
+  static std::vector<std::size_t> placed_members(const GangPlacer& placer);
+  std::optional<std::string> structured_refusal(const PodRequest& pod, const StructuredGang& gang,
+                                                const std::vector<std::size_t>& members) const;
+  /// plan_gang for a structured PodGroup: its minimum (when its members on nodes do not satisfy
+  /// it), then this member's own step; every member placed is held as planned.
+  void plan_structured(const PodRequest& pod, const std::string& key, const Policy& policy,
+                       std::chrono::steady_clock::time_point until, GangDecision& d);
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
                       GangDecision& d);

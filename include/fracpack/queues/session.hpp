@@ -16,6 +16,7 @@
 // the minimum (an elastic gang) are then admitted and placed one by one.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,13 +35,17 @@ struct Job {
   std::string name;                 ///< the pod key, or "namespace/podgroup"
   std::vector<PodRequest> members;  ///< pending pods, in input order
   int min_member = 0;               ///< gang minimum still to place (0: every member; 1 for a plain pod)
+  /// Its PodGroup's rule when structured (sub-groups, topology: docs/placement.md rules 18, 19);
+  /// null: min_member says it all.
+  std::shared_ptr<const GangRule> rule;
+  std::vector<GangRunning> running;  ///< with a rule: the members already on nodes
   std::size_t queue = 0;            ///< leaf queue index in the tree
   std::int32_t priority = 0;
   bool preemptible = true;
   std::int64_t created = 0;         ///< seconds since the epoch
   std::size_t input_order = 0;
   std::vector<Amounts> member_charges;  ///< each member's pending charge
-  Amounts charge;                       ///< what admission counts: the first min_member members
+  Amounts charge;                       ///< what admission counts: the minimum's members (GangPlacer::minimum_by_count)
   /// FailedPods::ask_of() its pod, for a one-pod job asked about in many sessions (a replay's):
   /// computed once. Empty constraints: worked out when needed.
   FailedPods::Ask ask;
