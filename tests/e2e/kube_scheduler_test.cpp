@@ -637,6 +637,45 @@ TEST_CASE("a gang binds all its members or none: room for 3 of 4 binds none, roo
   c.converged();
 }
 
+TEST_CASE("a PodGroup's sub-groups bind together, the one that requires a rack inside one rack") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  std::vector<json> objects = small_cluster(3, 8);  // gpu-0 in rack r1 (the tighter), gpu-1 and gpu-2 in r2
+  for (int n = 0; n < 3; ++n) objects[static_cast<std::size_t>(n)]["metadata"]["labels"]["rack"] = n == 0 ? "r1" : "r2";
+  objects.push_back({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                     {"kind", "PodGroup"},
+                     {"metadata", {{"name", "serve"}, {"namespace", "default"}}},
+                     {"spec",
+                      {{"queue", "team"},
+                       {"subGroups",
+                        {{{"name", "workers"}, {"minMember", 2}, {"topologyConstraint", {{"requiredTopologyLevel", "rack"}}}},
+                         {{"name", "leader"}, {"minMember", 1}}}}}}});
+  Cluster c(*rig, objects);
+  auto member = [](const std::string& name, int gpus, const std::string& sub) {
+    json p = gpu_pod(name, gpus);
+    p["metadata"]["annotations"]["pod-group-name"] = "serve";
+    p["metadata"]["labels"]["kai.scheduler/subgroup-name"] = sub;
+    return p;
+  };
+  REQUIRE(c.api().create(member("worker-0", 8, "workers")) == 201);
+  REQUIRE(c.api().create(member("worker-1", 8, "workers")) == 201);
+  // The leader is missing: the workers wait, saying for what.
+  REQUIRE(KubeRig::wait_until([&] {
+    return c.api().failed_scheduling("default/worker-0").find("sub-group leader has 0 of the 1 members") != std::string::npos ||
+           c.api().failed_scheduling("default/worker-1").find("sub-group leader has 0 of the 1 members") != std::string::npos;
+  }, std::chrono::seconds(30)));
+  CHECK(c.truth().empty());
+  REQUIRE(c.api().create(member("leader-0", 1, "leader")) == 201);
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return c.truth().size() == 3; }, std::chrono::seconds(30)),
+                  c.truth().size() << " of 3 bound; " << c.api().failed_scheduling("default/worker-0"));
+  const auto truth = c.truth();
+  CHECK(truth.at("default/worker-0") != "gpu-0");  // r1 holds one 8-GPU worker, not two
+  CHECK(truth.at("default/worker-1") != "gpu-0");
+  CHECK(truth.at("default/worker-0") != truth.at("default/worker-1"));
+  CHECK(truth.at("default/leader-0") == "gpu-0");
+  c.converged();
+}
+
 json pod_group(const std::string& name, int min_member) {
   return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
           {"kind", "PodGroup"},
