@@ -37,6 +37,9 @@ std::vector<NodeMask> domains(const ClusterState& state, const NodeMask* base, c
   return out;
 }
 
+/// A pod's sub-group: its label, or KAI's DefaultSubGroup ("default") when it has none.
+std::string sub_group_of(const std::string& label) { return label.empty() ? std::string("default") : label; }
+
 /// Nodes of `base` (every node when null) whose `label` is `value`.
 NodeMask restrict_to(const ClusterState& state, const NodeMask* base, const std::string& label, const std::string& value) {
   NodeMask mask(state.node_count(), false);
@@ -113,7 +116,7 @@ struct GangPlacer::Impl {
       by_name[s.name] = static_cast<int>(parts.size());
       Part p;
       p.name = s.name;
-      p.min_member = s.min_member;
+      p.min_member = std::max(s.min_member, 1);  // KAI: a PodSet needs at least one pod
       p.topology = s.topology;
       parts.push_back(std::move(p));
     }
@@ -129,7 +132,7 @@ struct GangPlacer::Impl {
       p.need_children = rule.sub_groups[i].min_sub_group.value_or(static_cast<int>(p.children.size()));
     }
     for (std::size_t i = 0; i < gang.members.size(); ++i) {
-      auto it = by_name.find(gang.members[i].sub_group);
+      auto it = by_name.find(sub_group_of(gang.members[i].sub_group));
       part_of[i] = it != by_name.end() && parts[it->second].leaf() ? it->second : -1;
       if (part_of[i] >= 0) {
         parts[part_of[i]].members.push_back(i);
@@ -138,7 +141,7 @@ struct GangPlacer::Impl {
       }
     }
     for (const auto& r : gang.running) {
-      auto it = by_name.find(r.sub_group);
+      auto it = by_name.find(sub_group_of(r.sub_group));
       if (it != by_name.end() && parts[it->second].leaf()) parts[it->second].running_nodes.push_back(r.node);
     }
   }
@@ -152,9 +155,13 @@ struct GangPlacer::Impl {
     }
     PlaceOutcome& o = outcomes[i];
     o.why.code = Code::kUnschedulableAndUnresolvable;
-    o.why.summary = fmt::format("pod {}: its label kai.scheduler/subgroup-name = \"{}\" names no leaf sub-group of PodGroup {} "
-                                "(its leaves: {}); KAI leaves such a pod out of its gang, unscheduled",
-                                gang.members[i].key(), excerpt(gang.members[i].sub_group), gang.name, fmt::join(leaves, ", "));
+    const std::string& label = gang.members[i].sub_group;
+    o.why.summary = fmt::format("pod {}: {} names no leaf sub-group of PodGroup {} (its leaves: {}); KAI leaves such a pod out of "
+                                "its gang, unscheduled",
+                                gang.members[i].key(),
+                                label.empty() ? std::string("it has no label kai.scheduler/subgroup-name, so its sub-group is \"default\", which")
+                                              : fmt::format("its label kai.scheduler/subgroup-name = \"{}\"", excerpt(label)),
+                                gang.name, fmt::join(leaves, ", "));
     done[i] = 1;
   }
 
@@ -399,6 +406,13 @@ bool gang_satisfied(const Gang& gang) { return GangPlacer::Impl(nullptr, gang, n
 bool gang_has_enough_members(const Gang& gang, std::string* why) {
   std::vector<std::size_t> take;
   return GangPlacer::Impl(nullptr, gang, nullptr, 0, nullptr).by_count(0, take, why);
+}
+
+std::size_t gang_running_in_tree(const Gang& gang) {
+  const GangPlacer::Impl counting(nullptr, gang, nullptr, 0, nullptr);
+  std::size_t n = 0;
+  for (const auto& part : counting.parts) n += part.running_nodes.size();
+  return n;
 }
 
 bool GangPlacer::place_minimum() {

@@ -64,11 +64,7 @@ std::optional<std::string> check_gang_rule(const GangRule& rule) {
     const SubGroupSpec& s = rule.sub_groups[i];
     const std::size_t below = children.contains(s.name) ? children.at(s.name) : 0;
     const std::string where = fmt::format("spec.subGroups[{}]", i);
-    if (auto bad = check_level(where, s.min_member, s.min_sub_group, below)) return bad;
-    if (below > 0 && s.min_member > 0) {
-      return fmt::format("{}.minMember = {}: sub-group \"{}\" has child sub-groups; pods join leaves only, so it counts "
-                         "children with minSubGroup", where, s.min_member, s.name);
-    }
+    if (auto bad = check_level(where, below > 0 ? 0 : s.min_member, s.min_sub_group, below)) return bad;
   }
   return std::nullopt;
 }

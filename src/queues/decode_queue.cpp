@@ -1,5 +1,6 @@
 #include "fracpack/queues/decode_queue.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <ctime>
@@ -176,6 +177,15 @@ Status read_gang_rule(const json& spec, const std::string& who, GangRule& rule, 
   rule.topology = std::move(*topology);
   rule.sub_groups = std::move(*sub_groups);
   if (auto bad = check_gang_rule(rule)) return invalid_argument("{}: {}", who, *bad);
+  for (std::size_t i = 0; i < rule.sub_groups.size(); ++i) {
+    const SubGroupSpec& s = rule.sub_groups[i];
+    const bool inner = std::any_of(rule.sub_groups.begin(), rule.sub_groups.end(), [&](const SubGroupSpec& c) { return c.parent == s.name; });
+    if (inner && s.min_member > 0 && warnings != nullptr) {
+      warnings->push_back(fmt::format("{}: spec.subGroups[{}].minMember = {}: sub-group {} has child sub-groups; pods are counted "
+                                      "at its leaves (use minSubGroup to count children), so it is ignored, as KAI does",
+                                      who, i, s.min_member, s.name));
+    }
+  }
   return Status::ok();
 }
 

@@ -226,7 +226,7 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
       continue;  // finds no node either; no outcome (SessionOptions::explain)
     }
     result.charged = Amounts{};
-    if (job->members.size() == 1 && !job->rule) {
+    if (job->members.size() == 1 && job->min_member <= 1 && !job->rule) {
       result.members.push_back(place_in_session(state, job->members.front(), policy, options, failed,
                                                 job->ask.constraints.empty() ? nullptr : &job->ask));
       if (result.members.front().placement) book_placed(state, book, *job, {0}, result);

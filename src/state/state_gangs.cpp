@@ -174,7 +174,8 @@ void SchedulingState::plan_structured(const PodRequest& pod, const std::string& 
   }
   if (!placer.outcomes()[self].placement) {  // beyond the minimum: this member's own step
     if (auto step = placer.place_step(self); step && !step->empty()) {
-      if (auto refusal = structured_refusal(pod, gang, *step)) {
+      // Admitted with the minimum just placed: the book is charged for neither yet.
+      if (auto refusal = structured_refusal(pod, gang, placed_members(placer))) {
         Explanation refused;
         refused.summary = std::move(*refusal);
         placer.undo_step(*step, refused);

@@ -22,8 +22,10 @@ std::vector<SchedulingState::StaleGang> SchedulingState::stale_gangs(std::chrono
     on_nodes.rule = &group;
     for (const std::string& member : members->second) {
       const PodRecord& r = pods_.at(member);
-      // Another scheduler's pods are its own to evict, and count for nothing here.
+      // Another scheduler's pods are its own to evict, and count for nothing here; so does a pod
+      // whose sub-group label names no leaf of its PodGroup (KAI leaves it out of the job).
       if (!r.ours || r.standing == PodStanding::kPending || r.standing == PodStanding::kIgnored) continue;
+      if (group.structured() && gang_running_in_tree(Gang{{}, {}, 0, &group, {{r.pod.sub_group, 0}}}) == 0) continue;
       ++gang.active;  // bound, adopted as a conflict, waiting for its node, or planned
       on_nodes.running.push_back({r.pod.sub_group, 0});
       if (r.raw.bound && !r.planned_until) gang.evict.push_back(member);  // a planned one holds nothing in the cluster

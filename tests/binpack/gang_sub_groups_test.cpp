@@ -123,6 +123,39 @@ TEST_CASE("nested sub-groups: a parent's minSubGroup counts its children, leaves
   CHECK(placed(place_gang(s, g, *policy("pack"))) == 6);
 }
 
+TEST_CASE("a leaf with minMember 0 needs one pod, as in KAI: it cannot satisfy a level with none placed") {
+  // The PodGroup needs one of a (no pods) and x (two pods, one zone); x's zones hold one GPU each.
+  GangRule rule;
+  rule.topology.required_level = "zone";
+  rule.min_sub_group = 1;
+  rule.sub_groups = {leaf("a", 0), leaf("x", 2)};
+  Gang g{"default/g", {}, 0, &rule, {}};
+  add(g, "x", 2);
+  ClusterState s = cluster({node("n1", "z1"), node("n2", "z2")});
+  auto out = place_gang(s, g, *policy("pack"));
+  CHECK(placed(out) == 0);  // never one pod in each zone
+  CHECK(s.allocation_count() == 0);
+}
+
+TEST_CASE("a pod without a sub-group label joins the sub-group named default, as in KAI") {
+  GangRule rule;
+  rule.sub_groups = {leaf("default", 1), leaf("b", 1)};
+  Gang g{"default/g", {}, 0, &rule, {}};
+  add(g, "", 1);
+  add(g, "b", 1);
+  ClusterState s = cluster({node("n1"), node("n2")});
+  CHECK(placed(place_gang(s, g, *policy("pack"))) == 2);
+  GangRule no_default;
+  no_default.sub_groups = {leaf("b", 1)};
+  Gang h{"default/h", {}, 0, &no_default, {}};
+  add(h, "", 1);
+  ClusterState t = cluster({node("n1")});
+  auto out = place_gang(t, h, *policy("pack"));
+  CHECK(out[0].why.summary.find("it has no label kai.scheduler/subgroup-name, so its sub-group is \"default\"") != std::string::npos);
+  // A running member outside the tree counts for nothing.
+  CHECK(gang_running_in_tree(Gang{"default/h", {}, 0, &no_default, {{"", 0}, {"b", 0}}}) == 1);
+}
+
 TEST_CASE("a pod whose sub-group label names no leaf is refused, and the gang goes on without it") {
   GangRule rule;
   rule.sub_groups = {leaf("a", 1)};

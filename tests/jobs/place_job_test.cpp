@@ -120,6 +120,16 @@ TEST_CASE("place keeps a PodGroup's pods in one rack when its topologyConstraint
   CHECK(more.unschedulable[0].reason.find("within one value of node label rack") != std::string::npos);
 }
 
+TEST_CASE("with queues too, one pending member of a gang of three is not placed alone") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  json group = {{"kind", "PodGroup"}, {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 3}, {"queue", "q"}}}};
+  PlaceReport r = run({n.obj, queue_object("q", "", 4), group, PodBuilder("g-0").whole(1).gang("g").obj});
+  CHECK(r.placements.empty());
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].reason == "gang default/g needs 3 pods placed together but only 1 are pending; it waits for the rest");
+}
+
 TEST_CASE("finished pods hold nothing; invalid pods are reported with their reason") {
   NodeBuilder n("n");
   n.gpus(1, 10000).fractions();

@@ -1,12 +1,13 @@
 // Gangs: a PodGroup's pods placed all-or-nothing, with KAI's sub-groups and topology constraints
-// (docs/placement.md rules 7, 30 and 31).
+// (docs/placement.md rules 7, 18 and 19).
 //
 // A PodGroup without sub-groups is one gang: its first minMember pending members (every one when
 // minMember is 0) are placed together or not at one. With `subGroups` it is a tree (KAI's
 // SubGroupSet and PodSet, pkg/scheduler/api/podgroup_info/subgroup_info): each leaf sub-group
-// gangs its own minMember pods, a sub-group with children (and the PodGroup itself) needs
-// `minSubGroup` of its direct children satisfied (all of them when unset; KAI's min-subgroups
-// design), and pods join a leaf by the label kai.scheduler/subgroup-name. A `topologyConstraint`
+// gangs its own minMember pods (at least 1, as KAI's PodSet), a sub-group with children (and the
+// PodGroup itself) needs `minSubGroup` of its direct children satisfied (all of them when unset;
+// KAI's min-subgroups design), and pods join a leaf by the label kai.scheduler/subgroup-name
+// (none: the sub-group named "default", as KAI's DefaultSubGroup). A `topologyConstraint`
 // on the PodGroup or a sub-group keeps that part's pods within one value of a node label
 // (required), or tries to (preferred): KAI's Topology levels are node label keys.
 #pragma once
@@ -42,7 +43,7 @@ struct TopologyConstraint {
 struct SubGroupSpec {
   std::string name;
   std::string parent;                 ///< "" : the PodGroup itself
-  int min_member = 0;                 ///< a leaf's pods that start together (0: none required)
+  int min_member = 0;                 ///< a leaf's pods that start together (0 counts as 1, as in KAI); ignored on a sub-group with children
   std::optional<int> min_sub_group;   ///< a sub-group with children: how many must be satisfied (unset: all)
   TopologyConstraint topology;
 };
@@ -62,7 +63,8 @@ struct GangRule {
 /// The first rule `rule` breaks (KAI's PodGroup validation and min-subgroups design): a duplicate
 /// or empty sub-group name, a parent no sub-group has, a cycle of parents, minMember with
 /// minSubGroup on one level, minSubGroup on a leaf or above its children's count, a negative
-/// count. The message names the field ("spec.subGroups[1].parent"); nullopt when valid.
+/// count. (minMember on a sub-group with children is no error: KAI's own podgrouper writes it,
+/// and KAI ignores it.) The message names the field ("spec.subGroups[1].parent"); nullopt when valid.
 std::optional<std::string> check_gang_rule(const GangRule& rule);
 
 /// A member of the gang already on a node (running, or bound earlier).
@@ -122,10 +124,14 @@ class GangPlacer {
   friend std::vector<std::size_t> gang_minimum_by_count(const Gang& gang);
   friend bool gang_satisfied(const Gang& gang);
   friend bool gang_has_enough_members(const Gang& gang, std::string* why);
+  friend std::size_t gang_running_in_tree(const Gang& gang);
 /// GangPlacer::satisfied() without a cluster: whether the running members satisfy the gang.
 bool gang_satisfied(const Gang& gang);
 /// GangPlacer::enough_members() without a cluster.
 bool gang_has_enough_members(const Gang& gang, std::string* why = nullptr);
+/// The running members that belong to the gang's tree (a structured PodGroup's members whose
+/// label names no leaf are not in KAI's job, and count for nothing).
+std::size_t gang_running_in_tree(const Gang& gang);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -137,6 +143,9 @@ std::vector<std::size_t> gang_minimum_by_count(const Gang& gang);
 bool gang_satisfied(const Gang& gang);
 /// GangPlacer::enough_members() without a cluster.
 bool gang_has_enough_members(const Gang& gang, std::string* why = nullptr);
+/// The running members that belong to the gang's tree (a structured PodGroup's members whose
+/// label names no leaf are not in KAI's job, and count for nothing).
+std::size_t gang_running_in_tree(const Gang& gang);
 
 /// Places a gang whole (see GangPlacer): its minimum all-or-nothing, then every further member it
 /// can. One outcome per member, in order.
