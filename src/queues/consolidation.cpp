@@ -118,7 +118,6 @@ class Search {
   struct Victim {
     Allocation was;
     const PodRequest* pod;
-    bool no_room = false;  ///< known to have no room anywhere else (Search::stranded)
   };
   std::optional<NodePlan> try_node(const PodRequest& pod, std::size_t node, const detail::MayMove& can, std::size_t budget);
   std::optional<std::vector<Victim>> take_until_fits(const PodRequest& pod, std::size_t node, const detail::MayMove& can,
@@ -207,25 +206,21 @@ std::optional<NodePlan> Search::best_for(const PodRequest& pod, std::size_t budg
 /// fewest pods per GPU), then in removal order until it fits (CPU, memory); then every taken pod
 /// the fit does not need goes back; the rest are placed again where the policy puts them, the
 /// biggest first. When one of them finds no place after the put-back, the whole set taken is tried
-/// (a pod put back may have been what made room for another). nullopt when no set lands, or more
-/// than `budget` must be taken.
+/// (a pod put back may have been what made room for another). A pod with no room anywhere else
+/// (stranded) stays where it is: a plan that moved it would fail, so the GPUs and the CPU it holds
+/// are left out before anything is taken. nullopt when no set lands, or more than `budget` must
+/// be taken.
 std::optional<NodePlan> Search::try_node(const PodRequest& pod, std::size_t node, const detail::MayMove& can,
                                          std::size_t budget) {
   const std::size_t mark = journal_.mark();
-  auto taken = take_until_fits(pod, node, can, budget);
+  const detail::MayMove movable_here = [&](const detail::HeldPod& p) { return can(p) && !stranded(p); };
+  auto taken = take_until_fits(pod, node, movable_here, budget);
   if (!taken) return std::nullopt;
   std::vector<Victim> needed = *taken;
   put_back_unneeded(pod, node, needed);
-  const auto stranded_in = [](const std::vector<Victim>& pods) {
-    return std::any_of(pods.begin(), pods.end(), [](const Victim& v) { return v.no_room; });
-  };
-  if (stranded_in(needed)) {  // it would find no place: no plan here
-    journal_.rollback(mark);
-    return std::nullopt;
-  }
   auto plan = land(pod, node, needed);
   journal_.rollback(mark);
-  if (!plan && needed.size() < taken->size() && !stranded_in(*taken)) {
+  if (!plan && needed.size() < taken->size()) {
     for (const Victim& v : *taken) journal_.take(v.was.pod);
     plan = land(pod, node, *taken);
     journal_.rollback(mark);
@@ -240,23 +235,20 @@ std::optional<std::vector<Search::Victim>> Search::take_until_fits(const PodRequ
   const detail::NodeHeld& held = pass_.held(state_, node, movable_);
   const auto costs = detail::gpu_costs(state_, node, pod, held, can);
   const auto core = detail::core_victims(held, costs, detail::devices_needed(pod));
-  if (core.size() > budget) return std::nullopt;
-  // Core pods with no room anywhere else (asked before touching the ledger): a plan must put
-  // them back.
-  std::vector<bool> no_room(held.pods.size(), false);
-  for (std::size_t i : core) no_room[i] = stranded(held.pods[i]);
+  if (costs.size() < detail::devices_needed(pod) || core.size() > budget) return std::nullopt;
+  // Which pods may move is asked of the ledger as found, before anything is taken.
+  std::vector<bool> in_core(held.pods.size(), false);
+  for (std::size_t i : core) in_core[i] = true;
+  const auto order = detail::removal_order(held, costs, can, in_core);
   std::vector<Victim> moving;
-  std::vector<bool> taken(held.pods.size(), false);
   const std::size_t mark = journal_.mark();
   // A taken pod's entry in `held` points at nothing: it is read just before it is taken.
   auto take = [&](std::size_t i) {
-    moving.push_back({*held.pods[i].allocation, held.pods[i].movable, no_room[i]});
-    taken[i] = true;
+    moving.push_back({*held.pods[i].allocation, held.pods[i].movable});
     journal_.take(moving.back().was.pod);
   };
   for (std::size_t i : core) take(i);
   if (fits(pod, node)) return moving;
-  const auto order = detail::removal_order(held, costs, can, taken);
   for (auto next = order.begin(); !fits(pod, node); ++next) {
     if (next == order.end() || moving.size() == budget) {
       journal_.rollback(mark);

@@ -91,8 +91,8 @@ std::vector<std::size_t> core_victims(const NodeHeld& held, const std::vector<Gp
 
 /// The order in which to take the rest of the movable pods off the node: the pods of the cheapest
 /// GPUs first (`costs` order), then CPU-only pods by CPU (most first), then every other movable
-/// pod by GPU memory (most first). Indices in NodeHeld::pods; pods marked in `taken` (already off
-/// the ledger: their pointers are not read) are left out.
+/// pod by GPU memory (most first). Indices in NodeHeld::pods; pods marked in `taken` (the core,
+/// taken first; their pointers are not read) are left out.
 std::vector<std::size_t> removal_order(const NodeHeld& held, const std::vector<GpuCost>& costs, const MayMove& may_move,
                                        std::vector<bool> taken);
 

@@ -297,6 +297,27 @@ TEST_CASE("a core pod with no room anywhere else does not rule a node out: it ma
   CHECK(plan->placements[0].choice.gpus == std::vector<int>{1});
 }
 
+TEST_CASE("a pod with no room anywhere else stays: the plan frees another GPU of its node") {
+  // node0: GPU 0 holds a (0.3, 400Gi of memory: it fits nowhere else), GPU 1 holds b (0.5). GPU 0
+  // is the cheaper to free (12000 MiB against 20000), but a cannot land anywhere else, so it stays
+  // and b moves beside it (0.3 + 0.5; pack prefers it to node1's share); the pod takes GPU 1. The
+  // search once took a first, could not put it back, and refused the node.
+  Cluster c({nvf("node0", 2, 40000), nvf("node1", 1, 40000)});
+  c.run(share("a", "0.3").request("memory", "400Gi"), "node0", "0");
+  c.run(share("b", "0.5"), "node0", "1");
+  c.run(share("x", "0.25").priority_class("inference").request("memory", "200Gi"), "node1", "0");
+  const PodRequest pending = c.wait(PodBuilder("pending").whole(1));
+  auto plan = c.plan(pending);
+  REQUIRE(plan.has_value());
+  CHECK(moved_pods(*plan) == std::vector<std::string>{"default/b"});
+  CHECK(plan->moves[0].to_node == "node0");
+  CHECK(plan->moves[0].to.gpus == std::vector<int>{0});
+  CHECK(plan->placements[0].choice.gpus == std::vector<int>{1});
+  REQUIRE(c.state.apply_consolidation({pending}, *plan).is_ok());
+  CHECK(c.node_of("default/a") == "node0");
+  c.check_consistent();
+}
+
 TEST_CASE("a node short of CPU only, its share fitting beside a pod that may not move, costs no GPU memory") {
   // na's one GPU holds three 0.25 shares: a 0.5 share needs one moved (1 move, 10000 MiB). nb's
   // GPU 1 holds a non-preemptible 0.25, so the share fits there; only CPUs are short (42 + 30 >

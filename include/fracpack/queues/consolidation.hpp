@@ -10,7 +10,8 @@
 //     given room on one node by moving pods off it;
 //   - on a node, movable pods are taken off in the order that frees the GPUs the pod needs at the
 //     least cost (the GPUs needing the fewest moves, then the least memory moved; CPU-only pods
-//     last) until the pod fits, then every one it does not need is put back; the pod is placed
+//     last) until the pod fits, then every one it does not need is put back (a pod with no room
+//     anywhere else is never taken: its GPUs count as unusable there); the pod is placed
 //     there, and each taken pod is placed again where the policy puts it (the same node
 //     included), the biggest first. A node where one of them finds no place is no answer;
 //   - nodes are tried in the order of a lower bound of the moves and GPU memory any plan on them
