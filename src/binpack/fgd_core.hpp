@@ -78,11 +78,13 @@ std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, con
                                    const std::vector<TypicalPod>& workload, Rank&& rank) {
   const NodeFree free = node_free(state, n);
   const StudyPod p = study_pod(state, n, pod);
+  const double before = fragmentation(free, workload);  // the same for every GPU tried
   std::optional<int> best;
   decltype(rank(0.0, std::int64_t{0})) best_rank{};
   for (std::size_t g = 0; g < free.gpu_milli.size(); ++g) {
     if (gpu_capacity_for(state, n, g, pod, traits) <= 0) continue;
-    const auto r = rank(fragmentation_decrease(free, p, {static_cast<int>(g)}, workload), free.gpu_milli[g]);
+    const double decrease = before - fragmentation(after_placing(free, p, {static_cast<int>(g)}), workload);
+    const auto r = rank(decrease, free.gpu_milli[g]);
     if (!best || r > best_rank) {
       best = static_cast<int>(g);
       best_rank = r;

@@ -105,11 +105,11 @@ double fragment_for(const NodeFree& node, const TypicalPod& m) {
     }
   }
   if (m.gpus == 0 || m.milli.count() == 0) return static_cast<double>(all);  // a CPU pod uses no GPU
-  if (!m.models.empty() && (node.model == nullptr || std::find(m.models.begin(), m.models.end(), *node.model) == m.models.end())) {
-    return static_cast<double>(all);
-  }
-  if (roomy >= m.gpus && node.cpu >= m.cpu.count()) return static_cast<double>(small);
-  return static_cast<double>(all);
+  if (roomy < m.gpus || node.cpu < m.cpu.count()) return static_cast<double>(all);
+  // The model last: on a busy node most typical pods are ruled out above, without comparing names.
+  const bool model_ok = m.models.empty() ||
+                        (node.model != nullptr && std::find(m.models.begin(), m.models.end(), *node.model) != m.models.end());
+  return static_cast<double>(model_ok ? small : all);
 }
 
 double fragmentation(const NodeFree& node, const std::vector<TypicalPod>& workload) {
