@@ -171,6 +171,47 @@ TEST_CASE("a PodGroup with sub-groups binds its minimum whole; a pod naming no s
   CHECK(core->verify().empty());
 }
 
+TEST_CASE("a sub-group member beyond the minimum is admitted with the minimum beside it: the queue limit holds") {
+  // default-queue may hold 3 GPUs. The minimum, a0 and b0, takes 2; a1's own step 2 more: alone
+  // it fits the limit, with the minimum planned in the same Filter it does not. The book is
+  // charged only when a plan is held, so the step must be admitted with the minimum.
+  auto core = following();
+  json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                {"spec", {{"subGroups", {{{"name", "a"}, {"minMember", 1}}, {{"name", "b"}, {"minMember", 1}}}}}}};
+  json queue = {{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", "default-queue"}}},
+                {"spec",
+                 {{"resources",
+                   {{"gpu", {{"quota", 3}, {"limit", 3}, {"overQuotaWeight", 1}}},
+                    {"cpu", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}},
+                    {"memory", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}}}}}}};
+  auto member = [](const std::string& name, const std::string& sub, int gpus) {
+    json p = pending(name, gpus);
+    p["metadata"]["annotations"]["pod-group-name"] = "g";
+    p["metadata"]["labels"]["kai.scheduler/subgroup-name"] = sub;
+    return p;
+  };
+  core->watch_listed("PodGroup", {group}, nullptr);
+  core->watch_listed("Queue", {queue}, nullptr);
+  listed(*core, {member("a0", "a", 1), member("a1", "a", 2), member("b0", "b", 1)}, 8);
+  auto f = core->filter(member("a1", "a", 2), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  REQUIRE(f->failed.count("n") == 1);
+  CHECK(f->failed.at("n").find("above its limit 3") != std::string::npos);
+  // The minimum alone is within the limit: planned at a0's Filter, it binds.
+  f = core->filter(member("a0", "a", 1), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
+  for (const char* name : {"a0", "b0"}) {
+    auto b = core->bind("default", name, std::string("u-") + name, "n");
+    REQUIRE_MESSAGE(b.is_ok(), b.status().message());
+  }
+  CHECK(held(*core).size() == 2);
+  CHECK(core->verify().empty());
+}
+
 TEST_CASE("a gang binds whole through Filter and Bind, one pod at a time; members wait until it fits") {
   auto core = following();
   json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},

@@ -325,6 +325,34 @@ TEST_CASE("stale gang: a gang with a Succeeded member, none on a node, or pendin
   check(t.s);
 }
 
+TEST_CASE("stale gang: a member whose sub-group names no leaf neither counts nor is evicted") {
+  // pg2 has leaves a and b (minMember 1 each). a0 runs in a; x0 runs labelled "x", no leaf of
+  // pg2: KAI leaves it out of the job. b has nothing: stale, with one active member, a0.
+  using std::chrono::seconds;
+  StaleGangScenario t;
+  ObjectChange c;
+  queues::PodGroupSpec pg;
+  pg.name = "pg2";
+  pg.sub_groups = {{"a", "", 1, std::nullopt, {}}, {"b", "", 1, std::nullopt, {}}};
+  c.groups = {pg};
+  (void)t.s.apply(c);
+  const auto running = [](const std::string& name, const std::string& sub) {
+    PodBuilder b(name);
+    b.whole(1).gang("pg2").label("kai.scheduler/subgroup-name", sub).bound_to("n");
+    return b.spec();
+  };
+  REQUIRE(t.s.observe(running("a0", "a")) == PodStanding::kBound);
+  REQUIRE(t.s.observe(running("x0", "x")) == PodStanding::kBound);
+  const auto stale = t.s.stale_gangs(seconds(0));
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0].group == "default/pg2");
+  CHECK(stale[0].active == 1);
+  CHECK(stale[0].evict == std::vector<std::string>{"default/a0"});
+  // b's member arrives and runs: whole, not stale; x0 changes nothing.
+  REQUIRE(t.s.observe(running("b0", "b")) == PodStanding::kBound);
+  CHECK(t.s.stale_gangs(seconds(0)).empty());
+}
+
 TEST_CASE("stale gang: members held by a gang plan count as active, and are never deleted") {
   using std::chrono::seconds;
   StaleGangScenario t;
