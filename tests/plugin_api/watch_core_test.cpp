@@ -130,18 +130,26 @@ TEST_CASE("a running pod that asks for absurd memory cannot corrupt its node's c
   CHECK(core->verify().empty());
 }
 
+/// PodGroup default/g with leaf sub-groups a (minMember `a_min`) and b (minMember 1).
+json sub_grouped(int a_min) {
+  return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+          {"spec", {{"subGroups", {{{"name", "a"}, {"minMember", a_min}}, {{"name", "b"}, {"minMember", 1}}}}}}};
+}
+
+/// A pending member of g in sub-group `sub`, asking for `gpus` whole GPUs.
+json sub_group_member(const std::string& name, const std::string& sub, int gpus = 1) {
+  json p = pending(name, gpus);
+  p["metadata"]["annotations"]["pod-group-name"] = "g";
+  p["metadata"]["labels"]["kai.scheduler/subgroup-name"] = sub;
+  return p;
+}
+
 TEST_CASE("a PodGroup with sub-groups binds its minimum whole; a pod naming no sub-group is refused") {
   auto core = following();
-  json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
-                {"kind", "PodGroup"},
-                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
-                {"spec", {{"subGroups", {{{"name", "a"}, {"minMember", 2}}, {{"name", "b"}, {"minMember", 1}}}}}}};
-  auto member = [](const std::string& name, const std::string& sub) {
-    json p = pending(name);
-    p["metadata"]["annotations"]["pod-group-name"] = "g";
-    p["metadata"]["labels"]["kai.scheduler/subgroup-name"] = sub;
-    return p;
-  };
+  const json group = sub_grouped(2);
+  const auto member = [](const std::string& name, const std::string& sub) { return sub_group_member(name, sub); };
   core->watch_listed("PodGroup", {group}, nullptr);
   listed(*core, {member("a0", "a"), member("a1", "a")}, 4);
   std::vector<std::string> nudged;
@@ -176,22 +184,14 @@ TEST_CASE("a sub-group member beyond the minimum is admitted with the minimum be
   // it fits the limit, with the minimum planned in the same Filter it does not. The book is
   // charged only when a plan is held, so the step must be admitted with the minimum.
   auto core = following();
-  json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
-                {"kind", "PodGroup"},
-                {"metadata", {{"name", "g"}, {"namespace", "default"}}},
-                {"spec", {{"subGroups", {{{"name", "a"}, {"minMember", 1}}, {{"name", "b"}, {"minMember", 1}}}}}}};
+  const json group = sub_grouped(1);
   json queue = {{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", "default-queue"}}},
                 {"spec",
                  {{"resources",
                    {{"gpu", {{"quota", 3}, {"limit", 3}, {"overQuotaWeight", 1}}},
                     {"cpu", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}},
                     {"memory", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}}}}}}};
-  auto member = [](const std::string& name, const std::string& sub, int gpus) {
-    json p = pending(name, gpus);
-    p["metadata"]["annotations"]["pod-group-name"] = "g";
-    p["metadata"]["labels"]["kai.scheduler/subgroup-name"] = sub;
-    return p;
-  };
+  const auto& member = sub_group_member;
   core->watch_listed("PodGroup", {group}, nullptr);
   core->watch_listed("Queue", {queue}, nullptr);
   listed(*core, {member("a0", "a", 1), member("a1", "a", 2), member("b0", "b", 1)}, 8);
