@@ -15,19 +15,12 @@ NodeFree after_placing(const NodeFree& before, const StudyPod& pod, const std::v
   return after;
 }
 
-double fragmentation_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
-                              const std::vector<TypicalPod>& workload) {
-  return fragmentation(before, workload) - fragmentation(after_placing(before, pod, gpus), workload);
-}
 
 std::int64_t sigmoid_score(double decrease) { return static_cast<std::int64_t>(100.0 / (1.0 + std::exp(-decrease / 1000.0))); }
 
-std::optional<std::vector<int>> fgd_gpus(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                                         const std::vector<TypicalPod>& workload) {
-  if (traits.hold != GpuHold::kFraction || traits.devices != 1) return study_best_gpus(state, n, pod, traits);
-  auto g = best_shared_gpu(state, n, pod, traits, workload, [](double decrease, std::int64_t) { return sigmoid_score(decrease); });
-  if (!g) return std::nullopt;
-  return std::vector<int>{*g};
+std::optional<SharedGpu> fgd_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                        const PodTraits& traits, const TargetWorkload& workload) {
+  return best_shared_gpu(state, n, pod, traits, workload, [](double decrease, std::int64_t) { return sigmoid_score(decrease); });
 }
 
 double cpu_per_milli(const std::vector<TypicalPod>& workload) {
@@ -47,16 +40,27 @@ double stranded(const NodeFree& node, double cpu_per_milli) {
   return std::max(0.0, static_cast<double>(node.gpu_total()) - feedable);
 }
 
-double fgd_cpu_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
-                        const std::vector<TypicalPod>& workload, double cpu_per_milli) {
+double fgd_cpu_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus, double cpu_per_milli,
+                        double fgd_decrease) {
   const NodeFree after = after_placing(before, pod, gpus);
-  return fragmentation(before, workload) - fragmentation(after, workload) + stranded(before, cpu_per_milli) -
-         stranded(after, cpu_per_milli);
+  return fgd_decrease + stranded(before, cpu_per_milli) - stranded(after, cpu_per_milli);
+}
+
+double fragmentation_decrease_at(const ClusterState& state, std::size_t n, const NodeFree& before, const StudyPod& pod,
+                                 const std::vector<int>& gpus, const TargetWorkload& workload) {
+  return workload.fragmentation_of(state, n, before) - fragmentation(after_placing(before, pod, gpus), workload.pods());
 }
 
 double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,
-                                 const std::vector<int>& gpus, const std::vector<TypicalPod>& workload) {
-  return fragmentation_decrease(node_free(state, n), study_pod(state, n, pod), gpus, workload);
+                                 const std::vector<int>& gpus, const TargetWorkload& workload) {
+  return fragmentation_decrease_at(state, n, node_free(state, n), study_pod(state, n, pod), gpus, workload);
+}
+
+std::int64_t FgdCpuBase::fgd_cpu_score_on(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                          const std::vector<int>& gpus) const {
+  const NodeFree before = node_free(state, n);
+  const StudyPod p = study_pod(state, n, pod);
+  return fgd_cpu_score(before, p, gpus, fragmentation_decrease_at(state, n, before, p, gpus, workload_));
 }
 
 }  // namespace fracpack::binpack

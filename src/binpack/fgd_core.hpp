@@ -1,11 +1,13 @@
 // The fragmentation arithmetic FGD and its refinements share. Internal to src/binpack/.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "binpack/study_policy.hpp"
+#include "binpack/target_workload.hpp"
 #include "fracpack/binpack/fragmentation.hpp"
 
 namespace fracpack::binpack {
@@ -13,26 +15,31 @@ namespace fracpack::binpack {
 /// The node after the pod takes its CPU and its share of each of `gpus` (free shares floor at 0).
 NodeFree after_placing(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus);
 
-/// F(node) − F(node after the pod takes `gpus` and its CPU), in milli-GPU: how much the placement
-/// lowers (positive) or raises (negative) the node's fragmentation for the workload.
-double fragmentation_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
-                              const std::vector<TypicalPod>& workload);
+/// Whether the pod takes a share of one GPU: the case where FGD's policies choose the GPU by
+/// fragmentation (others take study_best_gpus()).
+inline bool on_one_shared_gpu(const PodTraits& traits) { return traits.hold == GpuHold::kFraction && traits.devices == 1; }
+
+/// The GPU a shared pod takes, and fragmentation_decrease_at() of taking it.
+struct SharedGpu {
+  int gpu = 0;
+  double decrease = 0;
+};
 
 /// For a pod on one shared GPU: each GPU with room (the ledger's fit), scored by
 /// `rank(decrease, free)` — its fragmentation decrease and its free share (milli-GPU) before the
 /// pod; the best (ties: lowest index). nullopt when no GPU has room.
 template <class Rank>
-std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                                   const std::vector<TypicalPod>& workload, Rank&& rank);
+std::optional<SharedGpu> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                         const PodTraits& traits, const TargetWorkload& workload, Rank&& rank);
 
 /// FGD's node score: ⌊100 · sigmoid(decrease / 1000)⌋ (fgd_score.go). The truncation makes many
 /// ties, broken by node order; exact decreases did worse (docs/density.md).
 std::int64_t sigmoid_score(double decrease);
 
-/// FGD's GPUs on node `n`: for a pod on one shared GPU, the GPU with the best sigmoid_score() of
-/// its fragmentation decrease (ties: lowest index); otherwise study_best_gpus().
-std::optional<std::vector<int>> fgd_gpus(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                                         const std::vector<TypicalPod>& workload);
+/// FGD's GPU for a pod on one shared GPU: the best sigmoid_score() of its fragmentation decrease
+/// (ties: lowest index).
+std::optional<SharedGpu> fgd_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                        const PodTraits& traits, const TargetWorkload& workload);
 
 /// The workload's mean milli-CPU per milli-GPU over its GPU pods, weighted by popularity (0: none).
 double cpu_per_milli(const std::vector<TypicalPod>& workload);
@@ -41,31 +48,42 @@ double cpu_per_milli(const std::vector<TypicalPod>& workload);
 double stranded(const NodeFree& node, double cpu_per_milli);
 
 /// fgd-cpu's measure of `pod` taking `gpus` of a node with `before` free: FGD's fragmentation
-/// decrease plus the decrease of stranded() GPU capacity, in milli-GPU (positive: wastes less).
-double fgd_cpu_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
-                        const std::vector<TypicalPod>& workload, double cpu_per_milli);
+/// decrease `fgd_decrease` (fragmentation_decrease_at()) plus the decrease of stranded() GPU
+/// capacity, in milli-GPU (positive: wastes less).
+double fgd_cpu_decrease(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus, double cpu_per_milli,
+                        double fgd_decrease);
 
 /// The base of fgd-cpu and its refinements: the target workload, its CPU per milli-GPU, and
 /// fgd-cpu's node score ⌊100 · sigmoid(fgd_cpu_decrease / 1000)⌋.
 class FgdCpuBase : public StudyPolicy {
  public:
   FgdCpuBase(std::uint64_t seed, std::shared_ptr<const std::vector<TypicalPod>> workload)
-      : StudyPolicy(seed), workload_(std::move(workload)), cpu_per_milli_(cpu_per_milli(*workload_)) {}
+      : StudyPolicy(seed), cpu_per_milli_(cpu_per_milli(*workload)), workload_(std::move(workload)) {}
 
  protected:
-  [[nodiscard]] std::int64_t fgd_cpu_score(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus) const {
-    return sigmoid_score(fgd_cpu_decrease(before, pod, gpus, *workload_, cpu_per_milli_));
+  [[nodiscard]] std::int64_t fgd_cpu_score(const NodeFree& before, const StudyPod& pod, const std::vector<int>& gpus,
+                                           double fgd_decrease) const {
+    return sigmoid_score(fgd_cpu_decrease(before, pod, gpus, cpu_per_milli_, fgd_decrease));
   }
-  [[nodiscard]] const std::vector<TypicalPod>& workload() const { return *workload_; }
+  /// fgd_cpu_score() of `pod` taking `gpus` on node `n`, with the node's fragmentation before it
+  /// from the workload's memory.
+  [[nodiscard]] std::int64_t fgd_cpu_score_on(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                              const std::vector<int>& gpus) const;
+  [[nodiscard]] const TargetWorkload& workload() const { return workload_; }
 
  private:
-  std::shared_ptr<const std::vector<TypicalPod>> workload_;
   double cpu_per_milli_;
+  TargetWorkload workload_;
 };
 
-/// fragmentation_decrease() of the pod taking `gpus` on node `n` of the ledger.
+/// F(node) − F(node after `pod` takes `gpus` and its CPU), in milli-GPU, for node `n` whose free
+/// capacity is `before`: how much the placement lowers (positive) or raises (negative) the node's
+/// fragmentation for the workload. F(node) comes from the workload's memory.
+double fragmentation_decrease_at(const ClusterState& state, std::size_t n, const NodeFree& before, const StudyPod& pod,
+                                 const std::vector<int>& gpus, const TargetWorkload& workload);
+/// The same for the pod as the ledger has node `n` now.
 double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,
-                                 const std::vector<int>& gpus, const std::vector<TypicalPod>& workload);
+                                 const std::vector<int>& gpus, const TargetWorkload& workload);
 
 }  // namespace fracpack::binpack
 
@@ -74,19 +92,30 @@ double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const
 namespace fracpack::binpack {
 
 template <class Rank>
-std::optional<int> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod, const PodTraits& traits,
-                                   const std::vector<TypicalPod>& workload, Rank&& rank) {
+std::optional<SharedGpu> best_shared_gpu(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                         const PodTraits& traits, const TargetWorkload& workload, Rank&& rank) {
   const NodeFree free = node_free(state, n);
   const StudyPod p = study_pod(state, n, pod);
-  const double before = fragmentation(free, workload);  // the same for every GPU tried
-  std::optional<int> best;
+  const double before = workload.fragmentation_of(state, n, free);  // the same for every GPU tried
+  std::optional<SharedGpu> best;
   decltype(rank(0.0, std::int64_t{0})) best_rank{};
+  NodeFree after = after_placing(free, p, {});  // the pod's CPU taken; each GPU tried in turn below
+  // Fragmentation counts a node's free shares, not which GPU holds which: GPUs with the same free
+  // share give the same node after the pod (an idle node's eight GPUs are measured once).
+  std::vector<std::pair<std::int64_t, double>> measured;  // free share before → decrease
   for (std::size_t g = 0; g < free.gpu_milli.size(); ++g) {
     if (gpu_capacity_for(state, n, g, pod, traits) <= 0) continue;
-    const double decrease = before - fragmentation(after_placing(free, p, {static_cast<int>(g)}), workload);
-    const auto r = rank(decrease, free.gpu_milli[g]);
+    const std::int64_t share = free.gpu_milli[g];
+    auto known = std::find_if(measured.begin(), measured.end(), [&](const auto& m) { return m.first == share; });
+    if (known == measured.end()) {
+      after.gpu_milli[g] = std::max<std::int64_t>(0, share - p.milli);  // after_placing(free, p, {g})
+      known = measured.emplace(measured.end(), share, before - fragmentation(after, workload.pods()));
+      after.gpu_milli[g] = share;
+    }
+    const double decrease = known->second;
+    const auto r = rank(decrease, share);
     if (!best || r > best_rank) {
-      best = static_cast<int>(g);
+      best = SharedGpu{static_cast<int>(g), decrease};
       best_rank = r;
     }
   }

@@ -61,6 +61,7 @@ std::vector<TypicalPod> typical_pods(const std::vector<PodRequest>& pods, double
       t.models.emplace_back(rest.substr(0, bar));
       rest = bar == std::string_view::npos ? std::string_view{} : rest.substr(bar + 1);
     }
+    for (const auto& model : t.models) t.model_hashes.push_back(std::hash<std::string>{}(model));
     t.weight = static_cast<double>(count);
     out.push_back(std::move(t));
   }
@@ -89,8 +90,25 @@ NodeFree node_free(const ClusterState& state, std::size_t n) {
   f.gpu_milli.resize(state.node(n).gpus.size());
   for (std::size_t g = 0; g < f.gpu_milli.size(); ++g) f.gpu_milli[g] = free_milli(state, n, g);
   f.model = gpu_model(state, n);
+  if (f.model != nullptr) f.model_hash = std::hash<std::string>{}(*f.model);
   return f;
 }
+
+namespace {
+
+/// Whether typical pod `m` may use the node's GPU model.
+bool model_allowed(const NodeFree& node, const TypicalPod& m) {
+  if (m.models.empty()) return true;
+  if (node.model == nullptr) return false;
+  const bool hashed = m.model_hashes.size() == m.models.size();
+  for (std::size_t i = 0; i < m.models.size(); ++i) {
+    if (hashed && m.model_hashes[i] != node.model_hash) continue;  // most names differ: no string compare
+    if (m.models[i] == *node.model) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 double fragment_for(const NodeFree& node, const TypicalPod& m) {
   std::int64_t all = 0;
@@ -107,9 +125,7 @@ double fragment_for(const NodeFree& node, const TypicalPod& m) {
   if (m.gpus == 0 || m.milli.count() == 0) return static_cast<double>(all);  // a CPU pod uses no GPU
   if (roomy < m.gpus || node.cpu < m.cpu.count()) return static_cast<double>(all);
   // The model last: on a busy node most typical pods are ruled out above, without comparing names.
-  const bool model_ok = m.models.empty() ||
-                        (node.model != nullptr && std::find(m.models.begin(), m.models.end(), *node.model) != m.models.end());
-  return static_cast<double>(model_ok ? small : all);
+  return static_cast<double>(model_allowed(node, m) ? small : all);
 }
 
 double fragmentation(const NodeFree& node, const std::vector<TypicalPod>& workload) {

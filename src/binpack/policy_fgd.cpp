@@ -16,17 +16,21 @@ class FgdPolicy final : public StudyPolicy {
   std::string_view summary() const override { return "FGD: the node whose fragmentation for the typical workload grows least"; }
 
  protected:
-  std::optional<std::vector<int>> choose(const ClusterState& state, std::size_t n, const PodRequest& pod,
-                                         const PodTraits& traits) const override {
-    return fgd_gpus(state, n, pod, traits, *workload_);
+  /// A shared pod's score is the sigmoid of the decrease its GPU was chosen by: measured once.
+  std::optional<Scored> choose_scored(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                      const PodTraits& traits) const override {
+    if (!on_one_shared_gpu(traits)) return StudyPolicy::choose_scored(state, n, pod, traits);
+    auto g = fgd_shared_gpu(state, n, pod, traits, workload_);
+    if (!g) return std::nullopt;
+    return Scored{{g->gpu}, sigmoid_score(g->decrease)};
   }
 
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {
-    return sigmoid_score(fragmentation_decrease_on(state, n, pod, gpus, *workload_));
+    return sigmoid_score(fragmentation_decrease_on(state, n, pod, gpus, workload_));
   }
 
  private:
-  std::shared_ptr<const std::vector<TypicalPod>> workload_;
+  TargetWorkload workload_;
 };
 
 }  // namespace

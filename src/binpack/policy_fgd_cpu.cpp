@@ -24,13 +24,19 @@ class FgdCpuPolicy final : public FgdCpuBase {
   }
 
  protected:
-  std::optional<std::vector<int>> choose(const ClusterState& state, std::size_t n, const PodRequest& pod,
-                                         const PodTraits& traits) const override {
-    return fgd_gpus(state, n, pod, traits, workload());
+  /// A shared pod: FGD's GPU, and the fragmentation decrease it was chosen by in the score.
+  std::optional<Scored> choose_scored(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                      const PodTraits& traits) const override {
+    if (!on_one_shared_gpu(traits)) return StudyPolicy::choose_scored(state, n, pod, traits);
+    auto g = fgd_shared_gpu(state, n, pod, traits, workload());
+    if (!g) return std::nullopt;
+    std::vector<int> gpus{g->gpu};
+    const std::int64_t s = fgd_cpu_score(node_free(state, n), study_pod(state, n, pod), gpus, g->decrease);
+    return Scored{std::move(gpus), s};
   }
 
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {
-    return fgd_cpu_score(node_free(state, n), study_pod(state, n, pod), gpus);
+    return fgd_cpu_score_on(state, n, pod, gpus);
   }
 };
 

@@ -38,27 +38,37 @@ class FgdLpPolicy final : public FgdCpuBase {
   }
 
  protected:
-  std::optional<std::vector<int>> choose(const ClusterState& state, std::size_t n, const PodRequest& pod,
-                                         const PodTraits& traits) const override {
-    if (traits.hold != GpuHold::kFraction || traits.devices != 1) return study_best_gpus(state, n, pod, traits);
+  /// A shared pod: the GPU of least regret (then FGD's), scored with the fragmentation decrease
+  /// it was chosen by.
+  std::optional<Scored> choose_scored(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                      const PodTraits& traits) const override {
+    if (!on_one_shared_gpu(traits)) return StudyPolicy::choose_scored(state, n, pod, traits);
     const std::int64_t share = study_pod(state, n, pod).milli;
     auto g = best_shared_gpu(state, n, pod, traits, workload(), [&](double decrease, std::int64_t free) {
       return std::pair{-quantised(prices_.regret(free, share)), sigmoid_score(decrease)};
     });
     if (!g) return std::nullopt;
-    return std::vector<int>{*g};
+    std::vector<int> gpus{g->gpu};
+    const std::int64_t s = scored(node_free(state, n), study_pod(state, n, pod), gpus, g->decrease);
+    return Scored{std::move(gpus), s};
   }
 
   std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const override {
     const NodeFree before = node_free(state, n);
     const StudyPod p = study_pod(state, n, pod);
-    const std::int64_t fgd_cpu = fgd_cpu_score(before, p, gpus);
+    return scored(before, p, gpus, fragmentation_decrease_at(state, n, before, p, gpus, workload()));
+  }
+
+ private:
+  /// fgd-cpu's score, less the regret of a shared pod's GPU.
+  std::int64_t scored(const NodeFree& before, const StudyPod& p, const std::vector<int>& gpus, double fgd_decrease) const {
+    const std::int64_t fgd_cpu = fgd_cpu_score(before, p, gpus, fgd_decrease);
     if (!p.shared() || gpus.size() != 1) return fgd_cpu;
     const std::int64_t free = before.gpu_milli[static_cast<std::size_t>(gpus.front())];
     return fgd_cpu - kRegretWeight * quantised(prices_.regret(free, p.milli));
   }
 
- private:
+
   SharePrices prices_;
 };
 

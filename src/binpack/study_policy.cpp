@@ -67,14 +67,22 @@ std::optional<std::vector<int>> StudyPolicy::choose(const ClusterState& state, s
   return study_best_gpus(state, n, pod, traits);
 }
 
-std::optional<Policy::Evaluated> StudyPolicy::evaluate(const ClusterState& state, std::size_t n, const PodRequest& pod,
-                                                       const PodTraits& traits) const {
+std::optional<StudyPolicy::Scored> StudyPolicy::choose_scored(const ClusterState& state, std::size_t n,
+                                                              const PodRequest& pod, const PodTraits& traits) const {
   auto gpus = choose(state, n, pod, traits);
   if (!gpus) return std::nullopt;
+  const std::int64_t s = score(state, n, pod, *gpus);
+  return Scored{std::move(*gpus), s};
+}
+
+std::optional<Policy::Evaluated> StudyPolicy::evaluate(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                                       const PodTraits& traits) const {
+  auto scored = choose_scored(state, n, pod, traits);
+  if (!scored) return std::nullopt;
   Evaluated e;
-  e.key.tier = -score(state, n, pod, *gpus);
-  e.key.value = secondary(state, n, pod, *gpus);
-  e.choice = make_choice(state, n, pod, traits, std::move(*gpus));
+  e.key.tier = -scored->score;
+  e.key.value = secondary(state, n, pod, scored->gpus);
+  e.choice = make_choice(state, n, pod, traits, std::move(scored->gpus));
   return e;
 }
 

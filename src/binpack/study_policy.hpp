@@ -60,6 +60,16 @@ class StudyPolicy : public Policy {
                                                  const PodTraits& traits) const;
   /// The node's score for the pod with `gpus` chosen (higher is better): NodeKey::tier is its negation.
   virtual std::int64_t score(const ClusterState& state, std::size_t n, const PodRequest& pod, const std::vector<int>& gpus) const = 0;
+  /// The GPUs chosen and the node's score with them.
+  struct Scored {
+    std::vector<int> gpus;
+    std::int64_t score = 0;
+  };
+  /// choose(), then score() of its GPUs; nullopt when choose() finds none. A policy whose choice
+  /// already measured what its score needs (FGD's fragmentation after the pod) overrides this to
+  /// say it once.
+  virtual std::optional<Scored> choose_scored(const ClusterState& state, std::size_t n, const PodRequest& pod,
+                                              const PodTraits& traits) const;
   /// Orders nodes of equal score before the tie-break (lower first; NodeKey::value). The study's
   /// policies have none (0).
   virtual std::int64_t secondary(const ClusterState&, std::size_t, const PodRequest&, const std::vector<int>&) const { return 0; }

@@ -1,6 +1,10 @@
 // One dynamic density run (density_dynamic.hpp) through the queue replay, and the grid of them.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <numeric>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -59,6 +63,79 @@ void waits_by_shape(const Trace& trace, const DynamicWorkload& w, const quota::R
   }
 }
 
+/// The run of `policy` on `w` (dynamic_workload() of the trace, seed and options); `started`
+/// is when the run began (its wall time counts from there).
+Result<DynamicRun> run_on(const Trace& trace, const DynamicWorkload& w, std::string_view policy, std::uint64_t seed,
+                          const DynamicOptions& options, std::chrono::steady_clock::time_point started) {
+  quota::ReplayOptions ro;
+  ro.policy = std::string(policy);
+  ro.policy_seed = seed;
+  ro.consolidation = options.consolidation;
+  ro.max_moves_per_hour = options.max_moves_per_hour;
+  ro.consolidation_limits.max_jobs = options.consolidation_jobs;
+  ro.per_pod = true;
+  ro.reasons = false;
+  auto report = quota::replay(trace.nodes, {fleet()}, w.workload, ro);
+  if (!report) return report.status();
+  DynamicRun run;
+  run.policy = std::string(policy);
+  run.seed = seed;
+  run.load = options.load;
+  run.consolidation = options.consolidation;
+  run.compression = w.compression;
+  run.arrivals = static_cast<std::int64_t>(w.workload.pods.size());
+  run.window_seconds = w.window_end - w.window_start;
+  run.mean_demand = w.mean_demand;
+  run.peak_demand = w.peak_demand;
+  run.span_seconds = report->end - report->start;
+  run.moves = report->moves;
+  for (const auto& p : report->timeline) {
+    const double pending = p.pending.empty() ? 0 : p.pending.front();
+    run.timeline.push_back({static_cast<double>(p.time - report->start), p.cluster_allocated_pct, p.fragmentation_pct, pending});
+  }
+  const auto from = static_cast<double>(w.window_start - report->start);
+  const auto to = static_cast<double>(w.window_end - report->start);
+  run.window_from = from;
+  run.window_to = to;
+  run.allocation_window_pct = time_mean(run.timeline, 1, from, to);
+  run.allocation_span_pct = time_mean(run.timeline, 1, 0, static_cast<double>(run.span_seconds));
+  run.fragmentation_window_pct = time_mean(run.timeline, 2, from, to);
+  waits_by_shape(trace, w, *report, run);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return run;
+}
+
+
+/// The workloads of a grid, one per load and seed: built by the first of its runs to need it
+/// (the others wait for it) and dropped when the last is done. Its runs differ only in policy and
+/// consolidation, and building the workload is a tenth of a run.
+class SharedWorkloads {
+ public:
+  /// `uses`: how many runs use each (load, seed) slot.
+  SharedWorkloads(std::size_t slots, int uses) : slots_(slots) {
+    for (auto& s : slots_) s.left = uses;
+  }
+  /// The run of `policy` on slot `k`'s workload, built from `trace`, `seed` and `options` if first.
+  Result<DynamicRun> run(std::size_t k, const Trace& trace, std::string_view policy, std::uint64_t seed,
+                         const DynamicOptions& options) {
+    const auto started = std::chrono::steady_clock::now();
+    Slot& s = slots_[k];
+    std::call_once(s.built, [&] { s.workload.emplace(dynamic_workload(trace, seed, options)); });
+    Result<DynamicRun> out = s.workload->is_ok() ? run_on(trace, **s.workload, policy, seed, options, started)
+                                                 : Result<DynamicRun>(s.workload->status());
+    if (--s.left == 0) s.workload.reset();  // the last run of the slot: nobody reads it any more
+    return out;
+  }
+
+ private:
+  struct Slot {
+    std::once_flag built;
+    std::optional<Result<DynamicWorkload>> workload;
+    std::atomic<int> left{0};
+  };
+  std::vector<Slot> slots_;
+};
+
 }  // namespace
 
 std::string shape_class(const trace::TracePod& pod) {
@@ -71,65 +148,49 @@ Result<DynamicRun> run_dynamic(const Trace& trace, std::string_view policy, std:
   const auto started = std::chrono::steady_clock::now();
   auto w = dynamic_workload(trace, seed, options);
   if (!w) return w.status();
-  quota::ReplayOptions ro;
-  ro.policy = std::string(policy);
-  ro.policy_seed = seed;
-  ro.consolidation = options.consolidation;
-  ro.max_moves_per_hour = options.max_moves_per_hour;
-  ro.consolidation_limits.max_jobs = options.consolidation_jobs;
-  ro.per_pod = true;
-  ro.reasons = false;
-  auto report = quota::replay(trace.nodes, {fleet()}, w->workload, ro);
-  if (!report) return report.status();
-  DynamicRun run;
-  run.policy = std::string(policy);
-  run.seed = seed;
-  run.load = options.load;
-  run.consolidation = options.consolidation;
-  run.compression = w->compression;
-  run.arrivals = static_cast<std::int64_t>(w->workload.pods.size());
-  run.window_seconds = w->window_end - w->window_start;
-  run.mean_demand = w->mean_demand;
-  run.peak_demand = w->peak_demand;
-  run.span_seconds = report->end - report->start;
-  run.moves = report->moves;
-  for (const auto& p : report->timeline) {
-    const double pending = p.pending.empty() ? 0 : p.pending.front();
-    run.timeline.push_back({static_cast<double>(p.time - report->start), p.cluster_allocated_pct, p.fragmentation_pct, pending});
-  }
-  const auto from = static_cast<double>(w->window_start - report->start);
-  const auto to = static_cast<double>(w->window_end - report->start);
-  run.window_from = from;
-  run.window_to = to;
-  run.allocation_window_pct = time_mean(run.timeline, 1, from, to);
-  run.allocation_span_pct = time_mean(run.timeline, 1, 0, static_cast<double>(run.span_seconds));
-  run.fragmentation_window_pct = time_mean(run.timeline, 2, from, to);
-  waits_by_shape(trace, *w, *report, run);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  return run;
+  return run_on(trace, *w, policy, seed, options, started);
 }
 
 Result<std::vector<DynamicRun>> run_dynamic_grid(const Trace& trace, const DynamicGridOptions& options) {
   struct Job {
-    double load;
+    std::size_t load;  ///< index in options.loads
     std::string policy;
     bool consolidation;
-    std::uint64_t seed;
+    std::size_t seed;  ///< index in options.seeds
   };
   if (Status st = check_policies(options.policies, trace.typical); !st.is_ok()) return st;  // before any run
   std::vector<Job> jobs;
-  for (double load : options.loads) {
+  for (std::size_t l = 0; l < options.loads.size(); ++l) {
     for (const auto& p : options.policies) {
       for (bool c : options.consolidation) {
-        for (auto s : options.seeds) jobs.push_back({load, p, c, s});
+        for (std::size_t s = 0; s < options.seeds.size(); ++s) jobs.push_back({l, p, c, s});
       }
     }
   }
-  return run_all<DynamicRun>(jobs.size(), options.jobs, options.progress, [&](std::size_t i) {
-    DynamicOptions o{options.tune, jobs[i].load, jobs[i].consolidation, options.max_moves_per_hour};
-    o.consolidation_jobs = options.consolidation_jobs;
-    return run_dynamic(trace, jobs[i].policy, jobs[i].seed, o);
+  // Run the four (or so) runs of one load and seed one after another, so that their workload is
+  // built once and only a few are held at a time; the results stay in the grid's order.
+  std::vector<std::size_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(jobs[a].load, jobs[a].seed) < std::tie(jobs[b].load, jobs[b].seed);
   });
+  const std::size_t per_slot = options.policies.size() * options.consolidation.size();
+  SharedWorkloads workloads(options.loads.size() * options.seeds.size(), static_cast<int>(per_slot));
+  std::vector<std::optional<DynamicRun>> runs(jobs.size());
+  auto done = run_all<std::size_t>(jobs.size(), options.jobs, options.progress, [&](std::size_t k) -> Result<std::size_t> {
+    const Job& job = jobs[order[k]];
+    DynamicOptions o{options.tune, options.loads[job.load], job.consolidation, options.max_moves_per_hour};
+    o.consolidation_jobs = options.consolidation_jobs;
+    auto run = workloads.run(job.load * options.seeds.size() + job.seed, trace, job.policy, options.seeds[job.seed], o);
+    if (!run) return run.status();
+    runs[order[k]].emplace(std::move(*run));  // each run writes its own slot
+    return order[k];
+  });
+  if (!done) return done.status();
+  std::vector<DynamicRun> out;
+  out.reserve(runs.size());
+  for (auto& r : runs) out.push_back(std::move(*r));
+  return out;
 }
 
 }  // namespace fracpack::density

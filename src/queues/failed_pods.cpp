@@ -53,20 +53,35 @@ FailedPods::Ask FailedPods::ask_of(const PodRequest& pod) {
   }
   ask.cpu = pod.cpu.count();
   ask.memory = pod.memory.count();
+  ask.hash = std::hash<std::string>{}(ask.constraints);
   return ask;
 }
 
 bool FailedPods::covers(const Ask& ask) const {
+  if (ask.alike < failed_class_.size() && failed_class_[ask.alike] != 0) return true;
+  return listed(ask);
+}
+
+bool FailedPods::listed(const Ask& ask) const {
   if (failed_.empty()) return false;
-  auto it = failed_.find(ask.constraints);
+  auto it = failed_.find(ask.hash);
   if (it == failed_.end()) return false;
-  return std::any_of(it->second.begin(), it->second.end(), [&](const Ask& f) { return ask.at_least(f); });
+  std::vector<Ask>& list = it->second;
+  auto hit = std::find_if(list.begin(), list.end(), [&](const Ask& f) { return ask.at_least(f) && f.constraints == ask.constraints; });
+  if (hit == list.end()) return false;
+  // The next pods asked about are often alike: the failed ask that covered this one goes first.
+  if (hit != list.begin()) std::iter_swap(list.begin(), hit);
+  return true;
 }
 
 void FailedPods::add(const Ask& ask) {
-  if (covers(ask)) return;
-  std::vector<Ask>& list = failed_[ask.constraints];
-  std::erase_if(list, [&](const Ask& f) { return f.at_least(ask); });
+  if (ask.alike != kNoClass) {
+    if (ask.alike >= failed_class_.size()) failed_class_.resize(ask.alike + 1, 0);
+    failed_class_[ask.alike] = 1;
+  }
+  if (listed(ask)) return;
+  std::vector<Ask>& list = failed_[ask.hash];
+  std::erase_if(list, [&](const Ask& f) { return f.at_least(ask) && f.constraints == ask.constraints; });
   list.push_back(ask);
 }
 

@@ -126,18 +126,19 @@ std::int64_t dominant_share_ppm(const QueueBook& book, std::size_t q, const Amou
   return best;
 }
 
-PlaceOutcome place_in_session(ClusterState& state, const PodRequest& pod, const Policy& policy, const SessionOptions& options,
-                              FailedPods& failed, const FailedPods::Ask* ask) {
+namespace {
+
+/// place_in_session() for a pod FailedPods does not cover (the caller asked); `ask` is known
+/// unless the session explains.
+PlaceOutcome place_uncovered(ClusterState& state, const PodRequest& pod, const Policy& policy, const SessionOptions& options,
+                             FailedPods& failed, const FailedPods::Ask* ask, const std::string* shape) {
   if (options.explain && options.verdicts == nullptr) {
     return place_pod(state, pod, policy, nullptr, options.detailed, options.explain_cache);
   }
   PlaceOutcome out;
-  std::optional<FailedPods::Ask> own;
-  if (!options.explain && ask == nullptr) ask = &own.emplace(FailedPods::ask_of(pod));
-  if (!options.explain && failed.covers(*ask)) return out;
   std::optional<RankedNode> best;
   if (options.verdicts != nullptr) {
-    auto chosen = options.verdicts->select(state, pod, policy);
+    auto chosen = options.verdicts->select(state, pod, policy, shape);
     if (!chosen) {
       out.why.code = Code::kInternal;
       out.why.summary = chosen.status().message();
@@ -163,6 +164,16 @@ PlaceOutcome place_in_session(ClusterState& state, const PodRequest& pod, const 
   }
   out.placement = Placement{pod.key(), state.node(best->node).name, state.allocation(pod.key())->choice, best->score};
   return out;
+}
+
+}  // namespace
+
+PlaceOutcome place_in_session(ClusterState& state, const PodRequest& pod, const Policy& policy, const SessionOptions& options,
+                              FailedPods& failed, const FailedPods::Ask* ask, const std::string* shape) {
+  std::optional<FailedPods::Ask> own;
+  if (!options.explain && ask == nullptr) ask = &own.emplace(FailedPods::ask_of(pod));
+  if (!options.explain && failed.covers(*ask)) return PlaceOutcome{};
+  return place_uncovered(state, pod, policy, options, failed, ask, shape);
 }
 
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
@@ -222,13 +233,14 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
       out.push_back(std::move(result));
       continue;
     }
-    if (!options.explain && job->members.size() == 1 && !job->ask.constraints.empty() && failed.covers(job->ask)) {
-      continue;  // finds no node either; no outcome (SessionOptions::explain)
-    }
+    const bool asked = !options.explain && job->members.size() == 1 && !job->ask.constraints.empty();
+    if (asked && failed.covers(job->ask)) continue;  // finds no node either; no outcome (SessionOptions::explain)
     result.charged = Amounts{};
     if (job->members.size() == 1 && job->min_member <= 1 && !job->rule) {
-      result.members.push_back(place_in_session(state, job->members.front(), policy, options, failed,
-                                                job->ask.constraints.empty() ? nullptr : &job->ask));
+      const std::string* shape = job->shape.empty() ? nullptr : &job->shape;
+      result.members.push_back(asked ? place_uncovered(state, job->members.front(), policy, options, failed, &job->ask, shape)
+                                     : place_in_session(state, job->members.front(), policy, options, failed,
+                                                        job->ask.constraints.empty() ? nullptr : &job->ask, shape));
       if (result.members.front().placement) book_placed(state, book, *job, {0}, result);
     } else {
       place_gang_job(state, book, *job, policy, options, result);

@@ -229,7 +229,11 @@ void Replay::arrive(std::size_t i) {
   pending_since_[i] = pods_[i].arrival;
   job.member_charges = {charge};
   job.charge = charge;
-  if (job.ask.constraints.empty()) job.ask = queues::FailedPods::ask_of(pod);
+  if (job.ask.constraints.empty()) {
+    job.ask = queues::FailedPods::ask_of(pod);
+    job.ask.alike = alike_of_[i];  // same shape, hence the same ask
+  }
+  if (job.shape.empty()) job.shape = pod_shape(pod);
   pending_.push_back(i);
   ++report_.events;
 }

@@ -18,7 +18,7 @@ using binpack::cutting_stock_prices;
 using binpack::packing_waste_bound;
 using binpack::SharePrices;
 
-TypicalPod share(std::int64_t milli, double weight) { return TypicalPod{MilliCpu(1000), MilliGpu(milli), 1, {}, weight}; }
+TypicalPod share(std::int64_t milli, double weight) { return TypicalPod{MilliCpu(1000), MilliGpu(milli), 1, {}, weight, {}}; }
 
 TEST_CASE("LP prices: one size is worth the share of a GPU its copies fill") {
   CHECK(cutting_stock_prices({500}, {7}, 1000) == std::vector<double>{0.5});
@@ -125,7 +125,7 @@ TEST_CASE("LP with every share size 1 … 999: coarsened, still a valid bound, p
 
 TEST_CASE("share prices: regret is 0 where a GPU can still be completed into an optimal pattern") {
   const SharePrices prices({share(650, 0.3), share(470, 0.3), share(320, 0.3),
-                            TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.1}});
+                            TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.1, {}}});
   CHECK(prices.best(1000) == doctest::Approx(1.0));
   CHECK(prices.best(0) == 0.0);
   CHECK(prices.price(470) == doctest::Approx(0.5));  // 470 + 470
@@ -139,7 +139,7 @@ TEST_CASE("share prices: regret is 0 where a GPU can still be completed into an 
     for (std::int64_t s = 10; s <= free && s < 1000; s += 30) CHECK(prices.regret(free, s) >= 0.0);
   }
   // No fractional shapes: nothing to price, no regret.
-  const SharePrices none({TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 1.0}});
+  const SharePrices none({TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 1.0, {}}});
   CHECK(none.regret(530, 320) == 0.0);
   CHECK(none.best(1000) == 0.0);
 }

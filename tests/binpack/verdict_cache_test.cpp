@@ -104,5 +104,38 @@ TEST_CASE("VerdictCache re-evaluates only the node a bind changed") {
   CHECK(cache.evaluations() == 7);
 }
 
+TEST_CASE("VerdictCache::select over every node re-evaluates only the changed nodes and hands over the GPUs") {
+  ClusterState s = cluster({nvf("a", 2, 80000), nvf("b", 2, 80000), nvf("c", 2, 80000)});
+  auto pol = policy("fgd");
+  VerdictCache cache;
+  const PodRequest p = PodBuilder("p1").gpu_memory("10Gi").spec();
+  auto first = cache.select(s, p, *pol);
+  REQUIRE(first.is_ok());
+  REQUIRE(first->has_value());
+  CHECK(cache.evaluations() == 3);
+  REQUIRE(s.reserve(p, (*first)->node, (*first)->choice).is_ok());
+  const PodRequest q = PodBuilder("p2").gpu_memory("10Gi").spec();  // same shape, another pod
+  auto second = cache.select(s, q, *pol);
+  REQUIRE(second.is_ok());
+  REQUIRE(second->has_value());
+  CHECK(cache.evaluations() == 4);  // only the node p1 went to
+  const auto plain = select(s, q, *pol);
+  REQUIRE(plain.has_value());
+  CHECK((*second)->node == plain->node);
+  CHECK((*second)->choice.gpus == plain->choice.gpus);
+  CHECK((*second)->choice.memory == plain->choice.memory);
+  // Nothing changed: nothing is evaluated, and the GPUs handed over before are worked out again.
+  auto third = cache.select(s, q, *pol);
+  REQUIRE(third.is_ok());
+  REQUIRE(third->has_value());
+  CHECK(cache.evaluations() == 4);
+  CHECK((*third)->node == plain->node);
+  CHECK((*third)->choice.gpus == plain->choice.gpus);
+  // A shape that fits nowhere: no node chosen, none of the others' entries touched.
+  auto none = cache.select(s, PodBuilder("big").gpu_memory("100Gi").spec(), *pol);
+  REQUIRE(none.is_ok());
+  CHECK_FALSE(none->has_value());
+}
+
 }  // namespace
 }  // namespace fracpack::test

@@ -126,6 +126,46 @@ TEST_CASE("dynamic run: the metrics add up, and the same seed gives the same run
   }
 }
 
+TEST_CASE("dynamic grid: each run as run_dynamic() makes it, in the grid's order, on two threads") {
+  const density::Trace trace = small_trace();
+  density::DynamicGridOptions grid;
+  grid.policies = {"pack", "best-fit"};
+  grid.seeds = {42, 43};
+  grid.loads = {1.5, 1.2};
+  grid.jobs = 2;  // two runs at once share one workload per load and seed
+  auto runs = density::run_dynamic_grid(trace, grid);
+  REQUIRE_MESSAGE(runs.is_ok(), runs.status().message());
+  REQUIRE(runs->size() == 16);
+  std::size_t k = 0;
+  for (double load : grid.loads) {
+    for (const auto& policy : grid.policies) {
+      for (bool consolidation : grid.consolidation) {
+        for (auto seed : grid.seeds) {
+          CAPTURE(k);
+          const density::DynamicRun& run = (*runs)[k++];
+          CHECK(run.load == load);
+          CHECK(run.policy == policy);
+          CHECK(run.consolidation == consolidation);
+          CHECK(run.seed == seed);
+          density::DynamicOptions options{grid.tune, load, consolidation, grid.max_moves_per_hour};
+          options.consolidation_jobs = grid.consolidation_jobs;
+          auto alone = density::run_dynamic(trace, policy, seed, options);
+          REQUIRE(alone.is_ok());
+          CHECK(run.arrivals == alone->arrivals);
+          CHECK(run.compression == alone->compression);
+          CHECK(run.pending_gpu_hours == alone->pending_gpu_hours);
+          CHECK(run.moves == alone->moves);
+          CHECK(run.timeline == alone->timeline);
+        }
+      }
+    }
+  }
+  grid.loads = {1.5, 9.0};  // past --tune: the workload is refused, and so is the grid
+  auto refused = density::run_dynamic_grid(trace, grid);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.status().message().find("load") != std::string::npos);
+}
+
 TEST_CASE("bench density --dynamic: files, the summary, and bad flags refused with exit 2") {
   const density::Trace trace = small_trace();
   DensityJobOptions o;

@@ -73,17 +73,17 @@ TEST_CASE("fragmentation: the study's cases, computed by hand") {
   const std::string t4 = "T4";
   node.model = &t4;
   // A half-GPU pod: GPUs with less than 500 free are fragments: 300 + 0.
-  CHECK(fragment_for(node, TypicalPod{MilliCpu(1000), MilliGpu(500), 1, {}, 1}) == 300);
+  CHECK(fragment_for(node, TypicalPod{MilliCpu(1000), MilliGpu(500), 1, {}, 1, {}}) == 300);
   // A whole-GPU pod fits (one idle GPU): the partial ones are fragments: 300 + 600.
-  CHECK(fragment_for(node, TypicalPod{MilliCpu(1000), MilliGpu(1000), 1, {}, 1}) == 900);
+  CHECK(fragment_for(node, TypicalPod{MilliCpu(1000), MilliGpu(1000), 1, {}, 1, {}}) == 900);
   // Two whole GPUs do not fit: everything free is a fragment.
-  CHECK(fragment_for(node, TypicalPod{MilliCpu(1000), MilliGpu(1000), 2, {}, 1}) == 1900);
+  CHECK(fragment_for(node, TypicalPod{MilliCpu(1000), MilliGpu(1000), 2, {}, 1, {}}) == 1900);
   // Not enough CPU, or the wrong model, or a CPU-only pod: everything.
-  CHECK(fragment_for(node, TypicalPod{MilliCpu(8000), MilliGpu(100), 1, {}, 1}) == 1900);
-  CHECK(fragment_for(node, TypicalPod{MilliCpu(100), MilliGpu(100), 1, {"A10"}, 1}) == 1900);
-  CHECK(fragment_for(node, TypicalPod{MilliCpu(100), MilliGpu(100), 1, {"A10", "T4"}, 1}) == 0);
-  CHECK(fragment_for(node, TypicalPod{MilliCpu(100), MilliGpu(0), 0, {}, 1}) == 1900);
-  const std::vector<TypicalPod> workload{{MilliCpu(1000), MilliGpu(500), 1, {}, 0.75}, {MilliCpu(1000), MilliGpu(1000), 1, {}, 0.25}};
+  CHECK(fragment_for(node, TypicalPod{MilliCpu(8000), MilliGpu(100), 1, {}, 1, {}}) == 1900);
+  CHECK(fragment_for(node, TypicalPod{MilliCpu(100), MilliGpu(100), 1, {"A10"}, 1, {}}) == 1900);
+  CHECK(fragment_for(node, TypicalPod{MilliCpu(100), MilliGpu(100), 1, {"A10", "T4"}, 1, {}}) == 0);
+  CHECK(fragment_for(node, TypicalPod{MilliCpu(100), MilliGpu(0), 0, {}, 1, {}}) == 1900);
+  const std::vector<TypicalPod> workload{{MilliCpu(1000), MilliGpu(500), 1, {}, 0.75, {}}, {MilliCpu(1000), MilliGpu(1000), 1, {}, 0.25, {}}};
   CHECK(fragmentation(node, workload) == doctest::Approx(0.75 * 300 + 0.25 * 900));
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("fgd-cpu: a CPU-only pod goes where it strands no GPU; fgd cannot tell
   // its 2 idle GPUs, node b has 40: 3 cores taken from a leave one of its GPUs unfed.
   PolicyOptions options;
   options.workload = std::make_shared<const std::vector<TypicalPod>>(
-      std::vector<TypicalPod>{TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 1.0}});
+      std::vector<TypicalPod>{TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 1.0, {}}});
   ClusterState s = cluster({nvf("a", 2, 20000).allocatable("cpu", "5"), nvf("b", 2, 20000).allocatable("cpu", "40")});
   const PodRequest cpu_pod = PodBuilder("c").request("cpu", "3").spec();
   auto fgd_cpu = *make_policy("fgd-cpu", options);
@@ -161,8 +161,8 @@ TEST_CASE("fgd-lp: a share goes where its GPU can still be completed; fgd-cpu fi
   // The workload's shares: 650, 470, 320. Packed at best, 320 goes with 650 and 470 with 470.
   PolicyOptions options;
   options.workload = std::make_shared<const std::vector<TypicalPod>>(std::vector<TypicalPod>{
-      TypicalPod{MilliCpu(1000), MilliGpu(650), 1, {}, 0.3}, TypicalPod{MilliCpu(1000), MilliGpu(470), 1, {}, 0.3},
-      TypicalPod{MilliCpu(1000), MilliGpu(320), 1, {}, 0.3}, TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.1}});
+      TypicalPod{MilliCpu(1000), MilliGpu(650), 1, {}, 0.3, {}}, TypicalPod{MilliCpu(1000), MilliGpu(470), 1, {}, 0.3, {}},
+      TypicalPod{MilliCpu(1000), MilliGpu(320), 1, {}, 0.3, {}}, TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.1, {}}});
   auto fgd_lp = *make_policy("fgd-lp", options);
   auto fgd_cpu = *make_policy("fgd-cpu", options);
   // a: one GPU with a 470 on it; c: one idle GPU. A 320 beside the 470 would leave 210 that no share

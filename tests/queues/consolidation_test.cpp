@@ -422,5 +422,34 @@ TEST_CASE("FailedPods: a pod asking no less than a failed one, with the same con
   CHECK(failed.covers(PodBuilder("l4").gpu_memory("15000Mi").spec()));
 }
 
+TEST_CASE("FailedPods: constraints that share a hash are still told apart, and asks of a failed class are covered") {
+  using Ask = queues::FailedPods::Ask;
+  auto ask = [](std::string constraints, std::size_t hash, std::int64_t gpu, std::size_t alike = queues::FailedPods::kNoClass) {
+    Ask a;
+    a.constraints = std::move(constraints);
+    a.hash = hash;
+    a.gpu = gpu;
+    a.alike = alike;
+    return a;
+  };
+  queues::FailedPods failed;
+  failed.add(ask("zone=a", 7, 10));
+  CHECK(failed.covers(ask("zone=a", 7, 10)));
+  CHECK_FALSE(failed.covers(ask("zone=b", 7, 50)));  // same bucket, other constraints
+  failed.add(ask("zone=b", 7, 40));
+  CHECK(failed.covers(ask("zone=b", 7, 50)));
+  CHECK_FALSE(failed.covers(ask("zone=b", 7, 30)));
+  CHECK(failed.covers(ask("zone=a", 7, 30)));  // the answer does not depend on which ask answered last
+  CHECK(failed.covers(ask("zone=b", 7, 45)));
+  // A class: one of it failed, so every ask of it is covered; other classes are asked as usual.
+  failed.add(ask("gpu=a100", 9, 4, 3));
+  CHECK(failed.covers(ask("gpu=a100", 9, 4, 3)));
+  CHECK_FALSE(failed.covers(ask("gpu=a100", 9, 2, 4)));
+  CHECK(failed.covers(ask("gpu=a100", 9, 6, 5)));
+  // ask_of() hashes the constraints: two pods alike in constraints meet in one bucket.
+  const PodRequest p = PodBuilder("p").gpu_memory("10000Mi").selector("zone", "a").spec();
+  CHECK(queues::FailedPods::ask_of(p).hash == std::hash<std::string>{}(queues::FailedPods::ask_of(p).constraints));
+}
+
 }  // namespace
 }  // namespace fracpack::test

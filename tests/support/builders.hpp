@@ -191,9 +191,9 @@ inline std::vector<std::string> all_policy_names() {
 /// A small target workload for `fgd` in tests: half shared GPUs, a third whole GPUs, the rest CPU.
 inline std::shared_ptr<const std::vector<TypicalPod>> test_workload() {
   auto w = std::make_shared<std::vector<TypicalPod>>();
-  w->push_back(TypicalPod{MilliCpu(1000), MilliGpu(500), 1, {}, 0.5});
-  w->push_back(TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.3});
-  w->push_back(TypicalPod{MilliCpu(4000), MilliGpu(0), 0, {}, 0.2});
+  w->push_back(TypicalPod{MilliCpu(1000), MilliGpu(500), 1, {}, 0.5, {}});
+  w->push_back(TypicalPod{MilliCpu(2000), MilliGpu(1000), 1, {}, 0.3, {}});
+  w->push_back(TypicalPod{MilliCpu(4000), MilliGpu(0), 0, {}, 0.2, {}});
   return w;
 }
 

@@ -152,6 +152,8 @@ class ClusterState {
   /// When node `i`'s usage last changed, as a process-wide unique number: equal stamps (on this
   /// state or a copy of it) mean the node's usage is the same. What VerdictCache keys on.
   [[nodiscard]] std::uint64_t node_stamp(std::size_t i) const { return node_stamp_[i]; }
+  /// Every node's node_stamp(), by position.
+  [[nodiscard]] const std::vector<std::uint64_t>& node_stamps() const { return node_stamp_; }
   /// Names the node set: states (and their copies) with equal generations have the same nodes at
   /// the same positions (add_node and remove_node change it; update_node does not).
   [[nodiscard]] std::uint64_t generation() const { return generation_; }

@@ -26,6 +26,7 @@ struct TypicalPod {
   int gpus = 0;                     ///< GPUs asked for (0 for CPU-only pods)
   std::vector<std::string> models;  ///< allowed GPU models (required affinity on gpu.product); empty: any
   double weight = 0;                ///< popularity, the workload's weights sum to 1
+  std::vector<std::size_t> model_hashes;  ///< std::hash of each of `models` (typical_pods() fills it; empty: compare the names)
 };
 
 /// The most common request shapes covering `coverage` of `pods` (the study: 0.95), at most
@@ -44,6 +45,7 @@ struct NodeFree {
   std::int64_t cpu = 0;                ///< milli-CPU left
   std::vector<std::int64_t> gpu_milli; ///< per GPU: 1000 idle, 0 held whole, else the free share
   const std::string* model = nullptr;  ///< GPU model (label nvidia.com/gpu.product); null: none
+  std::size_t model_hash = 0;          ///< std::hash of *model: a typical pod's models are matched by hash first
   /// Σ gpu_milli: the node's free GPU capacity.
   [[nodiscard]] std::int64_t gpu_total() const {
     std::int64_t sum = 0;

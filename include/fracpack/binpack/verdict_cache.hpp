@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/node_ranking.hpp"
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/binpack/scheduler.hpp"
 
@@ -74,10 +75,13 @@ class VerdictCache {
   /// gives the same node.
   Result<std::optional<RankedNode>> select(const ClusterState& state, const PodRequest& pod, const Policy& policy,
                                            const std::vector<std::size_t>& nodes);
-  /// The same over every node, visiting only those whose summary could fit the pod
-  /// (NodeIndex::visit_leaves): a pod that fits nowhere costs a walk down the tree, not a look at
-  /// every node.
-  Result<std::optional<RankedNode>> select(const ClusterState& state, const PodRequest& pod, const Policy& policy);
+  /// The same over every node, from the shape's NodeRanking: only the nodes whose stamp moved
+  /// since the shape's last select are looked at (and of those, only the ones whose summary could
+  /// fit the pod are evaluated); the best is read at the ranking's root, and its GPU choice is the
+  /// one its evaluation made. What the queue replay and `bench density --dynamic` place with.
+  /// `shape`: pod_shape(pod) when the caller keeps it (null: worked out here).
+  Result<std::optional<RankedNode>> select(const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                                           const std::string* shape = nullptr);
 
   /// Evaluations done (entries computed) since construction: what the tests and benchmark watch.
   [[nodiscard]] std::uint64_t evaluations() const { return evaluations_; }
@@ -105,19 +109,40 @@ class VerdictCache {
   Result<std::optional<RankedNode>> select_among(const ClusterState& state, const PodRequest& pod, const Policy& policy,
                                                  const std::vector<std::size_t>& nodes, std::optional<PodTraits>& traits);
 
+  /// select()'s over every node: the fitting nodes by key, and the GPU choice each key's
+  /// evaluation made (empty when the entry was refreshed by visit(), which keeps none).
+  struct Ranked {
+    /// A node's GPU choice for the shape, valid while the node's stamp is `stamp` (0: none).
+    struct Choice {
+      std::uint64_t stamp = 0;
+      GpuChoice choice;
+    };
+    NodeRanking ranking;
+    std::vector<Choice> choices;  ///< by node position
+  };
   struct Shape {
     const Policy* policy = nullptr;
     std::uint64_t traits_epoch = 0;  ///< ClusterState::traits_epoch() the entries were computed at
     std::vector<Entry> entries;      ///< by node position (a moved or added node has a new stamp)
+    std::unique_ptr<Ranked> ranked;  ///< built by the first select() over every node
     std::size_t cost = 0;            ///< what it counts in bytes_
   };
-  Shape& shape_for(const ClusterState& state, const PodRequest& pod, const Policy& policy);
+  /// The shape's entries for `policy` at the state's traits epoch and node count; `key` is
+  /// pod_shape(pod) when the caller has it.
+  Shape& shape_for(const ClusterState& state, const PodRequest& pod, const Policy& policy, const std::string* key = nullptr);
+  /// The shape's Ranked at the state's node count, brought up to its stamps.
+  Ranked& ranked_for(Shape& shape, const ClusterState& state, const PodRequest& pod, const Policy& policy,
+                     std::optional<PodTraits>& traits);
+  /// The tied node a per-pod draw picks (Policy::Ties::kPerPod), with its drawn key.
+  static std::pair<std::size_t, NodeKey> draw_among_ties(const Ranked& ranked, const ClusterState& state,
+                                                         const PodRequest& pod, const Policy& policy);
   /// Counts `shape` (under `key`, the most recent) at its size now, and evicts the least recently
   /// used others while over either bound.
   void account(const std::string& key, Shape& shape);
-  /// Recomputes one node's entry (verdict, categories, key) at its current stamp.
+  /// Recomputes one node's entry (verdict, categories, key) at its current stamp; the GPU choice
+  /// of its key goes to `choice` when given.
   void refresh(Entry& e, const ClusterState& state, std::size_t n, const PodRequest& pod, const Policy& policy,
-               std::optional<PodTraits>& traits);
+               std::optional<PodTraits>& traits, GpuChoice* choice = nullptr);
 
   std::size_t capacity_;
   std::size_t max_bytes_;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <unordered_map>
 #include <string>
 #include <vector>
@@ -16,12 +17,19 @@ namespace fracpack::queues {
 /// The failed pods of one pass, smallest first per constraints.
 class FailedPods {
  public:
+  /// Ask::alike of an ask with no class.
+  static constexpr std::size_t kNoClass = SIZE_MAX;
   /// What a pod asks for, as far as covering goes: the constraints two pods must share (its GPU
   /// kind, compute mode, device count, node selector and affinity, RDMA and extended resources,
   /// as one key) and the sizes that must each be at least as large (its GPU memory or portion,
   /// whole GPUs, CPU, memory). Computed once per pod by a caller that asks about it often.
   struct Ask {
     std::string constraints;
+    std::size_t hash = 0;  ///< std::hash of `constraints` (ask_of() sets it: a lookup hashes no string)
+    /// Optional: a caller's number for asks equal in every field (kNoClass: none). Once one of a
+    /// class failed, the others are covered by an array look-up (a replay's waiting pods are
+    /// mostly clones of a few).
+    std::size_t alike = kNoClass;
     std::int64_t gpu = 0;  ///< MiB, milli-GPU of a portion, or whole GPUs
     std::int64_t cpu = 0;
     std::int64_t memory = 0;
@@ -37,8 +45,13 @@ class FailedPods {
   void add(const Ask& ask);
 
  private:
-  /// Per constraints, the failed asks none of which covers another (few: an antichain).
-  std::unordered_map<std::string, std::vector<Ask>> failed_;
+  /// Whether a listed failed ask covers `ask` (its class aside).
+  [[nodiscard]] bool listed(const Ask& ask) const;
+
+  /// Per hash of the constraints, the failed asks none of which covers another of the same
+  /// constraints (an antichain, in no order: covers() moves the one that answered to the front).
+  mutable std::unordered_map<std::size_t, std::vector<Ask>> failed_;
+  std::vector<char> failed_class_;  ///< by Ask::alike: one of the class failed
 };
 
 }  // namespace fracpack::queues

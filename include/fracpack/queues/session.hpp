@@ -49,6 +49,8 @@ struct Job {
   /// FailedPods::ask_of() its pod, for a one-pod job asked about in many sessions (a replay's):
   /// computed once. Empty constraints: worked out when needed.
   FailedPods::Ask ask;
+  /// pod_shape() of its pod (VerdictCache's key), likewise: empty means worked out when needed.
+  std::string shape;
 };
 
 struct JobOutcome {
@@ -84,9 +86,10 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
                                     const SessionOptions& options = {});
 
 /// One pod of a session placed (or not) as SessionOptions say; `failed` collects the pods that
-/// found no node, for SessionOptions::explain off. `ask`: the pod's FailedPods::ask_of() when known (null: work it out).
+/// found no node, for SessionOptions::explain off. `ask`: the pod's FailedPods::ask_of() when
+/// known, `shape` its pod_shape() (null: worked out).
 PlaceOutcome place_in_session(ClusterState& state, const PodRequest& pod, const Policy& policy, const SessionOptions& options,
-                              FailedPods& failed, const FailedPods::Ask* ask = nullptr);
+                              FailedPods& failed, const FailedPods::Ask* ask = nullptr, const std::string* shape = nullptr);
 
 /// The dominant share of queue `q` holding `extra` more: max over resources of allocated ÷ `total`
 /// (0 for a zero total), in parts per million.

@@ -91,7 +91,8 @@ struct DynamicRun {
   double pending_gpu_hours_multi = 0;    ///< pods of 2 GPUs or more
   std::map<std::string, ShapeWaits> by_shape;
   std::int64_t moves = 0;
-  double seconds = 0;                    ///< wall time of the run
+  double seconds = 0;                    ///< wall time of the run (in a grid, the workload's build
+                                         ///< counts in the one of its runs that made it)
   /// (seconds since the first arrival, % of GPU capacity allocated, fragmentation %, GPUs pending
   /// pods ask for), one per cycle.
   std::vector<std::array<double, 4>> timeline;
@@ -114,7 +115,8 @@ struct DynamicGridOptions {
   std::function<void(std::size_t, std::size_t)> progress;
 };
 
-/// Every load × policy × consolidation × seed, `jobs` at a time, in that order.
+/// Every load × policy × consolidation × seed, `jobs` at a time, in that order (the runs of one
+/// load and seed share one dynamic_workload(), built once).
 Result<std::vector<DynamicRun>> run_dynamic_grid(const Trace& trace, const DynamicGridOptions& options);
 
 /// The summary (Markdown): per load, policy and consolidation, means over seeds: the offered
