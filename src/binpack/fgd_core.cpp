@@ -48,7 +48,7 @@ double fgd_cpu_decrease(const NodeFree& before, const StudyPod& pod, const std::
 
 double fragmentation_decrease_at(const ClusterState& state, std::size_t n, const NodeFree& before, const StudyPod& pod,
                                  const std::vector<int>& gpus, const TargetWorkload& workload) {
-  return workload.fragmentation_of(state, n, before) - fragmentation(after_placing(before, pod, gpus), workload.pods());
+  return workload.fragmentation_of(state, n, before) - workload.fragmentation(after_placing(before, pod, gpus));
 }
 
 double fragmentation_decrease_on(const ClusterState& state, std::size_t n, const PodRequest& pod,

@@ -109,7 +109,7 @@ std::optional<SharedGpu> best_shared_gpu(const ClusterState& state, std::size_t 
     auto known = std::find_if(measured.begin(), measured.end(), [&](const auto& m) { return m.first == share; });
     if (known == measured.end()) {
       after.gpu_milli[g] = std::max<std::int64_t>(0, share - p.milli);  // after_placing(free, p, {g})
-      known = measured.emplace(measured.end(), share, before - fragmentation(after, workload.pods()));
+      known = measured.emplace(measured.end(), share, before - workload.fragmentation(after));
       after.gpu_milli[g] = share;
     }
     const double decrease = known->second;

@@ -94,21 +94,16 @@ NodeFree node_free(const ClusterState& state, std::size_t n) {
   return f;
 }
 
-namespace {
-
-/// Whether typical pod `m` may use the node's GPU model.
 bool model_allowed(const NodeFree& node, const TypicalPod& m) {
   if (m.models.empty()) return true;
   if (node.model == nullptr) return false;
-  const bool hashed = m.model_hashes.size() == m.models.size();
+  const bool hashed = m.model_hashes.size() == m.models.size() && node.model_hash != 0;
   for (std::size_t i = 0; i < m.models.size(); ++i) {
     if (hashed && m.model_hashes[i] != node.model_hash) continue;  // most names differ: no string compare
     if (m.models[i] == *node.model) return true;
   }
   return false;
 }
-
-}  // namespace
 
 double fragment_for(const NodeFree& node, const TypicalPod& m) {
   std::int64_t all = 0;

@@ -1,6 +1,7 @@
 #include "fracpack/binpack/verdict_cache.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <string_view>
 #include <tuple>
 #include <vector>
@@ -32,6 +33,7 @@ VerdictCache::Shape& VerdictCache::shape_for(const ClusterState& state, const Po
                                              const std::string* known) {
   std::string worked_out;
   const std::string& key = known != nullptr ? *known : worked_out.assign(pod_shape(pod));
+  assert(known == nullptr || *known == pod_shape(pod));  // another shape's key would mix their entries
   auto it = shapes_.find(key);
   if (it != shapes_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second.second);

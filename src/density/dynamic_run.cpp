@@ -108,7 +108,8 @@ Result<DynamicRun> run_on(const Trace& trace, const DynamicWorkload& w, std::str
 
 /// The workloads of a grid, one per load and seed: built by the first of its runs to need it
 /// (the others wait for it) and dropped when the last is done. Its runs differ only in policy and
-/// consolidation, and building the workload is a tenth of a run.
+/// consolidation, which dynamic_workload() does not read (it reads the load and --tune), and
+/// building the workload is a tenth of a run.
 class SharedWorkloads {
  public:
   /// `uses`: how many runs use each (load, seed) slot.
@@ -176,20 +177,20 @@ Result<std::vector<DynamicRun>> run_dynamic_grid(const Trace& trace, const Dynam
   });
   const std::size_t per_slot = options.policies.size() * options.consolidation.size();
   SharedWorkloads workloads(options.loads.size() * options.seeds.size(), static_cast<int>(per_slot));
-  std::vector<std::optional<DynamicRun>> runs(jobs.size());
-  auto done = run_all<std::size_t>(jobs.size(), options.jobs, options.progress, [&](std::size_t k) -> Result<std::size_t> {
+  std::vector<std::optional<Result<DynamicRun>>> runs(jobs.size());  // by grid index: each run writes its own
+  (void)run_all<bool>(jobs.size(), options.jobs, options.progress, [&](std::size_t k) -> Result<bool> {
     const Job& job = jobs[order[k]];
     DynamicOptions o{options.tune, options.loads[job.load], job.consolidation, options.max_moves_per_hour};
     o.consolidation_jobs = options.consolidation_jobs;
-    auto run = workloads.run(job.load * options.seeds.size() + job.seed, trace, job.policy, options.seeds[job.seed], o);
-    if (!run) return run.status();
-    runs[order[k]].emplace(std::move(*run));  // each run writes its own slot
-    return order[k];
+    runs[order[k]].emplace(workloads.run(job.load * options.seeds.size() + job.seed, trace, job.policy, options.seeds[job.seed], o));
+    return true;
   });
-  if (!done) return done.status();
   std::vector<DynamicRun> out;
   out.reserve(runs.size());
-  for (auto& r : runs) out.push_back(std::move(*r));
+  for (auto& r : runs) {  // the first error in the grid's order, as before
+    if (!r->is_ok()) return r->status();
+    out.push_back(std::move(**r));
+  }
   return out;
 }
 

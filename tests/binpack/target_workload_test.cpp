@@ -3,6 +3,8 @@
 // for another workload on the same node; and a typical pod's GPU models match by hash as by name.
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "binpack/target_workload.hpp"
 #include "support/builders.hpp"
 
@@ -46,6 +48,43 @@ TEST_CASE("remembered fragmentation: the node as it is, for the workload asked a
   }
   const binpack::TargetWorkload after(workload(200));  // may sit where `gone` did: a new identity
   check_every_node(s, after);
+}
+
+TEST_CASE("fragmentation by size equals fragmentation() pod by pod, on random nodes and workloads") {
+  std::mt19937_64 rng(11);
+  const std::vector<std::string> models{"A10", "T4", "V100"};
+  for (int round = 0; round < 200; ++round) {
+    std::vector<PodRequest> pods;
+    const int count = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < count; ++i) {
+      PodBuilder b(fmt::format("p{}", i));
+      b.request("cpu", fmt::format("{}m", 500 * (1 + rng() % 8)));
+      switch (rng() % 4) {
+        case 0: break;  // CPU only
+        case 1: b.whole(static_cast<int>(1 + rng() % 4)); break;
+        default: b.fraction(fmt::format("0.{}", 1 + rng() % 9)); break;
+      }
+      PodRequest p = b.spec();
+      if (rng() % 3 == 0) {
+        p.node_affinity.push_back(NodeSelectorTerm{{NodeSelectorRequirement{"nvidia.com/gpu.product", NodeSelectorRequirement::Op::kIn,
+                                                                           {models[rng() % models.size()]}}}});
+      }
+      pods.push_back(std::move(p));
+    }
+    const binpack::TargetWorkload w(std::make_shared<const std::vector<TypicalPod>>(typical_pods(pods, 1.0)));
+    for (int node = 0; node < 20; ++node) {
+      NodeFree free;
+      free.cpu = static_cast<std::int64_t>(rng() % 9000);
+      free.gpu_milli.resize(rng() % (node == 0 ? 20 : 9));  // past 16 GPUs: the pod-by-pod path
+      for (auto& g : free.gpu_milli) g = rng() % 3 == 0 ? 1000 : static_cast<std::int64_t>(rng() % 1001);
+      const std::string& model = models[rng() % models.size()];
+      if (rng() % 4 != 0) {
+        free.model = &model;
+        free.model_hash = std::hash<std::string>{}(model);
+      }
+      CHECK(w.fragmentation(free) == fragmentation(free, w.pods()));
+    }
+  }
 }
 
 TEST_CASE("typical pods match a node's GPU model by hash as by name") {

@@ -84,6 +84,72 @@ TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random bi
   }
 }
 
+TEST_CASE("VerdictCache::select over every node equals select() through binds, releases, node changes and copies") {
+  for (const std::string& name : all_policy_names()) {
+    CAPTURE(name);
+    auto pol = policy(name);
+    RandomWorld world(4242);
+    auto created = ClusterState::create(world.nodes(40), PlacementConfig{});
+    REQUIRE(created.is_ok());
+    ClusterState s = std::move(*created);
+    std::vector<PodRequest> shapes;
+    for (int i = 0; i < 5; ++i) shapes.push_back(world.pod(fmt::format("shape{}", i)));
+    VerdictCache cache(3);  // fewer slots than shapes: rankings are dropped and built again
+    std::vector<std::string> placed;
+    int selected = 0;
+    for (int step = 0; step < 300; ++step) {
+      CAPTURE(step);
+      PodRequest p = shapes[static_cast<std::size_t>(world.uniform(0, 4))];
+      p.name = fmt::format("p{}", step);
+      // Only select(): the kept GPU choice of the ranked node is what a bind takes.
+      auto cached = cache.select(s, p, *pol);
+      REQUIRE(cached.is_ok());
+      const auto plain = select(s, p, *pol);
+      REQUIRE(cached->has_value() == plain.has_value());
+      if (plain) {
+        CHECK((*cached)->node == plain->node);
+        CHECK((*cached)->choice == plain->choice);
+        ++selected;
+        if (world.chance(0.75)) {
+          REQUIRE(s.reserve(p, (*cached)->node, (*cached)->choice).is_ok());
+          placed.push_back(p.key());
+        }
+      }
+      const int change = world.uniform(0, 19);
+      if (change < 4 && !placed.empty()) {
+        const auto victim = static_cast<std::size_t>(world.uniform(0, static_cast<int>(placed.size()) - 1));
+        CHECK(s.release(placed[victim]));
+        placed.erase(placed.begin() + static_cast<std::ptrdiff_t>(victim));
+      } else if (change == 4) {  // a node joins (a new position)
+        REQUIRE(s.add_node(world.node(fmt::format("added{}", step))).is_ok());
+      } else if (change == 5 && s.node_count() > 10) {  // a node leaves: the last moves into its position
+        for (const Allocation& a : s.remove_node(static_cast<std::size_t>(world.uniform(0, static_cast<int>(s.node_count()) - 1)))) {
+          std::erase(placed, a.pod);
+        }
+      } else if (change == 6) {  // a node's spec changes
+        const auto n = static_cast<std::size_t>(world.uniform(0, static_cast<int>(s.node_count()) - 1));
+        NodeSpec spec = world.node(s.node(n).name);
+        auto taken = s.update_node(n, spec);
+        REQUIRE(taken.is_ok());
+        for (const Allocation& a : *taken) std::erase(placed, a.pod);
+      } else if (change == 7) {  // a copy of the state, changed apart from the original
+        ClusterState copy = s;
+        PodRequest q = shapes[static_cast<std::size_t>(world.uniform(0, 4))];
+        q.name = fmt::format("copy{}", step);
+        auto on_copy = cache.select(copy, q, *pol);
+        REQUIRE(on_copy.is_ok());
+        const auto plain_copy = select(copy, q, *pol);
+        REQUIRE(on_copy->has_value() == plain_copy.has_value());
+        if (plain_copy) {
+          CHECK((*on_copy)->choice == plain_copy->choice);
+          REQUIRE(copy.reserve(q, (*on_copy)->node, (*on_copy)->choice).is_ok());
+        }
+      }
+    }
+    CHECK(selected > 30);
+  }
+}
+
 TEST_CASE("VerdictCache re-evaluates only the node a bind changed") {
   ClusterState s = cluster({nvf("a", 2, 80000), nvf("b", 2, 80000), nvf("c", 2, 80000)});
   auto pol = policy("pack");
@@ -135,6 +201,7 @@ TEST_CASE("VerdictCache::select over every node re-evaluates only the changed no
   auto none = cache.select(s, PodBuilder("big").gpu_memory("100Gi").spec(), *pol);
   REQUIRE(none.is_ok());
   CHECK_FALSE(none->has_value());
+  CHECK(cache.evaluations() == 4);  // no node's summary could take it: nothing evaluated
 }
 
 }  // namespace

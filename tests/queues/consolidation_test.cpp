@@ -441,9 +441,12 @@ TEST_CASE("FailedPods: constraints that share a hash are still told apart, and a
   CHECK_FALSE(failed.covers(ask("zone=b", 7, 30)));
   CHECK(failed.covers(ask("zone=a", 7, 30)));  // the answer does not depend on which ask answered last
   CHECK(failed.covers(ask("zone=b", 7, 45)));
-  // A class: one of it failed, so every ask of it is covered; other classes are asked as usual.
+  // A class: one of it failed, so every ask of it is covered, by the class alone (its asks are
+  // equal by the caller's word: here a smaller one shows that no amount was compared); asks of
+  // other classes are compared as usual.
   failed.add(ask("gpu=a100", 9, 4, 3));
   CHECK(failed.covers(ask("gpu=a100", 9, 4, 3)));
+  CHECK(failed.covers(ask("gpu=a100", 9, 1, 3)));
   CHECK_FALSE(failed.covers(ask("gpu=a100", 9, 2, 4)));
   CHECK(failed.covers(ask("gpu=a100", 9, 6, 5)));
   // ask_of() hashes the constraints: two pods alike in constraints meet in one bucket.

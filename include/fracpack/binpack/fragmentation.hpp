@@ -45,7 +45,7 @@ struct NodeFree {
   std::int64_t cpu = 0;                ///< milli-CPU left
   std::vector<std::int64_t> gpu_milli; ///< per GPU: 1000 idle, 0 held whole, else the free share
   const std::string* model = nullptr;  ///< GPU model (label nvidia.com/gpu.product); null: none
-  std::size_t model_hash = 0;          ///< std::hash of *model: a typical pod's models are matched by hash first
+  std::size_t model_hash = 0;          ///< std::hash of *model (node_free() sets it; 0: not known, names compared)
   /// Σ gpu_milli: the node's free GPU capacity.
   [[nodiscard]] std::int64_t gpu_total() const {
     std::int64_t sum = 0;
@@ -60,6 +60,9 @@ std::int64_t free_milli(const ClusterState& state, std::size_t n, std::size_t g)
 /// The node's NodeFree from the ledger.
 NodeFree node_free(const ClusterState& state, std::size_t n);
 
+/// Whether typical pod `m` may use the node's GPU model (any when it names none; names matched by
+/// hash first when TypicalPod::model_hashes is filled).
+bool model_allowed(const NodeFree& node, const TypicalPod& m);
 /// Milli-GPU of `node` that typical pod `m` could not use.
 double fragment_for(const NodeFree& node, const TypicalPod& m);
 /// Σ weight × fragment_for over the workload: the node's fragmentation, in milli-GPU.

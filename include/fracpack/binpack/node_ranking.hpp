@@ -26,19 +26,21 @@ class NodeRanking {
   [[nodiscard]] std::size_t size() const { return synced_.size(); }
 
   /// Calls changed(n), in node order, for each node whose stamp in `stamps` differs from the one
-  /// its leaf was last synced at, and records the new stamp first. `stamps` has size() entries
-  /// (ClusterState::node_stamps()). changed(n) then calls set() or clear() for the node.
+  /// its leaf was last synced at, and records the new stamp once it returns (a call that throws
+  /// leaves the node to the next sync). `stamps` has size() entries (ClusterState::node_stamps();
+  /// anything else is a caller's bug and asks nothing). changed(n) calls set() or clear().
   template <class Changed>
   void sync(const std::vector<std::uint64_t>& stamps, Changed&& changed) {
     constexpr std::size_t kBlock = 64;
     const std::size_t n = synced_.size();
+    if (stamps.size() != n) return;
     for (std::size_t b = 0; b < n; b += kBlock) {
       const std::size_t len = n - b < kBlock ? n - b : kBlock;
       if (std::memcmp(&synced_[b], &stamps[b], len * sizeof(std::uint64_t)) == 0) continue;
       for (std::size_t i = b; i < b + len; ++i) {
         if (synced_[i] == stamps[i]) continue;
-        synced_[i] = stamps[i];
         changed(i);
+        synced_[i] = stamps[i];
       }
     }
   }

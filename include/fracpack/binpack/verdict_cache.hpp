@@ -45,7 +45,8 @@ class VerdictCache {
 
   /// `shapes`: how many pod shapes to keep, and `max_bytes` how much they may hold (least recently
   /// used go first when either is reached). An entry is ~80 bytes per node: 128 shapes of 5,000
-  /// nodes hold ~50 MiB. A shape's key holds the pod's selector and resource names, which a client
+  /// nodes hold ~50 MiB; a shape that select() ranked over every node holds ~350 bytes per node
+  /// more (its NodeRanking and the GPU choices of its keys, counted without their few indices). A shape's key holds the pod's selector and resource names, which a client
   /// can make megabytes long: the byte bound keeps a few of those, not 128. A workload with more
   /// shapes than this evaluates every node again for a shape it evicted (milliseconds at 5,000 nodes).
   explicit VerdictCache(std::size_t shapes = 128, std::size_t max_bytes = kDefaultBytes)

@@ -25,14 +25,14 @@ class FailedPods {
   /// whole GPUs, CPU, memory). Computed once per pod by a caller that asks about it often.
   struct Ask {
     std::string constraints;
-    std::size_t hash = 0;  ///< std::hash of `constraints` (ask_of() sets it: a lookup hashes no string)
-    /// Optional: a caller's number for asks equal in every field (kNoClass: none). Once one of a
-    /// class failed, the others are covered by an array look-up (a replay's waiting pods are
-    /// mostly clones of a few).
-    std::size_t alike = kNoClass;
     std::int64_t gpu = 0;  ///< MiB, milli-GPU of a portion, or whole GPUs
     std::int64_t cpu = 0;
     std::int64_t memory = 0;
+    std::size_t hash = 0;  ///< std::hash of `constraints` (ask_of() sets it: a lookup hashes no string)
+    /// Optional: a caller's number for asks equal in every field (kNoClass: none), small and dense
+    /// (FailedPods keeps an array up to the largest). Once one of a class failed, the others are
+    /// covered by an array look-up (a replay's waiting pods are mostly clones of a few).
+    std::size_t alike = kNoClass;
     [[nodiscard]] bool at_least(const Ask& o) const { return gpu >= o.gpu && cpu >= o.cpu && memory >= o.memory; }
   };
   static Ask ask_of(const PodRequest& pod);
@@ -49,7 +49,8 @@ class FailedPods {
   [[nodiscard]] bool listed(const Ask& ask) const;
 
   /// Per hash of the constraints, the failed asks none of which covers another of the same
-  /// constraints (an antichain, in no order: covers() moves the one that answered to the front).
+  /// constraints (an antichain, in no order: covers() moves the one that answered to the front,
+  /// so a FailedPods is not for several threads at once, const or not).
   mutable std::unordered_map<std::size_t, std::vector<Ask>> failed_;
   std::vector<char> failed_class_;  ///< by Ask::alike: one of the class failed
 };

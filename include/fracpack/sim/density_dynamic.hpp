@@ -92,7 +92,7 @@ struct DynamicRun {
   std::map<std::string, ShapeWaits> by_shape;
   std::int64_t moves = 0;
   double seconds = 0;                    ///< wall time of the run (in a grid, the workload's build
-                                         ///< counts in the one of its runs that made it)
+                                         ///< counts in the runs that made it or waited for it)
   /// (seconds since the first arrival, % of GPU capacity allocated, fragmentation %, GPUs pending
   /// pods ask for), one per cycle.
   std::vector<std::array<double, 4>> timeline;
