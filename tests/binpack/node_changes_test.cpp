@@ -63,9 +63,7 @@ TEST_CASE("nodes added, changed and removed under random placements: the ledger 
     for (std::uint32_t seed = 1; seed <= 3; ++seed) {
       CAPTURE(seed);
       RandomWorld world(seed * 104729u);
-      auto created = ClusterState::create(world.nodes(world.uniform(1, 12)), PlacementConfig{});
-      REQUIRE(created.is_ok());
-      ClusterState s = std::move(*created);
+      ClusterState s = world.cluster(world.uniform(1, 12));
       std::map<std::string, Live> live;
       VerdictCache cache(8);
       std::vector<PodRequest> probes;

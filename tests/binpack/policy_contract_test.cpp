@@ -13,9 +13,7 @@ TEST_CASE("select() agrees with the full scan on random clusters, for every poli
     CAPTURE(name);
     auto pol = policy(name);
     RandomWorld world(4242);
-    auto created = ClusterState::create(world.nodes(60), PlacementConfig{});
-    REQUIRE(created.is_ok());
-    ClusterState s = std::move(*created);
+    ClusterState s = world.cluster(60);
     int compared = 0;
     for (int i = 0; i < 600; ++i) {
       PodRequest p = world.pod(fmt::format("p{}", i));
@@ -39,9 +37,7 @@ TEST_CASE("select() agrees with the full scan on random clusters, for every poli
 
 TEST_CASE("filter_nodes() and select() agree on feasibility") {
   RandomWorld world(99);
-  auto created = ClusterState::create(world.nodes(30), PlacementConfig{});
-  REQUIRE(created.is_ok());
-  ClusterState s = std::move(*created);
+  ClusterState s = world.cluster(30);
   auto pol = policy("pack");
   for (int i = 0; i < 300; ++i) {
     PodRequest p = world.pod(fmt::format("p{}", i));

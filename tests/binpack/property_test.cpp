@@ -21,9 +21,7 @@ TEST_CASE("random placements and releases keep every invariant, for every policy
       PlacementConfig config;
       config.reserved_per_gpu = MiB(world.chance(0.5) ? 0 : 500);
       config.sharing_mode = world.chance(0.7) ? GpuSharingMode::kNvFractions : GpuSharingMode::kNonMemoryEnforced;
-      auto created = ClusterState::create(world.nodes(world.uniform(1, 24)), config);
-      REQUIRE(created.is_ok());
-      ClusterState s = std::move(*created);
+      ClusterState s = world.cluster(world.uniform(1, 24), config);
       std::vector<std::string> live;
       for (int step = 0; step < 400; ++step) {
         ++steps_total;

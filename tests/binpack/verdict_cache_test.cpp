@@ -15,9 +15,7 @@ TEST_CASE("VerdictCache equals filter_nodes() and rank_nodes() through random bi
     CAPTURE(name);
     auto pol = policy(name);
     RandomWorld world(777);
-    auto created = ClusterState::create(world.nodes(50), PlacementConfig{});
-    REQUIRE(created.is_ok());
-    ClusterState s = std::move(*created);
+    ClusterState s = world.cluster(50);
     std::vector<PodRequest> shapes;
     for (int i = 0; i < 6; ++i) shapes.push_back(world.pod(fmt::format("shape{}", i)));
     std::vector<std::size_t> all(s.node_count());
@@ -89,9 +87,7 @@ TEST_CASE("VerdictCache::select over every node equals select() through binds, r
     CAPTURE(name);
     auto pol = policy(name);
     RandomWorld world(4242);
-    auto created = ClusterState::create(world.nodes(40), PlacementConfig{});
-    REQUIRE(created.is_ok());
-    ClusterState s = std::move(*created);
+    ClusterState s = world.cluster(40);
     std::vector<PodRequest> shapes;
     for (int i = 0; i < 5; ++i) shapes.push_back(world.pod(fmt::format("shape{}", i)));
     VerdictCache cache(3);  // fewer slots than shapes: rankings are dropped and built again

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,14 @@ class RandomWorld {
     std::vector<NodeSpec> out;
     for (int i = 0; i < count; ++i) out.push_back(node("node-" + std::to_string(i)));
     return out;
+  }
+
+  /// A ledger over nodes(count). The nodes are valid by construction: a refusal is the test
+  /// support's bug, thrown (doctest reports it as the test's failure).
+  ClusterState cluster(int count, const PlacementConfig& config = {}) {
+    auto created = ClusterState::create(nodes(count), config);
+    if (!created.is_ok()) throw std::logic_error(created.status().message());
+    return std::move(*created);
   }
 
   /// A valid pod of a random shape.
