@@ -118,6 +118,16 @@ std::optional<QueueBook::Exceeded> QueueBook::first_exceeded(std::size_t q, cons
   return std::nullopt;
 }
 
+bool QueueBook::never_refuses(std::size_t q, bool preemptible) const {
+  for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {
+    for (Resource r : kResources) {
+      const QueueResource& term = tree_->queue(*at).resource(r);
+      if (term.limit != kUnlimited || (!preemptible && term.quota != kUnlimited)) return false;
+    }
+  }
+  return true;
+}
+
 bool QueueBook::non_preemptible_fits(std::size_t q, const Amounts& request) const {
   for (std::optional<std::size_t> at = q; at; at = parent_[*at]) {
     for (Resource r : kResources) {

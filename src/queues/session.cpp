@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <queue>
 
 namespace fracpack::queues {
 namespace {
@@ -184,10 +185,41 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
   return run_session(state, book, policy, pointers, total, options);
 }
 
+namespace {
+
+/// One job's turn: admission on its minimum (a gang's first min_member pods, or the pod itself),
+/// then placement. Nothing (no outcome) for a pod asking no less than one that found no node in
+/// this session (SessionOptions::explain off).
+std::optional<JobOutcome> take_turn(ClusterState& state, QueueBook& book, const Policy& policy, const Job& job,
+                                    const SessionOptions& options, FailedPods& failed) {
+  JobOutcome result;
+  result.job = &job;
+  result.charged = job.charge;
+  if (job.members.size() > 1) result.refused.assign(job.members.size(), std::nullopt);  // one pod: `refusal` says it
+  if (auto refusal = book.admit(job.queue, job.charge, job.preemptible)) {
+    result.refusal = std::move(refusal);
+    return result;
+  }
+  const bool asked = !options.explain && job.members.size() == 1 && !job.ask.constraints.empty();
+  if (asked && failed.covers(job.ask)) return std::nullopt;
+  result.charged = Amounts{};
+  if (job.members.size() == 1 && job.min_member <= 1 && !job.rule) {
+    const std::string* shape = job.shape.empty() ? nullptr : &job.shape;
+    result.members.push_back(asked ? place_uncovered(state, job.members.front(), policy, options, failed, &job.ask, shape)
+                                   : place_in_session(state, job.members.front(), policy, options, failed,
+                                                      job.ask.constraints.empty() ? nullptr : &job.ask, shape));
+    if (result.members.front().placement) book_placed(state, book, job, {0}, result);
+  } else {
+    place_gang_job(state, book, job, policy, options, result);
+  }
+  return result;
+}
+
+}  // namespace
+
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy,
                                     const std::vector<const Job*>& jobs, const Amounts& total,
                                     const SessionOptions& options) {
-  FailedPods failed;
   const QueueTree& tree = book.tree();
   std::vector<JobList> pending(tree.size());
   std::vector<std::size_t> waiting(tree.size(), 0);  // pending jobs in each subtree
@@ -216,36 +248,52 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     return best_leaf;
   };
 
+  FailedPods failed;
   std::vector<JobOutcome> out;
   out.reserve(jobs.size());
   while (auto leaf = best_of(tree.roots())) {
     const Job* job = pending[*leaf].front();
     pending[*leaf].pop_front();
     for (std::size_t q : tree.path_to_root(*leaf)) --waiting[q];
+    if (auto outcome = take_turn(state, book, policy, *job, options, failed)) out.push_back(std::move(*outcome));
+  }
+  return out;
+}
 
-    JobOutcome result;
-    result.job = job;
-    result.charged = job->charge;
-    if (job->members.size() > 1) result.refused.assign(job->members.size(), std::nullopt);  // one pod: `refusal` says it
-    // Admission on the job's minimum: a gang's first min_member pods (or the pod itself).
-    if (auto refusal = book.admit(job->queue, job->charge, job->preemptible)) {
-      result.refusal = std::move(refusal);
-      out.push_back(std::move(result));
-      continue;
-    }
-    const bool asked = !options.explain && job->members.size() == 1 && !job->ask.constraints.empty();
-    if (asked && failed.covers(job->ask)) continue;  // finds no node either; no outcome (SessionOptions::explain)
-    result.charged = Amounts{};
-    if (job->members.size() == 1 && job->min_member <= 1 && !job->rule) {
-      const std::string* shape = job->shape.empty() ? nullptr : &job->shape;
-      result.members.push_back(asked ? place_uncovered(state, job->members.front(), policy, options, failed, &job->ask, shape)
-                                     : place_in_session(state, job->members.front(), policy, options, failed,
-                                                        job->ask.constraints.empty() ? nullptr : &job->ask, shape));
-      if (result.members.front().placement) book_placed(state, book, *job, {0}, result);
-    } else {
-      place_gang_job(state, book, *job, policy, options, result);
-    }
-    out.push_back(std::move(result));
+std::vector<const Job*> jobs_of(const AlikeRuns& runs) {
+  std::vector<const Job*> jobs;
+  for (const auto& run : runs) jobs.insert(jobs.end(), run.begin(), run.end());
+  return jobs;
+}
+
+std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy, const AlikeRuns& runs,
+                                    const Amounts& total, const SessionOptions& options) {
+  const std::size_t leaf = runs.empty() || runs.front().empty() ? 0 : runs.front().front()->queue;
+  const bool one_leaf = std::all_of(runs.begin(), runs.end(), [&](const auto& run) { return !run.empty() && run.front()->queue == leaf; });
+  if (options.explain || !one_leaf) return run_session(state, book, policy, jobs_of(runs), total, options);  // every job takes its turn
+  struct Head {
+    std::size_t run;
+    std::size_t at;  // the run's job that takes the next turn
+  };
+  // One leaf: its jobs go in job order, so the heads merge by it.
+  const auto later = [&](const Head& a, const Head& b) { return job_before(runs[b.run][b.at], runs[a.run][a.at]); };
+  std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
+  std::vector<char> skips(runs.size(), 0);  // the run ends at its first pod not placed
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Job& head = *runs[r].front();
+    skips[r] = head.members.size() == 1 && head.min_member <= 1 && !head.rule && head.ask.alike != FailedPods::kNoClass &&
+               !head.ask.constraints.empty() && book.never_refuses(head.queue, head.preemptible);
+    heads.push(Head{r, 0});
+  }
+  FailedPods failed;
+  std::vector<JobOutcome> out;
+  while (!heads.empty()) {
+    const Head head = heads.top();
+    heads.pop();
+    std::optional<JobOutcome> outcome = take_turn(state, book, policy, *runs[head.run][head.at], options, failed);
+    const bool placed = outcome && !outcome->refusal && !outcome->members.empty() && outcome->members.front().placement;
+    if (outcome) out.push_back(std::move(*outcome));
+    if ((placed || skips[head.run] == 0) && head.at + 1 < runs[head.run].size()) heads.push(Head{head.run, head.at + 1});
   }
   return out;
 }

@@ -82,6 +82,7 @@ class Replay {
   void stop(std::size_t i) { (void)state_.forget(pods_[i].pod.key()); }
   void run_cycle(std::int64_t cycle);
   [[nodiscard]] std::vector<const queues::Job*> session_jobs();
+  [[nodiscard]] queues::AlikeRuns alike_runs(const std::vector<const queues::Job*>& jobs);
   void record_outcomes(const std::vector<queues::JobOutcome>& outcomes, std::int64_t cycle);
   void start(std::size_t i, std::int64_t cycle);
   bool consolidate(std::int64_t cycle);
@@ -92,7 +93,7 @@ class Replay {
   void sample(std::int64_t cycle);
   void finish();
   Reason intern(std::string text);
-  [[nodiscard]] QueueReport& row(std::size_t i) { return report_.queues[slot_of_.at(leaf_of_[i])]; }
+  [[nodiscard]] QueueReport& row(std::size_t i) { return report_.queues[slot_[i]]; }
 
   const std::vector<TimedPod> pods_;
   const ReplayOptions& options_;
@@ -106,7 +107,14 @@ class Replay {
   std::vector<std::size_t> leaves_;             // leaf queue indices, in tree order
   std::map<std::size_t, std::size_t> slot_of_;  // queue index → report slot
   std::vector<std::size_t> leaf_of_;            // per pod
+  // Per pod, what each cycle reads of every waiting pod, side by side (a Job or a PodRequest
+  // apiece would cost a cache miss per waiting pod per cycle).
+  std::vector<std::size_t> slot_;               // its leaf's report slot
+  std::vector<std::int32_t> priority_;
+  std::vector<std::int64_t> pending_gpu_;       // milli-GPU: its charge when it arrived (the nodes never change)
   std::vector<std::size_t> alike_of_;           // per pod: same shape, queue, priority, preemptibility
+  std::size_t alike_count_ = 0;                 // distinct values of alike_of_
+  std::vector<std::size_t> run_of_alike_;       // alike_runs()'s scratch: run per class (SIZE_MAX: none)
   std::map<std::string, std::size_t> index_of_;
   std::vector<queues::Job> job_of_;             // per pod: made when it arrives, kept while it waits
   std::vector<std::uint32_t> run_number_;
@@ -172,12 +180,20 @@ Status Replay::load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> 
     r.queue = tree->queue(q).name;
     report_.queues.push_back(std::move(r));
   }
+  slot_.resize(pods_.size());
+  priority_.resize(pods_.size());
+  pending_gpu_.assign(pods_.size(), 0);
+  for (std::size_t i = 0; i < pods_.size(); ++i) {
+    slot_[i] = slot_of_.at(leaf_of_[i]);
+    priority_[i] = pods_[i].pod.priority;
+  }
   std::map<std::string, std::size_t> ids;
   alike_of_.resize(pods_.size());
   for (std::size_t i = 0; i < pods_.size(); ++i) {
     const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pods_[i].pod), leaf_of_[i], pods_[i].pod.priority, pods_[i].pod.preemptible);
     alike_of_[i] = ids.emplace(key, ids.size()).first->second;
   }
+  alike_count_ = ids.size();
   std::set<std::int32_t> priorities;
   for (const auto& p : pods_) priorities.insert(p.pod.priority);
   victims_possible_ = leaves_.size() > 1 || priorities.size() > 1;
@@ -229,6 +245,7 @@ void Replay::arrive(std::size_t i) {
   pending_since_[i] = pods_[i].arrival;
   job.member_charges = {charge};
   job.charge = charge;
+  pending_gpu_[i] = charge[Resource::kGpu];
   if (job.ask.constraints.empty()) {
     job.ask = queues::FailedPods::ask_of(pod);
     job.ask.alike = alike_of_[i];  // same shape, hence the same ask
@@ -278,11 +295,33 @@ std::vector<const queues::Job*> Replay::session_jobs() {
   return jobs;
 }
 
+/// One leaf queue, no reasons kept: the session's jobs in runs of alike pods (alike_of_), each in
+/// pending_'s order, which is job order within a class (one priority, arrival, then index).
+queues::AlikeRuns Replay::alike_runs(const std::vector<const queues::Job*>& jobs) {
+  if (run_of_alike_.empty()) run_of_alike_.assign(alike_count_, SIZE_MAX);
+  const auto alike = [&](const queues::Job* job) { return alike_of_[static_cast<std::size_t>(job - job_of_.data())]; };
+  std::vector<std::size_t> sizes;  // per run: counted first, so each run is allocated once
+  for (const queues::Job* job : jobs) {
+    std::size_t& run = run_of_alike_[alike(job)];
+    if (run == SIZE_MAX) {
+      run = sizes.size();
+      sizes.push_back(0);
+    }
+    ++sizes[run];
+  }
+  queues::AlikeRuns runs(sizes.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) runs[r].reserve(sizes[r]);
+  for (const queues::Job* job : jobs) runs[run_of_alike_[alike(job)]].push_back(job);
+  for (const auto& run : runs) run_of_alike_[alike(run.front())] = SIZE_MAX;
+  return runs;
+}
+
 void Replay::run_cycle(std::int64_t cycle) {
   const std::vector<const queues::Job*> jobs = session_jobs();
   ExplainCache explain_cache;  // a pod that fits nowhere is explained once per shape and ledger version
   queues::SessionOptions session{0, &explain_cache, verdicts_.get(), options_.reasons};
-  const auto outcomes = state_.run_session(*policy_, jobs, session);
+  const auto outcomes = leaves_.size() == 1 && !options_.reasons ? state_.run_session(*policy_, alike_runs(jobs), session)
+                                                                 : state_.run_session(*policy_, jobs, session);
   ++report_.cycles;
   record_outcomes(outcomes, cycle);
   sample(cycle);
@@ -358,8 +397,11 @@ std::size_t Replay::moves_allowed(std::int64_t cycle) {
 /// True when any pod started.
 bool Replay::consolidate(std::int64_t cycle) {
   // pending_ is in arrival order: one scan per priority, highest first, is job order.
-  std::set<std::int32_t, std::greater<>> priorities;
-  for (std::size_t i : pending_) priorities.insert(pods_[i].pod.priority);
+  std::vector<std::int32_t> priorities;  // highest first; a few at most
+  for (std::size_t i : pending_) {
+    if (std::find(priorities.begin(), priorities.end(), priority_[i]) == priorities.end()) priorities.push_back(priority_[i]);
+  }
+  std::sort(priorities.begin(), priorities.end(), std::greater<>());
   // Per leaf queue: a plan refused by one queue's rules (admission, deserved share) says nothing
   // about another queue's pod of the same ask.
   std::map<std::size_t, queues::FailedPods> failed;
@@ -386,7 +428,7 @@ bool Replay::consolidate(std::int64_t cycle) {
   bool more = true;
   for (auto p = priorities.begin(); more && p != priorities.end(); ++p) {
     for (auto i = pending_.begin(); more && i != pending_.end(); ++i) {
-      if (pods_[*i].pod.priority == *p) more = search(*i);
+      if (priority_[*i] == *p) more = search(*i);
     }
   }
   if (started.empty()) return false;
@@ -451,7 +493,7 @@ void Replay::sample(std::int64_t cycle) {
   }
   point.pending.assign(leaves_.size(), 0);
   for (std::size_t i : pending_) {
-    point.pending[slot_of_.at(leaf_of_[i])] += static_cast<double>(job_of_[i].charge[Resource::kGpu]) / 1000.0;  // its charge when it arrived: the nodes never change
+    point.pending[slot_[i]] += static_cast<double>(pending_gpu_[i]) / 1000.0;
   }
   const std::int64_t total = state_.total()[Resource::kGpu];
   point.capacity_gpus = static_cast<double>(total) / 1000.0;

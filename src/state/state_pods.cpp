@@ -438,13 +438,26 @@ std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& polic
       out.push_back(std::move(o));
     }
   }
-  for (const auto& o : out) {
+  record_session(out);
+  return out;
+}
+
+std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& policy, const queues::AlikeRuns& runs,
+                                                             const queues::SessionOptions& options) {
+  if (!book_) return run_session(policy, queues::jobs_of(runs), options);
+  const DebugCheck check(*this);
+  ensure_fair_shares();
+  auto out = queues::run_session(cluster_, *book_, policy, runs, total(), options);  // charges the book
+  record_session(out);
+  return out;
+}
+
+void SchedulingState::record_session(const std::vector<queues::JobOutcome>& outcomes) {
+  for (const auto& o : outcomes) {
     for (std::size_t i = 0; i < o.members.size(); ++i) {
-      if (!o.members[i].placement) continue;
-      record_bound(o.job->members[i], /*session_charged=*/true);
+      if (o.members[i].placement) record_bound(o.job->members[i], /*session_charged=*/true);
     }
   }
-  return out;
 }
 
 std::string SchedulingState::check_invariants() const {

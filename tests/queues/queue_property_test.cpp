@@ -54,6 +54,24 @@ std::vector<QueueSpec> random_tree(RandomWorld& w) {
   return out;
 }
 
+/// A one-pod job of leaf `leaf`: preemptible at priority 50, else 125.
+Job one_pod_job(PodRequest pod, const QueueTree& tree, std::size_t leaf, bool preemptible, int order, const ClusterState& state) {
+  Job job;
+  job.queue = leaf;
+  pod.queue = tree.queue(leaf).name;
+  pod.preemptible = preemptible;
+  pod.priority = preemptible ? 50 : 125;
+  job.name = pod.key();
+  job.priority = pod.priority;
+  job.preemptible = pod.preemptible;
+  job.min_member = 1;
+  job.input_order = static_cast<std::size_t>(order);
+  job.charge = charge_pending(pod, state);
+  job.member_charges = {job.charge};
+  job.members = {pod};
+  return job;
+}
+
 TEST_CASE("queues: limits, deserved quotas and fair-share sums hold on random trees and workloads") {
   int placed_total = 0;
   int refused_total = 0;
@@ -71,21 +89,8 @@ TEST_CASE("queues: limits, deserved quotas and fair-share sums hold on random tr
     ClusterState state = std::move(*created);
     std::vector<Job> jobs;
     for (int i = 0; i < 150; ++i) {
-      Job job;
-      PodRequest pod = w.pod(fmt::format("p{}", i));
-      job.queue = leaves[static_cast<std::size_t>(w.uniform(0, static_cast<int>(leaves.size()) - 1))];
-      pod.queue = tree->queue(job.queue).name;
-      pod.preemptible = w.chance(0.5);
-      pod.priority = pod.preemptible ? 50 : 125;
-      job.name = pod.key();
-      job.priority = pod.priority;
-      job.preemptible = pod.preemptible;
-      job.min_member = 1;
-      job.input_order = static_cast<std::size_t>(i);
-      job.charge = charge_pending(pod, state);
-      job.member_charges = {job.charge};
-      job.members = {pod};
-      jobs.push_back(std::move(job));
+      const std::size_t leaf = leaves[static_cast<std::size_t>(w.uniform(0, static_cast<int>(leaves.size()) - 1))];
+      jobs.push_back(one_pod_job(w.pod(fmt::format("p{}", i)), *tree, leaf, w.chance(0.5), i, state));
     }
     QueueBook book(*tree);
     std::vector<Amounts> requests(tree->size());
@@ -119,6 +124,74 @@ TEST_CASE("queues: limits, deserved quotas and fair-share sums hold on random tr
   MESSAGE("placed ", placed_total, ", refused by queues ", refused_total);
   CHECK(placed_total > 500);
   CHECK(refused_total > 100);
+}
+
+TEST_CASE("one queue's session without explanations skips the rest of an alike run, with the same outcomes") {
+  // run_session over AlikeRuns stops a run at its first pod that finds no node, when admission
+  // cannot refuse the rest. The same jobs one by one take every turn; the outcomes, in order, and
+  // the ledgers must be the same.
+  std::size_t covered = 0;
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    RandomWorld w(seed * 7919u);
+    std::vector<QueueSpec> specs = random_tree(w);
+    specs.resize(1);  // one root, a leaf: sometimes a limit or quota, so admission may refuse
+    auto tree = QueueTree::build(specs);
+    REQUIRE(tree.is_ok());
+    ClusterState first = w.cluster(w.uniform(2, 8));
+    std::vector<PodRequest> shapes;
+    for (int k = 0; k < 6; ++k) shapes.push_back(w.pod("shape"));
+    std::vector<Job> classed;
+    for (int i = 0; i < 200; ++i) {
+      const int k = w.uniform(0, 5);
+      PodRequest pod = shapes[static_cast<std::size_t>(k)];
+      pod.name = fmt::format("p{}", i);
+      const bool preemptible = w.chance(0.7);
+      Job job = one_pod_job(pod, *tree, 0, preemptible, i, first);
+      job.created = w.uniform(0, 3);  // ties broken by input order
+      job.ask = FailedPods::ask_of(job.members.front());
+      job.ask.alike = static_cast<std::size_t>(k) * 2 + (preemptible ? 1 : 0);
+      classed.push_back(std::move(job));
+    }
+    ClusterState second = first;
+    QueueBook book_a(*tree);
+    QueueBook book_b(*tree);
+    const Amounts total = cluster_total(first);
+    SessionOptions options;
+    options.explain = false;
+    auto pack = policy("pack");
+    AlikeRuns runs(12);
+    for (const Job& job : classed) runs[job.ask.alike].push_back(&job);
+    std::erase_if(runs, [](const auto& run) { return run.empty(); });
+    for (auto& run : runs) {  // job order: creation, then input order (one priority per class)
+      std::stable_sort(run.begin(), run.end(), [](const Job* x, const Job* y) { return x->created < y->created; });
+    }
+    const auto a = run_session(first, book_a, *pack, runs, total, options);
+    const auto b = run_session(second, book_b, *pack, classed, total, options);
+    REQUIRE(a.size() == b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(i);
+      CHECK(a[i].job->name == b[i].job->name);
+      CHECK(a[i].refusal.has_value() == b[i].refusal.has_value());
+      REQUIRE(a[i].members.size() == b[i].members.size());
+      for (std::size_t m = 0; m < a[i].members.size(); ++m) {
+        const auto& pa = a[i].members[m].placement;
+        const auto& pb = b[i].members[m].placement;
+        REQUIRE(pa.has_value() == pb.has_value());
+        if (pa) CHECK(pa->node == pb->node);
+      }
+    }
+    CHECK(first.allocation_count() == second.allocation_count());
+    for (const Job& job : classed) {
+      const Allocation* x = first.allocation(job.name);
+      const Allocation* y = second.allocation(job.name);
+      REQUIRE((x == nullptr) == (y == nullptr));
+      if (x != nullptr) CHECK((x->node == y->node && x->choice.gpus == y->choice.gpus && x->choice.memory == y->choice.memory));
+    }
+    CHECK(book_a.allocated(0) == book_b.allocated(0));
+    covered += classed.size() - a.size();
+  }
+  CHECK(covered > 1000);  // many pods covered: runs were cut short (where admission could not refuse)
 }
 
 }  // namespace

@@ -180,6 +180,10 @@ class SchedulingState {
   /// The same over jobs kept elsewhere (a replay keeps one Job per waiting pod across sessions).
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<const queues::Job*>& jobs,
                                               const queues::SessionOptions& options = {});
+  /// The same over runs of alike jobs of one leaf queue (queues::AlikeRuns): a replay's session
+  /// without explanations visits a few dozen runs instead of every waiting pod.
+  std::vector<queues::JobOutcome> run_session(const Policy& policy, const queues::AlikeRuns& runs,
+                                              const queues::SessionOptions& options = {});
 
   // ---- Consolidation (docs/queues.md rule 14) --------------------------------------------------
   /// Room for pending pods of ours that go together (one pod, or the members of a gang placed all
@@ -343,6 +347,8 @@ class SchedulingState {
   /// (unless it has one), its charge into its queue's totals and book; `session_charged`: a
   /// session charged the book already (taken back for a pod of another scheduler).
   void record_bound(const PodRequest& pod, bool session_charged);
+  /// Every pod a session placed, recorded as bound.
+  void record_session(const std::vector<queues::JobOutcome>& outcomes);
   /// plan_consolidation's rules: the pod behind `a` when it may move for some job (the queue rule
   /// aside), else null.
   [[nodiscard]] const PodRequest* movable(const Allocation& a) const;

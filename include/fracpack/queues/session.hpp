@@ -85,6 +85,23 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
                                     const std::vector<const Job*>& jobs, const Amounts& total,
                                     const SessionOptions& options = {});
 
+/// Jobs of one leaf queue in runs of alike pods: a run's jobs are one pod each, with the same
+/// Job::ask (Ask::alike set), priority and preemptibility, in job order; no two jobs share an
+/// input order. A replay groups its waiting pods so.
+using AlikeRuns = std::vector<std::vector<const Job*>>;
+/// Every job of `runs`, run after run.
+std::vector<const Job*> jobs_of(const AlikeRuns& runs);
+
+/// run_session() over the jobs of `runs`, visiting only the turns that can change something:
+/// with SessionOptions::explain off, a run ends at its first pod not placed, since every later
+/// pod of the run is covered (FailedPods: same ask, a ledger that only fills) and, when admission
+/// cannot refuse it (QueueBook::never_refuses), takes a turn that changes nothing and yields no
+/// outcome. The runs merge in job order: the same outcomes in the same order as run_session()
+/// over every job, for a few dozen turns per session where a replay has thousands of pods
+/// waiting. With explain on, or runs of several leaves, every job takes its turn.
+std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy, const AlikeRuns& runs,
+                                    const Amounts& total, const SessionOptions& options = {});
+
 /// One pod of a session placed (or not) as SessionOptions say; `failed` collects the pods that
 /// found no node, for SessionOptions::explain off. `ask`: the pod's FailedPods::ask_of() when
 /// known, `shape` its pod_shape() (null: worked out).
