@@ -1,6 +1,7 @@
 #include "fracpack/queues/session.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <deque>
 #include <functional>
 #include <queue>
@@ -187,6 +188,23 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
 
 namespace {
 
+#ifndef NDEBUG
+/// AlikeRuns' contract: one leaf; per run one ask, priority and preemptibility, in job order.
+bool alike_runs_hold(const AlikeRuns& runs) {
+  for (const auto& run : runs) {
+    for (std::size_t i = 1; i < run.size(); ++i) {
+      const Job& a = *run[i - 1];
+      const Job& b = *run[i];
+      if (!job_before(&a, &b) || a.queue != b.queue || a.priority != b.priority || a.preemptible != b.preemptible ||
+          a.ask.alike != b.ask.alike || a.ask.constraints != b.ask.constraints || !a.ask.at_least(b.ask) || !b.ask.at_least(a.ask)) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+#endif
+
 /// One job's turn: admission on its minimum (a gang's first min_member pods, or the pod itself),
 /// then placement. Nothing (no outcome) for a pod asking no less than one that found no node in
 /// this session (SessionOptions::explain off).
@@ -203,7 +221,7 @@ std::optional<JobOutcome> take_turn(ClusterState& state, QueueBook& book, const 
   const bool asked = !options.explain && job.members.size() == 1 && !job.ask.constraints.empty();
   if (asked && failed.covers(job.ask)) return std::nullopt;
   result.charged = Amounts{};
-  if (job.members.size() == 1 && job.min_member <= 1 && !job.rule) {
+  if (job.single_pod()) {
     const std::string* shape = job.shape.empty() ? nullptr : &job.shape;
     result.members.push_back(asked ? place_uncovered(state, job.members.front(), policy, options, failed, &job.ask, shape)
                                    : place_in_session(state, job.members.front(), policy, options, failed,
@@ -275,14 +293,15 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     std::size_t run;
     std::size_t at;  // the run's job that takes the next turn
   };
+  assert(alike_runs_hold(runs));
   // One leaf: its jobs go in job order, so the heads merge by it.
   const auto later = [&](const Head& a, const Head& b) { return job_before(runs[b.run][b.at], runs[a.run][a.at]); };
   std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
-  std::vector<char> skips(runs.size(), 0);  // the run ends at its first pod not placed
+  std::vector<bool> may_end(runs.size());  // the run may end at a pod FailedPods covers
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const Job& head = *runs[r].front();
-    skips[r] = head.members.size() == 1 && head.min_member <= 1 && !head.rule && head.ask.alike != FailedPods::kNoClass &&
-               !head.ask.constraints.empty() && book.never_refuses(head.queue, head.preemptible);
+    may_end[r] = head.single_pod() && head.ask.alike != FailedPods::kNoClass && !head.ask.constraints.empty() &&
+                 book.never_refuses(head.queue, head.preemptible);
     heads.push(Head{r, 0});
   }
   FailedPods failed;
@@ -290,10 +309,13 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
   while (!heads.empty()) {
     const Head head = heads.top();
     heads.pop();
-    std::optional<JobOutcome> outcome = take_turn(state, book, policy, *runs[head.run][head.at], options, failed);
-    const bool placed = outcome && !outcome->refusal && !outcome->members.empty() && outcome->members.front().placement;
+    const Job& job = *runs[head.run][head.at];
+    std::optional<JobOutcome> outcome = take_turn(state, book, policy, job, options, failed);
     if (outcome) out.push_back(std::move(*outcome));
-    if ((placed || skips[head.run] == 0) && head.at + 1 < runs[head.run].size()) heads.push(Head{head.run, head.at + 1});
+    // Covered now (no outcome, or no node found): so is every later pod of the run. Not after a
+    // placement, a refusal, or a core error (an Internal outcome FailedPods never heard of).
+    const bool ends = may_end[head.run] && (!outcome || failed.covers(job.ask));
+    if (!ends && head.at + 1 < runs[head.run].size()) heads.push(Head{head.run, head.at + 1});
   }
   return out;
 }

@@ -113,7 +113,6 @@ class Replay {
   std::vector<std::int32_t> priority_;
   std::vector<std::int64_t> pending_gpu_;       // milli-GPU: its charge when it arrived (the nodes never change)
   std::vector<std::size_t> alike_of_;           // per pod: same shape, queue, priority, preemptibility
-  std::size_t alike_count_ = 0;                 // distinct values of alike_of_
   std::vector<std::size_t> run_of_alike_;       // alike_runs()'s scratch: run per class (SIZE_MAX: none)
   std::map<std::string, std::size_t> index_of_;
   std::vector<queues::Job> job_of_;             // per pod: made when it arrives, kept while it waits
@@ -193,7 +192,7 @@ Status Replay::load(std::vector<NodeSpec> nodes, std::vector<queues::QueueSpec> 
     const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pods_[i].pod), leaf_of_[i], pods_[i].pod.priority, pods_[i].pod.preemptible);
     alike_of_[i] = ids.emplace(key, ids.size()).first->second;
   }
-  alike_count_ = ids.size();
+  run_of_alike_.assign(ids.size(), SIZE_MAX);
   std::set<std::int32_t> priorities;
   for (const auto& p : pods_) priorities.insert(p.pod.priority);
   victims_possible_ = leaves_.size() > 1 || priorities.size() > 1;
@@ -298,8 +297,7 @@ std::vector<const queues::Job*> Replay::session_jobs() {
 /// One leaf queue, no reasons kept: the session's jobs in runs of alike pods (alike_of_), each in
 /// pending_'s order, which is job order within a class (one priority, arrival, then index).
 queues::AlikeRuns Replay::alike_runs(const std::vector<const queues::Job*>& jobs) {
-  if (run_of_alike_.empty()) run_of_alike_.assign(alike_count_, SIZE_MAX);
-  const auto alike = [&](const queues::Job* job) { return alike_of_[static_cast<std::size_t>(job - job_of_.data())]; };
+  const auto alike = [&](const queues::Job* job) { return alike_of_[job->input_order]; };  // input order: the pod's index
   std::vector<std::size_t> sizes;  // per run: counted first, so each run is allocated once
   for (const queues::Job* job : jobs) {
     std::size_t& run = run_of_alike_[alike(job)];

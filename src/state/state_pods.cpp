@@ -429,7 +429,7 @@ std::vector<queues::JobOutcome> SchedulingState::run_session(const Policy& polic
       const queues::Job& job = *each;
       queues::JobOutcome o;
       o.job = &job;
-      if (job.members.size() == 1 && job.min_member <= 1 && !job.rule) {
+      if (job.single_pod()) {
         o.members.push_back(queues::place_in_session(cluster_, job.members.front(), policy, options, failed));
       } else {
         o.members = place_gang(cluster_, Gang{job.name, job.members, job.min_member, job.rule.get(), job.running}, policy, options.detailed,

@@ -10,6 +10,7 @@
 #include "fracpack/sim/quota_job.hpp"
 #include "support/builders.hpp"
 #include "support/quota_scenarios.hpp"
+#include "support/random_cluster.hpp"
 #include "support/temp_files.hpp"
 
 namespace fracpack::test {
@@ -152,6 +153,63 @@ TEST_CASE("replay: consolidation moves a half beside the other so a whole-GPU po
   CHECK(moved->queues[0].moved == 1);
   CHECK(moved->queues[0].consolidated == 1);
   CHECK(moved->end == 120);
+}
+
+TEST_CASE("replay: without reasons (sessions by runs of alike pods) the same pods start at the same times") {
+  // With reasons every waiting pod takes its turn each cycle and is explained; without them a
+  // one-queue replay hands its sessions runs of alike pods (queues::AlikeRuns). Random nodes and
+  // pods of a few shapes, two priorities (reclaim evicts), consolidation on: the same report.
+  std::int64_t moves = 0;
+  std::int64_t evictions = 0;
+  for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(seed);
+    RandomWorld w(seed * 31337u);
+    const std::vector<NodeSpec> nodes = w.nodes(4);
+    std::vector<PodRequest> shapes;
+    for (int k = 0; k < 5; ++k) shapes.push_back(w.pod("shape"));
+    quota::TimedWorkload load;
+    for (int i = 0; i < 300; ++i) {
+      quota::TimedPod t;
+      t.pod = shapes[static_cast<std::size_t>(w.uniform(0, 4))];
+      t.pod.name = fmt::format("p{:03}", i);
+      t.pod.queue = "a";
+      if (w.chance(0.2)) t = non_preemptible(t);
+      t.arrival = w.uniform(0, 900);
+      t.run_seconds = w.uniform(20, 600);
+      load.pods.push_back(std::move(t));
+    }
+    std::sort(load.pods.begin(), load.pods.end(), [](const quota::TimedPod& x, const quota::TimedPod& y) {
+      return std::tie(x.arrival, x.pod.name) < std::tie(y.arrival, y.pod.name);
+    });
+    quota::ReplayOptions options;
+    options.consolidation = true;
+    options.per_pod = true;
+    auto every_turn = quota::replay(nodes, {gpu_queue("a", -1)}, load, options);
+    options.reasons = false;
+    auto by_runs = quota::replay(nodes, {gpu_queue("a", -1)}, load, options);
+    REQUIRE_MESSAGE(every_turn.is_ok(), every_turn.status().message());
+    REQUIRE_MESSAGE(by_runs.is_ok(), by_runs.status().message());
+    const quota::QueueReport& x = every_turn->queues.at(0);
+    const quota::QueueReport& y = by_runs->queues.at(0);
+    CHECK(x.pending_seconds == y.pending_seconds);
+    CHECK(std::tie(x.started, x.never_started, x.moved, x.consolidated, x.preemptions_suffered) ==
+          std::tie(y.started, y.never_started, y.moved, y.consolidated, y.preemptions_suffered));
+    CHECK(every_turn->end == by_runs->end);
+    REQUIRE(every_turn->pods.size() == by_runs->pods.size());
+    for (std::size_t i = 0; i < every_turn->pods.size(); ++i) {
+      CAPTURE(i);
+      CHECK(every_turn->pods[i].first_start == by_runs->pods[i].first_start);
+      CHECK(every_turn->pods[i].pending_seconds == by_runs->pods[i].pending_seconds);
+    }
+    REQUIRE(every_turn->timeline.size() == by_runs->timeline.size());
+    for (std::size_t t = 0; t < every_turn->timeline.size(); ++t) {
+      CHECK(every_turn->timeline[t].cluster_allocated_pct == by_runs->timeline[t].cluster_allocated_pct);
+    }
+    moves += x.moved;
+    evictions += x.preemptions_suffered;
+  }
+  CHECK(moves > 0);      // consolidation moved pods,
+  CHECK(evictions > 0);  // and reclaim evicted some, which waited again
 }
 
 TEST_CASE("replay: a queue refused a plan does not stop another queue's pod of the same ask") {

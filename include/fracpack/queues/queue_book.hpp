@@ -51,7 +51,8 @@ class QueueBook {
     return !first_exceeded(q, request, preemptible);
   }
   /// True when admit() refuses no job of leaf `q` (of that preemptibility), however much the queues
-  /// hold: no limit on `q` or an ancestor, and for a non-preemptible job no quota either.
+  /// hold: no limit on `q` or an ancestor, and for a non-preemptible job no quota either (the two
+  /// terms of KAI's capacity policy above).
   [[nodiscard]] bool never_refuses(std::size_t q, bool preemptible) const;
   /// Whether a non-preemptible job asking `request` stays within the quota of `q` and every
   /// ancestor (the NonPreemptibleOverQuota half of admit()). Evicting preemptible pods never

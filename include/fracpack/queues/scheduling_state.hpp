@@ -181,7 +181,8 @@ class SchedulingState {
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const std::vector<const queues::Job*>& jobs,
                                               const queues::SessionOptions& options = {});
   /// The same over runs of alike jobs of one leaf queue (queues::AlikeRuns): a replay's session
-  /// without explanations visits a few dozen runs instead of every waiting pod.
+  /// without explanations visits a few dozen runs instead of every waiting pod. Without queues,
+  /// run after run (queues::jobs_of), as the overloads above take jobs in input order.
   std::vector<queues::JobOutcome> run_session(const Policy& policy, const queues::AlikeRuns& runs,
                                               const queues::SessionOptions& options = {});
 

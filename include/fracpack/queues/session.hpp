@@ -51,6 +51,9 @@ struct Job {
   FailedPods::Ask ask;
   /// pod_shape() of its pod (VerdictCache's key), likewise: empty means worked out when needed.
   std::string shape;
+
+  /// One pod placed on its own: no gang minimum, no PodGroup rule.
+  [[nodiscard]] bool single_pod() const { return members.size() == 1 && min_member <= 1 && !rule; }
 };
 
 struct JobOutcome {
@@ -86,19 +89,22 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
                                     const SessionOptions& options = {});
 
 /// Jobs of one leaf queue in runs of alike pods: a run's jobs are one pod each, with the same
-/// Job::ask (Ask::alike set), priority and preemptibility, in job order; no two jobs share an
-/// input order. A replay groups its waiting pods so.
+/// Job::ask (Ask::alike set), priority and preemptibility, in job order (creation, then input
+/// order); no two jobs share an input order. A replay groups its waiting pods so. Broken, the
+/// outcomes are not run_session()'s (a debug build asserts the contract).
 using AlikeRuns = std::vector<std::vector<const Job*>>;
 /// Every job of `runs`, run after run.
 std::vector<const Job*> jobs_of(const AlikeRuns& runs);
 
-/// run_session() over the jobs of `runs`, visiting only the turns that can change something:
-/// with SessionOptions::explain off, a run ends at its first pod not placed, since every later
-/// pod of the run is covered (FailedPods: same ask, a ledger that only fills) and, when admission
-/// cannot refuse it (QueueBook::never_refuses), takes a turn that changes nothing and yields no
-/// outcome. The runs merge in job order: the same outcomes in the same order as run_session()
-/// over every job, for a few dozen turns per session where a replay has thousands of pods
-/// waiting. With explain on, or runs of several leaves, every job takes its turn.
+/// run_session() over the jobs of `runs`, visiting only the turns that can change something.
+/// With SessionOptions::explain off, a run ends at its first pod that FailedPods covers once its
+/// turn is over (no node found, or covered already): every later pod of the run asks the same, so
+/// it is covered too (KAI's minimal job comparison, pkg/scheduler/actions/common/
+/// minimal_job_comparison.go, on a ledger that only fills), and when admission cannot refuse it
+/// (QueueBook::never_refuses) its turn changes nothing and yields no outcome. The runs merge in
+/// job order (KAI's job order inside a queue, above): the same outcomes in the same order as
+/// run_session() over every job, for a few dozen turns per session where a replay has thousands
+/// of pods waiting. With explain on, or runs of several leaves, every job takes its turn.
 std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const Policy& policy, const AlikeRuns& runs,
                                     const Amounts& total, const SessionOptions& options = {});
 
