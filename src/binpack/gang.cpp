@@ -339,12 +339,22 @@ struct GangPlacer::Impl {
   [[nodiscard]] std::string part_label(int p) const {
     return parts[p].name.empty() ? fmt::format("gang {}", gang.name) : fmt::format("gang {} sub-group {}", gang.name, parts[p].name);
   }
-  /// " (of sub-group b, within one value of node label rack)": where the failing member had to go.
+  /// " (of sub-group b, within one value of node label rack; …)": where the failing member had
+  /// to go: its part's required level and every enclosing part's, the PodGroup's last.
   [[nodiscard]] std::string where(int p) const {
-    const std::string& level = parts[p].topology.required_level;
-    const std::string within = level.empty() ? "" : fmt::format("within one value of node label {}", level);
-    if (parts[p].name.empty()) return within.empty() ? "" : fmt::format(" ({})", within);
-    return fmt::format(" (of sub-group {}{}{})", parts[p].name, within.empty() ? "" : ", ", within);
+    std::vector<std::string> clauses;
+    if (!parts[p].name.empty()) clauses.push_back("of sub-group " + parts[p].name);
+    bool levels = false;
+    for (int a = p; a >= 0; a = parts[a].parent) {
+      const std::string& level = parts[a].topology.required_level;
+      if (level.empty()) continue;
+      clauses.push_back(fmt::format("within one value of node label {}{}", level,
+                                    a == p || parts[a].name.empty() ? "" : " (sub-group " + parts[a].name + "'s)"));
+      levels = true;
+    }
+    if (clauses.empty()) return "";
+    std::string out = " (" + fmt::format("{}", fmt::join(clauses, ", "));
+    return out + (levels ? "; the counts are those of the value that came closest)" : ")");
   }
   /// `head`: "gang g needs 4 pods placed together"; `whole`: the failure undid the whole gang.
   [[nodiscard]] std::string failure_summary(const std::string& head, bool whole) const {

@@ -139,15 +139,28 @@ Result<Explanation> ExtenderImpl::explain(const json& object) {
     if (auto plan = consolidation_for(*pod)) {
       e.consolidation_node = plan->placements.front().node;
       for (const auto& m : plan->moves) e.consolidation_moves.push_back({m.pod, m.from_node, m.to_node});
+      if (e.summary.ends_with('.')) e.summary.pop_back();  // "…Insufficient idle GPUs; consolidation …"
       e.summary += fmt::format("; consolidation would place it on {} by moving {} running pod(s)", e.consolidation_node,
                                plan->moves.size());
     }
   }
+  if (state_.gang_needs_planning(*pod)) explain_gang(*pod, e);
   if (auto refusal = admission(*pod)) {
     e.summary = refusal->message + "; and " + e.summary;
     if (e.code == Code::kOk) e.code = Code::kUnschedulable;
   }
   return e;
+}
+
+void ExtenderImpl::explain_gang(const PodRequest& pod, Explanation& e) {
+  using Kind = SchedulingState::GangDecision::Kind;
+  const auto d = state_.gang_outlook(pod, *policy_);  // what Filter would answer, nothing held
+  if (d.kind == Kind::kWaiting || d.kind == Kind::kRefused) {
+    e.code = Code::kUnschedulable;
+    e.summary = fmt::format("{}; on its own: {}", d.reason, e.summary);
+  } else if (d.kind == Kind::kPlanned && !d.node.empty()) {
+    e.summary += fmt::format("; its gang's plan would put it on {}", d.node);
+  }
 }
 
 std::optional<queues::ConsolidationPlan> ExtenderImpl::consolidation_for(const PodRequest& pod) {

@@ -182,6 +182,10 @@ class ExtenderImpl final : public Extender {
   /// preemptible and in no gang of minMember > 1; nullopt otherwise or when none exists. Caller
   /// holds mu_ exclusively (the search changes the ledger for a moment).
   std::optional<queues::ConsolidationPlan> consolidation_for(const PodRequest& pod);
+  /// Explain for a gang member not planned yet: what Filter's gang plan would answer
+  /// (SchedulingState::gang_outlook), put before `e`'s answer for the pod alone; unschedulable
+  /// when the gang waits or is refused. Caller holds mu_ exclusively (the outlook places for a moment).
+  void explain_gang(const PodRequest& pod, Explanation& e);
   /// The uids of `victims` (pod keys) when every one is among `offered` (kube-scheduler's
   /// candidates on a node), else nullopt: Preempt answers a subset of what it was offered.
   [[nodiscard]] std::optional<std::vector<std::string>> offered_uids(const std::vector<std::string>& victims,

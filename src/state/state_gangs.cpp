@@ -143,7 +143,7 @@ std::optional<std::string> SchedulingState::structured_refusal(const PodRequest&
 }
 
 void SchedulingState::plan_structured(const PodRequest& pod, const std::string& key, const Policy& policy,
-                                      std::chrono::steady_clock::time_point until, GangDecision& d) {
+                                      std::optional<std::chrono::steady_clock::time_point> until, GangDecision& d) {
   const StructuredGang gang = structured_gang(key);
   const auto self_at = std::find(gang.keys.begin(), gang.keys.end(), pod.key());
   if (self_at == gang.keys.end()) {
@@ -153,6 +153,11 @@ void SchedulingState::plan_structured(const PodRequest& pod, const std::string& 
   }
   const auto self = static_cast<std::size_t>(self_at - gang.keys.begin());
   GangPlacer placer(cluster_, gang.gang, policy, /*detailed=*/0);
+  if (placer.orphan(self)) {  // its label names no leaf: KAI leaves it out of the job, whatever the gang waits for
+    d.kind = GangDecision::Kind::kRefused;
+    d.reason = placer.outcomes()[self].why.summary;
+    return;
+  }
   std::string why;
   if (!placer.satisfied()) {
     if (!placer.enough_members(&why)) {
@@ -188,17 +193,33 @@ void SchedulingState::plan_structured(const PodRequest& pod, const std::string& 
     keys.push_back(gang.keys[i]);
     outcomes.push_back(placer.outcomes()[i]);
   }
-  hold_gang_plan(pod, keys, outcomes, until, d);
-  if (!placer.outcomes()[self].placement) {
+  const PlaceOutcome mine = placer.outcomes()[self];
+  if (until) {
+    hold_gang_plan(pod, keys, outcomes, *until, d);
+  } else {  // an outlook: what would be held, then nothing is
+    d.kind = GangDecision::Kind::kPlanned;
+    if (mine.placement) d.node = mine.placement->node;
+    placer.undo_all({});
+  }
+  if (!mine.placement) {
     d.kind = keys.empty() ? GangDecision::Kind::kRefused : GangDecision::Kind::kWaiting;
-    d.reason = placer.outcomes()[self].why.summary.empty()
+    d.reason = mine.why.summary.empty()
                    ? fmt::format("gang {}: its members placed first are held; this one is retried after them", gang.gang.name)
-                   : placer.outcomes()[self].why.summary;
+                   : mine.why.summary;
   }
 }
 
 SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, const Policy& policy,
                                                          std::chrono::steady_clock::time_point now, std::chrono::seconds hold) {
+  return decide_gang(pod, policy, now + hold);
+}
+
+SchedulingState::GangDecision SchedulingState::gang_outlook(const PodRequest& pod, const Policy& policy) {
+  return decide_gang(pod, policy, std::nullopt);
+}
+
+SchedulingState::GangDecision SchedulingState::decide_gang(const PodRequest& pod, const Policy& policy,
+                                                           std::optional<std::chrono::steady_clock::time_point> until) {
   const DebugCheck check(*this);
   GangDecision d;
   if (!pod.gang) return d;
@@ -211,7 +232,7 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
     return d;
   }
   if (g->second.structured()) {
-    plan_structured(pod, key, policy, now + hold, d);
+    plan_structured(pod, key, policy, until, d);
     return d;
   }
   const std::vector<std::string> members = gang_members_to_plan(pod, key, d);
@@ -236,7 +257,15 @@ SchedulingState::GangDecision SchedulingState::plan_gang(const PodRequest& pod, 
                            failed->why.summary);
     return d;
   }
-  hold_gang_plan(pod, members, outcomes, now + hold, d);
+  if (until) {
+    hold_gang_plan(pod, members, outcomes, *until, d);
+    return d;
+  }
+  d.kind = GangDecision::Kind::kPlanned;  // an outlook: where it would go, then nothing is held
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    if (members[i] == pod.key()) d.node = outcomes[i].placement->node;
+    cluster_.release(gang.members[i].key());
+  }
   return d;
 }
 

@@ -239,6 +239,31 @@ TEST_CASE("topology per sub-group inside the PodGroup's: each part in its own ra
   CHECK(out[3].placement->node.starts_with("b"));
 }
 
+TEST_CASE("a refused sub-group member's reason names the PodGroup's topology as well as its own sub-group") {
+  // Two racks of two one-GPU nodes; the PodGroup needs one rack for 1 + 2 pods: no rack holds them.
+  ClusterState s = cluster({node("a1", "z1", "r1"), node("a2", "z1", "r1"), node("b1", "z1", "r2"), node("b2", "z1", "r2")});
+  GangRule rule;
+  rule.topology.required_level = "rack";
+  rule.sub_groups = {leaf("leader", 1), leaf("workers", 2)};
+  Gang g{"default/g", {}, 0, &rule, {}};
+  add(g, "leader", 1);
+  add(g, "workers", 2);
+  auto out = place_gang(s, g, *policy("pack"));
+  CHECK(placed(out) == 0);
+  CHECK(s.allocation_count() == 0);
+  CAPTURE(out[2].why.summary);
+  CHECK(out[2].why.summary.find("this member (of sub-group workers, within one value of node label rack; the counts are those of "
+                                "the value that came closest) fits nowhere") != std::string::npos);
+
+  rule.sub_groups[1].topology.required_level = "zone";  // the sub-group's own level first, then the PodGroup's
+  ClusterState t = cluster({node("a1", "z1", "r1"), node("a2", "z1", "r1"), node("b1", "z1", "r2"), node("b2", "z1", "r2")});
+  auto again = place_gang(t, g, *policy("pack"));
+  CHECK(placed(again) == 0);
+  CAPTURE(again[2].why.summary);
+  CHECK(again[2].why.summary.find("(of sub-group workers, within one value of node label zone, within one value of node label rack;") !=
+        std::string::npos);
+}
+
 TEST_CASE("members already running anchor the topology and count toward the minimum") {
   ClusterState s = cluster({node("a1", "z1", "r1"), node("a2", "z1", "r1"), node("b1", "z1", "r2"), node("b2", "z1", "r2"),
                             node("b3", "z1", "r2")});

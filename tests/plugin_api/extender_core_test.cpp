@@ -555,6 +555,7 @@ TEST_CASE("Explain shows consolidation's plan for a pod that fits nowhere: the n
   CHECK(e->consolidation_moves[0].from == "a");
   CHECK(e->consolidation_moves[0].to == "b");
   CHECK(e->summary.find("consolidation would place it on a by moving 1 running pod(s)") != std::string::npos);
+  CHECK(e->summary.find(".;") == std::string::npos);
   // Not for a non-preemptible pod (KAI consolidates for preemptible jobs only), nor when it fits.
   const json urgent = PodBuilder("urgent").uid("u-urgent").whole(2).priority_class("inference").obj;
   auto refused = core->explain(urgent);

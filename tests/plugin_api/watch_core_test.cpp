@@ -179,6 +179,69 @@ TEST_CASE("a PodGroup with sub-groups binds its minimum whole; a pod naming no s
   CHECK(core->verify().empty());
 }
 
+TEST_CASE("Explain answers a gang member as Filter would, and holds nothing") {
+  auto core = following();
+  core->watch_listed("PodGroup", {sub_grouped(2)}, nullptr);
+  const auto member = [](const std::string& name, const std::string& sub) { return sub_group_member(name, sub); };
+  listed(*core, {member("a0", "a"), member("a1", "a"), member("x0", "x")}, 5);
+  // Each alone would fit; the gang waits for sub-group b.
+  auto e = core->explain(member("a0", "a"));
+  REQUIRE(e.is_ok());
+  CHECK(e->code == Code::kUnschedulable);
+  CAPTURE(e->summary);
+  CHECK(e->summary.find("gang default/g: sub-group b has 0 of the 1 members it still needs pending") != std::string::npos);
+  CHECK(e->summary.find("; on its own: 1/1 nodes are available") != std::string::npos);
+  // A pod whose label names no leaf is refused for that, by Explain and Filter, while the gang waits.
+  e = core->explain(member("x0", "x"));
+  REQUIRE(e.is_ok());
+  CHECK(e->code == Code::kUnschedulable);
+  CHECK(e->summary.find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
+  auto f = core->filter(member("x0", "x"), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  CHECK(f->failed.at("n").find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
+  // Once b0 shows, Explain says where the plan would put it, and holds no plan: Filter makes it.
+  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, member("b0", "b")}}, nullptr);
+  e = core->explain(member("b0", "b"));
+  REQUIRE(e.is_ok());
+  CHECK(e->code == Code::kOk);
+  CHECK(e->summary.find("its gang's plan would put it on n") != std::string::npos);
+  CHECK(held(*core).empty());
+  CHECK(core->verify().empty());
+  f = core->filter(member("b0", "b"), std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
+  for (const char* name : {"b0", "a0", "a1"}) REQUIRE(core->bind("default", name, std::string("u-") + name, "n").is_ok());
+  CHECK(held(*core).size() == 3);
+  // A flat gang short of members: the same answer as its Filter.
+  json flat = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+               {"kind", "PodGroup"},
+               {"metadata", {{"name", "h"}, {"namespace", "default"}}},
+               {"spec", {{"minMember", 2}}}};
+  core->watch_changed("PodGroup", {{ApiEvent::Type::kAdded, flat}}, nullptr);
+  const auto arrives = [&](const std::string& name) {  // a pending member of h, seen by the watch
+    json p = pending(name);
+    p["metadata"]["annotations"]["pod-group-name"] = "h";
+    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, p}}, nullptr);
+    return p;
+  };
+  const json h0 = arrives("h0");
+  e = core->explain(h0);
+  REQUIRE(e.is_ok());
+  CHECK(e->code == Code::kUnschedulable);
+  CHECK(e->summary.find("gang default/h: 1 of the 2 members it still needs are pending") != std::string::npos);
+  // With its second member it fits (2 of the node's 5 GPUs are left): placed for the answer, then released.
+  e = core->explain(arrives("h1"));
+  REQUIRE(e.is_ok());
+  CHECK(e->code == Code::kOk);
+  CHECK(e->summary.find("its gang's plan would put it on n") != std::string::npos);
+  CHECK(held(*core).size() == 3);
+  CHECK(core->verify().empty());
+  f = core->filter(h0, std::vector<std::string>{"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
+}
+
 TEST_CASE("a sub-group member beyond the minimum is admitted with the minimum beside it: the queue limit holds") {
   // default-queue may hold 3 GPUs. The minimum, a0 and b0, takes 2; a1's own step 2 more: alone
   // it fits the limit, with the minimum planned in the same Filter it does not. The book is

@@ -157,6 +157,9 @@ class SchedulingState {
   };
   GangDecision plan_gang(const PodRequest& pod, const Policy& policy, std::chrono::steady_clock::time_point now,
                          std::chrono::seconds hold);
+  /// What plan_gang would answer for `pod` now, with nothing held: the ledger is left as it was
+  /// (Explain asks this; kPlanned names the node the plan would give it, `others` stays empty).
+  GangDecision gang_outlook(const PodRequest& pod, const Policy& policy);
   /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet).
   [[nodiscard]] bool gang_needs_planning(const PodRequest& pod) const;
   /// The members of `pod`'s gang whose plan_gang would place the gang now (the earliest-created
@@ -331,9 +334,12 @@ class SchedulingState {
   std::optional<std::string> structured_refusal(const PodRequest& pod, const StructuredGang& gang,
                                                 const std::vector<std::size_t>& members) const;
   /// plan_gang for a structured PodGroup: its minimum (when its members on nodes do not satisfy
-  /// it), then this member's own step; every member placed is held as planned.
+  /// it), then this member's own step; every member placed is held as planned until `until`
+  /// (nullopt: released again, an outlook).
   void plan_structured(const PodRequest& pod, const std::string& key, const Policy& policy,
-                       std::chrono::steady_clock::time_point until, GangDecision& d);
+                       std::optional<std::chrono::steady_clock::time_point> until, GangDecision& d);
+  /// plan_gang's decision; `until` nullopt: an outlook, nothing held.
+  GangDecision decide_gang(const PodRequest& pod, const Policy& policy, std::optional<std::chrono::steady_clock::time_point> until);
   void hold_gang_plan(const PodRequest& pod, const std::vector<std::string>& members,
                       const std::vector<PlaceOutcome>& outcomes, std::chrono::steady_clock::time_point until,
                       GangDecision& d);
