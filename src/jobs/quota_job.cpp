@@ -187,7 +187,7 @@ std::string replay_table(const quota::ReplayReport& report) {
     for (const auto& q : report.queues) {
       if (q.moved > 0 || q.consolidated > 0) per_queue += fmt::format("; {}: {} moved, {} started so", q.queue, q.moved, q.consolidated);
     }
-    out += fmt::format("\nConsolidation moved {} running pods to start waiting ones{}.\n", report.moves, per_queue);
+    out += fmt::format("\nConsolidation moved {} running pod(s) to start waiting ones{}.\n", report.moves, per_queue);
   }
   std::string waits;
   for (const auto& q : report.queues) {

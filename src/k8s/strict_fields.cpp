@@ -60,6 +60,11 @@ Status TypeSchema::check_members(const nlohmann::json& value, const std::string&
   for (const auto& [key, member] : value.items()) {
     const std::string field = path.empty() ? key : path + "." + key;
     if (!known(field)) {
+      if (const std::string items = siblings(path + "[]"); siblings(path).empty() && !items.empty()) {
+        return invalid_argument("{}: {} must be a list, not an object (strict decoding, as kubectl apply --validate=strict; "
+                                "{} {}[] items have: {})",
+                                who, excerpt(path), kind_, path, items);
+      }
       return invalid_argument("{}: unknown field \"{}\" (strict decoding, as kubectl apply --validate=strict; {} {} has: {})",
                               who, excerpt(field), kind_, path.empty() ? "the object" : path, siblings(path));
     }

@@ -51,6 +51,16 @@ TEST_CASE("a misspelt Queue field is an error naming the queue, the field and th
             .find("unknown field \"specs\"") != std::string::npos);
 }
 
+TEST_CASE("a list written as a map is an error saying it must be a list, with its items' fields") {
+  const std::string head = "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: g, namespace: default}\n";
+  const std::string message = group_error(head + "spec: {subGroups: {name: a, minMember: 1}}");
+  CAPTURE(message);
+  CHECK(message.find("spec.subGroups must be a list, not an object") != std::string::npos);
+  CHECK(message.find("PodGroup spec.subGroups[] items have: ") != std::string::npos);
+  CHECK(message.find("minMember") != std::string::npos);
+  CHECK(message.find("has: )") == std::string::npos);
+}
+
 TEST_CASE("a Queue in another version or kind is refused; absent apiVersion and kind are the served ones") {
   CHECK(queue_error("apiVersion: scheduling.run.ai/v1\nkind: Queue\nmetadata: {name: q}\nspec: {resources: {}}") ==
         "queue q: apiVersion \"scheduling.run.ai/v1\" is not a served version; Queue is served as scheduling.run.ai/v2");
