@@ -154,9 +154,17 @@ Result<Explanation> ExtenderImpl::explain(const json& object) {
 
 void ExtenderImpl::explain_gang(const PodRequest& pod, Explanation& e) {
   using Kind = SchedulingState::GangDecision::Kind;
+  // Filter records a pod it is asked about when nothing watches the API server (decode_seen):
+  // the outlook counts it the same way, and forgets it after.
+  const bool for_now = !options_.watching && state_.pod(pod.key()) == nullptr;
+  if (for_now && state_.observe(pod) != PodStanding::kPending) {
+    (void)state_.forget(pod.key());
+    return;
+  }
   const auto d = state_.gang_outlook(pod, *policy_);  // what Filter would answer, nothing held
+  if (for_now) (void)state_.forget(pod.key());
   if (d.kind == Kind::kWaiting || d.kind == Kind::kRefused) {
-    e.code = Code::kUnschedulable;
+    e.code = d.unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable;
     e.summary = fmt::format("{}; on its own: {}", d.reason, e.summary);
   } else if (d.kind == Kind::kPlanned && !d.node.empty()) {
     e.summary += fmt::format("; its gang's plan would put it on {}", d.node);
@@ -214,7 +222,8 @@ bool ExtenderImpl::refused_by_gang(const std::optional<SchedulingState::GangDeci
   using Kind = SchedulingState::GangDecision::Kind;
   if (!gang || (gang->kind != Kind::kWaiting && gang->kind != Kind::kRefused)) return false;
   const SharedReason why(gang->reason);
-  for (std::size_t n : nodes) answer.failed.emplace_back(state_.cluster().node(n).name, why);
+  auto& refused = gang->unresolvable ? answer.unresolvable : answer.failed;
+  for (std::size_t n : nodes) refused.emplace_back(state_.cluster().node(n).name, why);
   answer.refused_by = gang->kind == Kind::kWaiting ? FilterAnswer::RefusedBy::kGangWaiting : FilterAnswer::RefusedBy::kGang;
   return true;
 }

@@ -14,7 +14,8 @@ bool SchedulingState::gang_needs_planning(const PodRequest& pod) const {
   auto g = groups_.find(pod.gang_key());
   if (g == groups_.end() || !g->second.together()) return false;
   const PodRecord* record = this->pod(pod.key());
-  return record == nullptr || !record->planned_until;
+  if (record == nullptr) return !pod.bound;
+  return record->standing == PodStanding::kPending;  // not planned (held as bound), not running
 }
 
 std::vector<std::string> SchedulingState::gang_next_members(const std::string& key, GangDecision& d) const {
@@ -156,6 +157,7 @@ void SchedulingState::plan_structured(const PodRequest& pod, const std::string& 
   if (placer.orphan(self)) {  // its label names no leaf: KAI leaves it out of the job, whatever the gang waits for
     d.kind = GangDecision::Kind::kRefused;
     d.reason = placer.outcomes()[self].why.summary;
+    d.unresolvable = true;
     return;
   }
   std::string why;

@@ -543,6 +543,37 @@ std::unique_ptr<Extender> split_cluster() {
   return core;
 }
 
+TEST_CASE("without a watch, Explain counts a gang member it is asked about as Filter does, and forgets it") {
+  auto core = open_core();
+  const json group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                      {"kind", "PodGroup"},
+                      {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                      {"spec", {{"minMember", 2}}}};
+  REQUIRE(core->apply({nvf("n", 4, 80000).obj, group}, nullptr).is_ok());
+  const auto member = [](const std::string& name) {
+    json p = PodBuilder(name).uid("u-" + name).whole(1).obj;
+    p["spec"]["schedulerName"] = "kai-scheduler";
+    p["metadata"]["annotations"]["pod-group-name"] = "g";
+    return p;
+  };
+  auto f = core->filter(member("p1"), {"n"});  // recorded: one of two
+  REQUIRE(f.is_ok());
+  CHECK(f->passed.empty());
+  auto e = core->explain(member("p0"));  // with p0 counted, the gang fits: where the plan would put it
+  REQUIRE(e.is_ok());
+  CAPTURE(e->summary);
+  CHECK(e->code == Code::kOk);
+  CHECK(e->summary.find("its gang's plan would put it on n") != std::string::npos);
+  CHECK(core->snapshot().bindings.empty());
+  e = core->explain(member("p1"));  // p0 was forgotten: p1's gang still waits for it
+  REQUIRE(e.is_ok());
+  CHECK(e->code == Code::kUnschedulable);
+  CHECK(e->summary.find("gang default/g: 1 of the 2 members it still needs are pending") != std::string::npos);
+  f = core->filter(member("p0"), {"n"});
+  REQUIRE(f.is_ok());
+  CHECK(f->passed == std::vector<std::string>{"n"});
+}
+
 TEST_CASE("Explain shows consolidation's plan for a pod that fits nowhere: the node, and which pod moves where") {
   auto core = split_cluster();
   const json big = PodBuilder("big").uid("u-big").whole(2).priority_class("build-preemptible").obj;

@@ -168,7 +168,7 @@ TEST_CASE("a PodGroup with sub-groups binds its minimum whole; a pod naming no s
   f = core->filter(member("x0", "x"), std::vector<std::string>{"n"});
   REQUIRE(f.is_ok());
   CHECK(f->passed.empty());
-  CHECK(f->failed.at("n").find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
+  CHECK(f->unresolvable.at("n").find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
   // One more member of a satisfied sub-group is placed on its own.
   core->watch_changed("Pod", {{ApiEvent::Type::kAdded, member("a2", "a")}}, nullptr);
   f = core->filter(member("a2", "a"), std::vector<std::string>{"n"});
@@ -194,12 +194,13 @@ TEST_CASE("Explain answers a gang member as Filter would, and holds nothing") {
   // A pod whose label names no leaf is refused for that, by Explain and Filter, while the gang waits.
   e = core->explain(member("x0", "x"));
   REQUIRE(e.is_ok());
-  CHECK(e->code == Code::kUnschedulable);
+  CHECK(e->code == Code::kUnschedulableAndUnresolvable);
   CHECK(e->summary.find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
-  auto f = core->filter(member("x0", "x"), std::vector<std::string>{"n"});
+  auto f = core->filter(member("x0", "x"), std::vector<std::string>{"n"});  // for good: kube-scheduler must not preempt for it
   REQUIRE(f.is_ok());
   CHECK(f->passed.empty());
-  CHECK(f->failed.at("n").find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
+  CHECK(f->failed.empty());
+  CHECK(f->unresolvable.at("n").find("kai.scheduler/subgroup-name = \"x\" names no leaf sub-group") != std::string::npos);
   // Once b0 shows, Explain says where the plan would put it, and holds no plan: Filter makes it.
   core->watch_changed("Pod", {{ApiEvent::Type::kAdded, member("b0", "b")}}, nullptr);
   e = core->explain(member("b0", "b"));
@@ -213,6 +214,13 @@ TEST_CASE("Explain answers a gang member as Filter would, and holds nothing") {
   CHECK(f->passed == std::vector<std::string>{"n"});
   for (const char* name : {"b0", "a0", "a1"}) REQUIRE(core->bind("default", name, std::string("u-") + name, "n").is_ok());
   CHECK(held(*core).size() == 3);
+  // A running member is asked about as a pod, not as a gang waiting for it.
+  json running = member("a0", "a");
+  running["spec"]["nodeName"] = "n";
+  e = core->explain(running);
+  REQUIRE(e.is_ok());
+  CAPTURE(e->summary);
+  CHECK(e->summary.find("gang") == std::string::npos);
   // A flat gang short of members: the same answer as its Filter.
   json flat = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
                {"kind", "PodGroup"},

@@ -154,13 +154,17 @@ class SchedulingState {
     std::string node;    ///< kPlanned: where the plan puts this pod
     std::string reason;  ///< kWaiting, kRefused
     std::vector<std::string> others;  ///< kPlanned just now: the gang's other members planned with it
+    /// kRefused for good, whatever the cluster frees (a sub-group label naming no leaf):
+    /// kube-scheduler's UnschedulableAndUnresolvable, so it does not preempt for it.
+    bool unresolvable = false;
   };
   GangDecision plan_gang(const PodRequest& pod, const Policy& policy, std::chrono::steady_clock::time_point now,
                          std::chrono::seconds hold);
   /// What plan_gang would answer for `pod` now, with nothing held: the ledger is left as it was
   /// (Explain asks this; kPlanned names the node the plan would give it, `others` stays empty).
   GangDecision gang_outlook(const PodRequest& pod, const Policy& policy);
-  /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet).
+  /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet:
+  /// held pending, or not held and not bound; a running or planned member is not).
   [[nodiscard]] bool gang_needs_planning(const PodRequest& pod) const;
   /// The members of `pod`'s gang whose plan_gang would place the gang now (the earliest-created
   /// pending ones, as many as it still needs, earliest first); empty while the gang waits for
