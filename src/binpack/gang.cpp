@@ -353,8 +353,7 @@ struct GangPlacer::Impl {
       levels = true;
     }
     if (clauses.empty()) return "";
-    std::string out = " (" + fmt::format("{}", fmt::join(clauses, ", "));
-    return out + (levels ? "; the counts are those of the value that came closest)" : ")");
+    return fmt::format(" ({}{})", fmt::join(clauses, ", "), levels ? "; the counts are those of the value that came closest" : "");
   }
   /// `head`: "gang g needs 4 pods placed together"; `whole`: the failure undid the whole gang.
   [[nodiscard]] std::string failure_summary(const std::string& head, bool whole) const {

@@ -11,6 +11,34 @@
 #include "plugin_api/extender_impl.hpp"
 
 namespace fracpack::api {
+namespace {
+
+/// A pod the state does not hold, held pending for one question (a search, an outlook) and
+/// forgotten again when the question is answered.
+class PendingForNow {
+ public:
+  /// `hold`: whether to hold it when the state does not.
+  PendingForNow(SchedulingState& state, const PodRequest& pod, bool hold) : state_(state), key_(pod.key()) {
+    if (!hold || state.pod(key_) != nullptr) return;
+    added_ = true;
+    pending_ = state.observe(pod) == PodStanding::kPending;
+  }
+  ~PendingForNow() {
+    if (added_) (void)state_.forget(key_);
+  }
+  PendingForNow(const PendingForNow&) = delete;
+  PendingForNow& operator=(const PendingForNow&) = delete;
+  /// False when observing it did not leave it pending: there is nothing to ask.
+  [[nodiscard]] bool usable() const { return pending_; }
+
+ private:
+  SchedulingState& state_;
+  std::string key_;
+  bool added_ = false;
+  bool pending_ = true;
+};
+
+}  // namespace
 
 Result<FilterAnswer> ExtenderImpl::filter(const json& object, NodeNames nodes) {
   auto pod = decode_seen(object);
@@ -156,13 +184,12 @@ void ExtenderImpl::explain_gang(const PodRequest& pod, Explanation& e) {
   using Kind = SchedulingState::GangDecision::Kind;
   // Filter records a pod it is asked about when nothing watches the API server (decode_seen):
   // the outlook counts it the same way, and forgets it after.
-  const bool for_now = !options_.watching && state_.pod(pod.key()) == nullptr;
-  if (for_now && state_.observe(pod) != PodStanding::kPending) {
-    (void)state_.forget(pod.key());
-    return;
+  SchedulingState::GangDecision d;
+  {
+    const PendingForNow held(state_, pod, !options_.watching);
+    if (!held.usable()) return;
+    d = state_.gang_outlook(pod, *policy_);  // what Filter would answer, nothing held
   }
-  const auto d = state_.gang_outlook(pod, *policy_);  // what Filter would answer, nothing held
-  if (for_now) (void)state_.forget(pod.key());
   if (d.kind == Kind::kWaiting || d.kind == Kind::kRefused) {
     e.code = d.unresolvable ? Code::kUnschedulableAndUnresolvable : Code::kUnschedulable;
     e.summary = fmt::format("{}; on its own: {}", d.reason, e.summary);
@@ -178,14 +205,9 @@ std::optional<queues::ConsolidationPlan> ExtenderImpl::consolidation_for(const P
   if (held != nullptr && (held->standing != PodStanding::kPending || held->raw.uid != pod.uid)) return std::nullopt;
   // The plan is for a pending pod the state holds; one it does not hold yet (not watched, or a
   // pod asked about) is held for the search and forgotten again.
-  const bool for_now = held == nullptr;
-  if (for_now && state_.observe(pod) != PodStanding::kPending) {
-    (void)state_.forget(pod.key());
-    return std::nullopt;
-  }
-  auto plan = state_.plan_consolidation({state_.pod(pod.key())->pod}, *policy_);
-  if (for_now) (void)state_.forget(pod.key());
-  return plan;
+  const PendingForNow now(state_, pod, /*hold=*/true);
+  if (!now.usable()) return std::nullopt;
+  return state_.plan_consolidation({state_.pod(pod.key())->pod}, *policy_);
 }
 
 std::optional<queues::Refusal> ExtenderImpl::admission(const PodRequest& pod) const {
