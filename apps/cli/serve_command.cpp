@@ -67,8 +67,14 @@ void ServeCommand::add_fronts() {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->capture_default_str();
   app_->add_option("--http-max-connections-per-client", serve_.http_max_connections_per_client,
-                   "JSON front: open connections from one IP address at most, so that one caller cannot take them all")
+                   "JSON front: open connections from one IP address at most, so that one caller cannot take them all; "
+                   "kube-scheduler holds one per Bind waiting for a reservation pod, so keep it above --max-waiting-binds")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->capture_default_str();
+  app_->add_option("--max-waiting-binds", serve_.max_waiting_binds,
+                   "Binds waiting for a new reservation pod's report at once (each holds a caller's connection, no thread); "
+                   "a Bind beyond it fails at once and kube-scheduler retries the pod")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
       ->capture_default_str();
   app_->add_flag("--http-gzip", serve_.http_gzip,
                  "JSON front: gzip answers for callers that accept it (kube-scheduler does); for a scheduler on a slow network. "

@@ -292,6 +292,23 @@ Status ClusterState::hold_conflict(const std::string& pod_key, std::size_t n, co
   return Status::ok();
 }
 
+bool ClusterState::set_fences(const std::string& pod_key, const std::vector<int>& gpus) {
+  auto it = allocations_.find(pod_key);
+  if (it == allocations_.end() || it->second.holder == Holder::kConflict) return false;
+  Allocation& a = it->second;
+  NodeUsage& u = usage_[a.node];
+  for (int g : a.fenced) u.gpus[static_cast<std::size_t>(g)].fences -= 1;
+  a.fenced.clear();
+  for (int g : gpus) {
+    const bool known = g >= 0 && static_cast<std::size_t>(g) < nodes_[a.node].gpus.size();
+    const bool held = std::find(a.choice.gpus.begin(), a.choice.gpus.end(), g) != a.choice.gpus.end();
+    if (known && !held && std::find(a.fenced.begin(), a.fenced.end(), g) == a.fenced.end()) a.fenced.push_back(g);
+  }
+  for (int g : a.fenced) u.gpus[static_cast<std::size_t>(g)].fences += 1;
+  refresh(a.node);
+  return true;
+}
+
 void ClusterState::set_holder(const std::string& pod_key, Holder holder) {
   if (auto it = allocations_.find(pod_key); it != allocations_.end()) it->second.holder = holder;
 }

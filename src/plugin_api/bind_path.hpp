@@ -3,6 +3,7 @@
 // Internal to src/plugin_api/.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "fracpack/server/extender.hpp"
@@ -19,5 +20,9 @@ namespace fracpack::api {
 /// fracpack_api_bind_errors_total. Blocks until the API server answers (KubeBinder's timeouts).
 Result<BindAnswer> bind_pod(Extender& core, KubeBinder* binder, Metrics& metrics, const std::string& ns, const std::string& name,
                             const std::string& uid, const std::string& node);
+/// bind_pod() without waiting: `done` gets the outcome, from this call or later from the binder's
+/// threads (KubeBinder::bind_async: a Bind waiting for a reservation pod holds no thread).
+void bind_pod_async(Extender& core, KubeBinder* binder, Metrics& metrics, const std::string& ns, const std::string& name,
+                    const std::string& uid, const std::string& node, std::function<void(Result<BindAnswer>)> done);
 
 }  // namespace fracpack::api

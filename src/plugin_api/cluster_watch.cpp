@@ -80,27 +80,34 @@ void ClusterWatch::changed(const std::string& kind, std::vector<ApiEvent> events
   apply_micros_ += static_cast<std::uint64_t>(timer.seconds() * 1e6);
   ++batches_;
   log_notes(kind, notes);
-  if (GpuReservations* r = core_.reservations(); r != nullptr && r->deletions_due()) wake();
+  if (GpuReservations* r = core_.reservations(); r != nullptr && r->sweep_due() && core_.may_act().is_ok()) wake();
 }
 
 void ClusterWatch::delete_reservations() {
   GpuReservations* r = core_.reservations();
-  if (r == nullptr || !core_.may_act().is_ok()) return;  // a follower leaves them to the leader
-  const auto now = std::chrono::steady_clock::now();
-  if (now >= next_sweep_) {
-    core_.sweep_reservations();
-    next_sweep_ = now + options_.settle_every;
-  }
-  for (const std::string& pod : r->take_deletions()) {
-    auto res = api_->client()->Delete(fmt::format("/api/v1/namespaces/{}/pods/{}?gracePeriodSeconds=0", r->options().ns, pod));
+  if (r == nullptr || !core_.may_act().is_ok()) return;  // a follower decides nothing: the leader sweeps its own ledger
+  // Every tick, the sweep decides from the ledger as it is now: what to delete is never a queue
+  // built earlier (while this replica followed, say) and run later.
+  core_.sweep_reservations();
+  for (const ReservationDeletion& d : r->take_deletions()) {
+    if (!core_.may_act().is_ok()) {  // the lead lost meanwhile: the next leader decides for itself
+      r->deletion_failed(d);
+      continue;
+    }
+    nlohmann::json options{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}, {"gracePeriodSeconds", 0}};
+    if (!d.uid.empty()) options["preconditions"] = {{"uid", d.uid}};
+    auto res = api_->client()->Delete(fmt::format("/api/v1/namespaces/{}/pods/{}", r->options().ns, d.pod), options.dump(),
+                                      "application/json");
     if (res && (res->status == 200 || res->status == 202)) {
-      spdlog::info("reservation pod {}/{} deleted", r->options().ns, pod);
+      spdlog::info("reservation pod {}/{} deleted", r->options().ns, d.pod);
       ++reservations_deleted_;
     } else if (res && res->status == 404) {
-      r->deleted(pod);
+      r->deleted(d.pod);  // gone already
+    } else if (res && res->status == 409) {
+      spdlog::info("reservation pod {}/{}: not deleted, it is another pod (uid) by now", r->options().ns, d.pod);
     } else {
-      spdlog::warn("reservation pod {}/{}: cannot delete it ({}); asked again in a second", r->options().ns, pod, api_message(res));
-      r->deletion_failed(pod);
+      spdlog::warn("reservation pod {}/{}: cannot delete it ({}); asked again in a second", r->options().ns, d.pod, api_message(res));
+      r->deletion_failed(d);
     }
   }
 }
@@ -130,6 +137,34 @@ bool ClusterWatch::resynced() const {
     if (r->kind() == "Pod") return r->listed_since(resync_generation_.load());
   }
   return true;
+}
+
+std::vector<std::string> ClusterWatch::verify_api() const {
+  auto list_pods = [this]() -> std::optional<std::vector<nlohmann::json>> {
+    std::vector<nlohmann::json> pods;
+    std::string next;
+    auto client = api_->client();
+    do {  // a LIST without a resourceVersion: the API server's current state
+      auto res = client->Get(fmt::format("/api/v1/pods?limit=500{}", next.empty() ? std::string() : "&continue=" + next));
+      if (!res || res->status != 200) return std::nullopt;
+      auto page = nlohmann::json::parse(res->body, nullptr, false);
+      if (!page.is_object() || !page.contains("items") || !page["items"].is_array()) return std::nullopt;
+      for (auto& p : page["items"]) pods.push_back(std::move(p));
+      next = page.value(nlohmann::json::json_pointer("/metadata/continue"), std::string());
+    } while (!next.empty());
+    return pods;
+  };
+  std::vector<std::string> found;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto pods = list_pods();
+    if (!pods) return {"cannot list pods from the API server to compare with"};
+    std::vector<std::string> now = core_.verify_against(*pods);
+    if (attempt > 0) std::erase_if(now, [&](const std::string& d) { return std::find(found.begin(), found.end(), d) == found.end(); });
+    found = std::move(now);
+    if (found.empty()) break;
+  }
+  return found;
 }
 
 void ClusterWatch::nudge(const std::vector<std::string>& pods) {

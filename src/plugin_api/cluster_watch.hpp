@@ -45,6 +45,11 @@ class ClusterWatch final : public ReflectorSink {
   /// made must be in its ledger before it binds); resynced() once that list is applied.
   void resync();
   [[nodiscard]] bool resynced() const;
+  /// The ledger against a fresh list of the API server's pods (Extender::verify_against). A
+  /// difference may be one the watch has yet to deliver: the list is asked for again (up to 5
+  /// times, 300 ms apart) while any shows, and only what every comparison found is reported.
+  /// Empty when they agree; "" also when the list cannot be had (said as such).
+  [[nodiscard]] std::vector<std::string> verify_api() const;
   /// Prometheus text: per kind, lists, relists, watch restarts, events applied, bookmarks,
   /// errors, how long ago the last change was applied, the lag from the API server's change to
   /// the ledger (watch_lag.hpp), and the time spent applying batches.
@@ -56,7 +61,8 @@ class ClusterWatch final : public ReflectorSink {
  private:
   void check_synced();
   void settle_loop();
-  /// Sweeps the reservations (every settle_every) and deletes the reservation pods due.
+  /// The leader only: sweeps the reservations (Extender::sweep_reservations) and deletes the
+  /// reservation pods that sweep found due, each with its uid as precondition.
   void delete_reservations();
   /// At most once a second, on every replica (so that when each gang went stale stays current on a
   /// follower that later leads), Extender::stale_gang_evictions; the leader deletes those pods. A
@@ -81,7 +87,6 @@ class ClusterWatch final : public ReflectorSink {
   std::atomic<std::uint64_t> binds_settled_{0};
   std::atomic<std::uint64_t> nudged_{0};
   std::atomic<std::uint64_t> reservations_deleted_{0};
-  std::chrono::steady_clock::time_point next_sweep_{};  ///< settle thread only
   std::atomic<std::uint64_t> stale_evicted_{0};
   /// Settle thread only: pod → when its delete was asked (nullopt: it succeeded; the pod still terminates).
   std::map<std::string, std::optional<std::chrono::steady_clock::time_point>> evicting_;

@@ -54,7 +54,7 @@ Status ExtenderImpl::load() {
   const auto deadline = std::chrono::steady_clock::now() + options_.assume_ttl;
   for (auto& b : *stored) {
     observe_binding(b, nullptr);  // watching: a pod bound to a node not listed yet waits for it
-    if (options_.watching) assumed_[b.pod_key] = {b.uid, b.node, deadline};
+    if (options_.watching) assumed_[b.pod_key] = {b.uid, b.node, deadline, /*from_store=*/true};
   }
   bindings_.assign(std::move(*stored));
   return Status::ok();

@@ -82,6 +82,7 @@ class ExtenderImpl final : public Extender {
   [[nodiscard]] std::vector<AssumedBind> assumed_binds() const override;
   void settle(const AssumedBind& bind, const json& pod) override;
   [[nodiscard]] std::string verify() const override;
+  [[nodiscard]] std::vector<std::string> verify_against(const std::vector<json>& pods) const override;
   [[nodiscard]] GpuReservations* reservations() override { return book_.get(); }
   void sweep_reservations() override;
   std::vector<StaleGangEviction> stale_gang_evictions() override;
@@ -149,6 +150,9 @@ class ExtenderImpl final : public Extender {
                      std::vector<std::string>* notes);
   /// The bind of `key` is seen in the API server (or will never be): no longer assumed, and out of the state file.
   void confirmed(const std::string& key);
+  /// A bind from the state file that the first list after the start does not show: said, and
+  /// confirmed() (its GPUs are the caller's to release).
+  void unacknowledged(const std::string& key);
   void watch_listed_class(const json& object);
   // Reservation pods (extender_reservations.cpp). Caller holds mu_ exclusively.
   /// A reservation pod as the API server shows it: recorded in the book, never a pod of the state
@@ -157,17 +161,44 @@ class ExtenderImpl final : public Extender {
   /// The reservation pod is deleted, or `finished` (the kubelet refused or evicted it: then it is
   /// deleted too). Fractions still on its GPU are said to be unprotected.
   void reservation_gone(const json& object, bool finished);
-  /// A bound fraction labelled with GPU groups: its ledger GPUs are its groups' GPUs, learned
-  /// from it when new; a group's reservation stops holding its GPU whole.
-  void follow_groups(PodRequest& raw, const json& object);
+  /// A bound fraction's GPU groups and the ledger GPUs they mean (its groups' GPUs; for a group
+  /// not known yet, the GPU the pod names, else the lowest free one; `gpus` empty when its node is
+  /// not listed yet). Changes nothing: the claim is checked first (claim_edited).
+  struct GroupPlan {
+    std::vector<std::string> groups;
+    std::vector<int> gpus;
+  };
+  /// nullopt: not a bound fraction with groups, or a group whose reservation pod is on another node.
+  [[nodiscard]] std::optional<GroupPlan> plan_groups(const PodRequest& raw, const json& object) const;
+  /// The plan learned: each group is on its GPU, and its reservation stops holding it whole (or
+  /// the pod waits in unplaced_members_ for its node).
+  void follow_groups(const std::string& key, const std::string& node, const GroupPlan& plan);
+  /// A running pod whose GPU claim (what it asks, the GPUs it names) differs from what the ledger
+  /// recorded for the same pod on the same node: the edit is refused (docs/security.md, "What
+  /// fracpack believes"): the pod keeps what it holds, the GPUs the edit names are fenced, the log
+  /// and fracpack_pod_claim_edits_total say who edited what. True when it handled the pod (an
+  /// edit stands); an edit undone lifts its fence and returns false.
+  bool claim_edited(const std::string& key, const PodRequest& raw, const json& object);
+  /// The ledger GPUs a running pod that does not decode can be read to claim: the indices in its
+  /// fracpack.io/gpus and gpus.devices, and the GPUs of `node` whose reservation pods reported a
+  /// UUID its gpus.devices names. Empty when nothing can be read (then its whole node is fenced).
+  [[nodiscard]] std::vector<int> readable_gpus(const json& pod, const std::string& node) const;
   /// A fraction of `group` is seen: the group's reservation pod stops holding its GPU whole.
   void drop_whole_hold(const std::string& group);
   /// state_.forget(key), noting the room it frees (freed_room) when it held resources.
   void forget_held(const std::string& key);
   /// When nothing but its reservation pod holds ledger GPU `gpu` of `node`: the reservation pod
-  /// holds it whole, and is retired once it served (or when fracpack did not create it and
-  /// nobody claimed it within the reservation timeout).
+  /// holds it whole, and the leader's next sweep is asked for (retire_idle decides). On every replica.
   void check_idle(const std::string& node, int gpu);
+  /// The leader's sweep only: each reservation pod whose GPU nothing else holds is retired when
+  /// retirement() says so, from the ledger as it is now.
+  void retire_idle();
+  /// Why an idle GPU's reservation pod `e` should go now: it served (claimed); this deployment's
+  /// pod made by another process and unclaimed for GpuReservationOptions::predecessor_grace; KAI's binder's,
+  /// unclaimed for twice the reservation timeout. nullopt: it stays (another fracpack's, or young).
+  [[nodiscard]] std::optional<std::string> retirement(const ReservationBook::Entry& e) const;
+  /// GPUs of node `node` (-1: not known).
+  [[nodiscard]] int gpu_count_of(const std::string& node) const;
   /// state_.forget(key), and check_idle on each GPU the pod held.
   void forget_pod(const std::string& key);
   /// Whether one of `gpus` of node `n` holds pods other than `key` and no reservation pod.
@@ -176,8 +207,8 @@ class ExtenderImpl final : public Extender {
   void reserve(BindAnswer& answer, const PodRequest& pod);
   /// sweep_reservations() with mu_ held.
   void sweep_locked();
-  /// The lowest idle ledger GPU of node `n` no reservation names.
-  [[nodiscard]] std::optional<int> free_gpu(std::size_t n) const;
+  /// The lowest idle ledger GPU of node `n` no reservation names, and not in `taken`.
+  [[nodiscard]] std::optional<int> free_gpu(std::size_t n, const std::vector<int>& taken = {}) const;
   /// Consolidation's plan for `pod` alone (SchedulingState::plan_consolidation) when it is ours,
   /// preemptible and in no gang of minMember > 1; nullopt otherwise or when none exists. Caller
   /// holds mu_ exclusively (the search changes the ledger for a moment).
@@ -190,6 +221,11 @@ class ExtenderImpl final : public Extender {
   /// candidates on a node), else nullopt: Preempt answers a subset of what it was offered.
   [[nodiscard]] std::optional<std::vector<std::string>> offered_uids(const std::vector<std::string>& victims,
                                                                      const std::vector<std::string>& offered) const;
+  // The ledger against the API server's pods (extender_compare.cpp). Caller holds mu_.
+  /// A pod bound in the API server: held there, as the same pod, on the GPUs its fracpack.io/gpus names.
+  void compare_bound(const std::string& key, const std::string& node, const json& pod, std::vector<std::string>& out) const;
+  /// A reservation pod: its group's, and on the ledger GPU its fracpack.io/gpu names (ours).
+  void compare_reservation(const json& pod, std::vector<std::string>& out) const;
   /// An answer that passes no node, refused by no check before the nodes: kNodes.
   static void mark_nodes_refusal(FilterAnswer& answer);
   /// A Filter before the first full list: every node fails, saying why.
@@ -238,16 +274,24 @@ class ExtenderImpl final : public Extender {
     std::string uid;
     std::string node;
     std::chrono::steady_clock::time_point deadline;
+    /// Read from the state file at start: written before its Binding was sent, perhaps never
+    /// acknowledged. The first pod list after the start (a fresh read) settles it at once.
+    bool from_store = false;
   };
   std::map<std::string, Assumed> assumed_;                   ///< binds not yet seen in the API server
   api::ReleasedPods released_;                               ///< for Release retries (under mu_)
   std::map<std::string, queues::QueueSpec> api_queues_;      ///< every Queue the API server has that decodes
   std::set<std::string> api_groups_;                         ///< PodGroups the API server has
+  std::map<std::string, std::string> invalid_groups_;        ///< PodGroups the API server has that do not decode → why
   std::map<std::string, std::string> waiting_queues_;        ///< Queues out of the tree → their missing parent
   std::unique_ptr<ReservationBook> book_;                    ///< reservation pods; null when off
   /// Bound fractions whose groups' GPUs were not known when seen (their node not listed yet):
   /// pod → groups, learned by the sweep from where the state holds them.
   std::map<std::string, std::vector<std::string>> unplaced_members_;
+  /// Running pods whose claim edit stands: pod → what the edit names (said once per edit).
+  std::map<std::string, std::string> claim_edits_;
+  /// Edits refused since start, by who wrote them (managedFields' manager; at most 64 writers).
+  std::map<std::string, std::uint64_t> claim_edit_writers_;
 };
 
 }  // namespace fracpack::api

@@ -15,14 +15,26 @@ namespace {
 /// Not one of ours, so never charged to a queue and never a victim (Holder::kForeign).
 constexpr const char* kReservationScheduler = "fracpack/gpu-reservation";
 
+/// spec.nodeName, or "".
+std::string json_node_name(const json& pod) {
+  static const json::json_pointer kNode("/spec/nodeName");
+  return pod.contains(kNode) && pod[kNode].is_string() ? pod[kNode].get<std::string>() : std::string();
+}
+
 }  // namespace
 
-std::optional<int> ExtenderImpl::free_gpu(std::size_t n) const {
+int ExtenderImpl::gpu_count_of(const std::string& node) const {
+  auto n = state_.cluster().find_node(node);
+  return n ? static_cast<int>(state_.cluster().node(*n).gpus.size()) : -1;
+}
+
+std::optional<int> ExtenderImpl::free_gpu(std::size_t n, const std::vector<int>& taken) const {
   const ClusterState& cluster = state_.cluster();
   const auto& gpus = cluster.usage(n).gpus;
   for (std::size_t g = 0; g < gpus.size(); ++g) {
     const GpuUsage& u = gpus[g];
-    if (u.state == GpuState::kIdle && u.holders.empty() && !u.fenced() && !book_->at(cluster.node(n).name, static_cast<int>(g))) {
+    const bool picked = std::find(taken.begin(), taken.end(), static_cast<int>(g)) != taken.end();
+    if (u.state == GpuState::kIdle && u.holders.empty() && !u.fenced() && !picked && !book_->at(cluster.node(n).name, static_cast<int>(g))) {
       return static_cast<int>(g);
     }
   }
@@ -49,7 +61,7 @@ void ExtenderImpl::reserve(BindAnswer& answer, const PodRequest& pod) {
 }
 
 void ExtenderImpl::reservation_seen(const json& object) {
-  const ReservationBook::Entry e = book_->seen(object);
+  const ReservationBook::Entry e = book_->seen(object, gpu_count_of(json_node_name(object)));
   if (e.gpu < 0) {
     if (!synced_) return;  // a stranger waits for every pod to be listed: it must not take a GPU a running pod holds
     auto n = state_.cluster().find_node(e.node);
@@ -77,8 +89,8 @@ void ExtenderImpl::reservation_gone(const json& object, bool finished) {
     }
   }
   book_->gone(name);
-  // A reservation pod the kubelet refused or evicted (Failed) still exists: delete it.
-  if (finished) book_->deletion_failed(name);
+  // A reservation pod the kubelet refused or evicted (Failed) still exists: the leader deletes it.
+  if (finished) book_->queue_deletion({name, k8s::metadata_string(object, "uid")});
 }
 
 void ExtenderImpl::drop_whole_hold(const std::string& group) {
@@ -86,37 +98,48 @@ void ExtenderImpl::drop_whole_hold(const std::string& group) {
 }
 
 void ExtenderImpl::forget_held(const std::string& key) {
+  claim_edits_.erase(key);
   if (state_.cluster().allocation(key) != nullptr) freed_room();  // what it held fits others again
   (void)state_.forget(key);
 }
 
-void ExtenderImpl::follow_groups(PodRequest& raw, const json& object) {
-  const std::vector<std::string> groups = bound_gpu_groups(object);
-  if (groups.empty() || !raw.bound || raw.fraction() == nullptr) return;
+std::optional<ExtenderImpl::GroupPlan> ExtenderImpl::plan_groups(const PodRequest& raw, const json& object) const {
+  std::vector<std::string> groups = bound_gpu_groups(object);
+  if (groups.empty() || !raw.bound || raw.fraction() == nullptr) return std::nullopt;
   const std::string& node = raw.bound->node;
-  auto n = state_.cluster().find_node(node);  // pods may be listed before their node
-  std::vector<int> gpus;
   for (const auto& group : groups) {
     if (auto e = book_->find(group); e && e->visible && e->node != node) {
       // A label copied from a pod elsewhere (kubectl get -o yaml, say): its group's reservation
       // pod is on another node, so this pod is no member; held as the state sees fit.
       spdlog::warn("pod {} on node {}: its GPU group {} has its reservation pod on node {}; the group is ignored for this pod",
                    raw.key(), node, group, e->node);
-      return;
+      return std::nullopt;
     }
   }
-  for (std::size_t i = 0; i < groups.size(); ++i) {
-    std::optional<int> gpu = book_->gpu_of(groups[i], node);
+  auto n = state_.cluster().find_node(node);  // pods may be listed before their node
+  GroupPlan plan{std::move(groups), {}};
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    std::optional<int> gpu = book_->gpu_of(plan.groups[i], node);
     if (!gpu && i < raw.bound->devices.size()) gpu = raw.bound->devices[i];
-    if (!gpu && n) gpu = free_gpu(*n);
+    if (!gpu && n) gpu = free_gpu(*n, plan.gpus);
     if (!gpu) {  // its node is not listed yet (or has no GPU left): learned from where the state puts it
-      unplaced_members_[raw.key()] = groups;
-      return;
+      plan.gpus.clear();
+      return plan;
     }
-    drop_whole_hold(groups[i]);
-    gpus.push_back(book_->learn(groups[i], node, *gpu, /*claimed=*/true));
+    plan.gpus.push_back(*gpu);
   }
-  raw.bound->devices = std::move(gpus);
+  return plan;
+}
+
+void ExtenderImpl::follow_groups(const std::string& key, const std::string& node, const GroupPlan& plan) {
+  if (plan.gpus.empty()) {
+    unplaced_members_[key] = plan.groups;
+    return;
+  }
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    drop_whole_hold(plan.groups[i]);
+    (void)book_->learn(plan.groups[i], node, plan.gpus[i], /*claimed=*/true);
+  }
 }
 
 void ExtenderImpl::check_idle(const std::string& node, int gpu) {
@@ -139,14 +162,38 @@ void ExtenderImpl::check_idle(const std::string& node, int gpu) {
     whole.bound = Binding{node, {gpu}};
     if (state_.observe(whole) == PodStanding::kConflict) spdlog::warn("reservation pod {}: {}", hold, state_.pod(hold)->note);
   }
-  // Another binder's reservation pod (KAI's): its Bind may wait the whole timeout for the report,
-  // then bind the fraction; twice that, and nobody will.
-  const bool unclaimed_long = std::chrono::steady_clock::now() - e->since >= 2 * book_->options().timeout;
-  if (e->deleting || !(e->claimed || unclaimed_long)) return;
-  spdlog::info("reservation pod {}: {}; deleting it", hold,
-               e->claimed ? fmt::format("no fraction holds its GPU {} on node {} any more", gpu, node)
-                          : fmt::format("not created by fracpack, and no fraction claimed it in {} s", 2 * book_->options().timeout.count()));
-  book_->retire(e->group);
+  if (!e->deleting) book_->note_idle();  // whether it goes is the leader's sweep's to decide (retire_idle)
+}
+
+std::optional<std::string> ExtenderImpl::retirement(const ReservationBook::Entry& e) const {
+  const auto age = std::chrono::steady_clock::now() - e.since;
+  if (e.claimed) return fmt::format("no fraction holds its GPU {} on node {} any more", e.gpu, e.node);
+  if (book_->ours(e) && !book_->mine(e) && age >= book_->options().predecessor_grace) {
+    return fmt::format("made by {} of this deployment, and no fraction claimed it in {} s", e.creator.empty() ? "another process" : e.creator,
+                       book_->options().predecessor_grace.count());
+  }
+  // Another fracpack's pods are its own business; KAI's binder may wait the whole timeout for the
+  // report, then bind the fraction: twice that, and nobody will.
+  if (!e.owner.empty() && !book_->ours(e)) return std::nullopt;
+  if (e.owner.empty() && age >= 2 * book_->options().timeout) {
+    return fmt::format("not created by fracpack, and no fraction claimed it in {} s", 2 * book_->options().timeout.count());
+  }
+  return std::nullopt;
+}
+
+void ExtenderImpl::retire_idle() {
+  for (const ReservationBook::Entry& e : book_->entries()) {
+    if (e.deleting || e.gpu < 0) continue;
+    auto n = state_.cluster().find_node(e.node);
+    if (!n || e.gpu >= static_cast<int>(state_.cluster().usage(*n).gpus.size())) continue;
+    const std::string hold = book_->key(e.pod);
+    const auto& holders = state_.cluster().usage(*n).gpus[static_cast<std::size_t>(e.gpu)].holders;
+    if (std::any_of(holders.begin(), holders.end(), [&](const std::string& h) { return h != hold; })) continue;  // a fraction holds it
+    if (auto why = retirement(e)) {
+      spdlog::info("reservation pod {}: {}; deleting it", hold, *why);
+      book_->retire(e.group);
+    }
+  }
 }
 
 void ExtenderImpl::forget_pod(const std::string& key) {
@@ -167,6 +214,7 @@ void ExtenderImpl::sweep_reservations() {
   if (!book_) return;
   std::unique_lock lock(mu_);
   sweep_locked();
+  retire_idle();
 }
 
 void ExtenderImpl::sweep_locked() {

@@ -82,6 +82,8 @@ LedgerGauges ExtenderImpl::gauges() const {
   }
   g.pods_pending = state_.pending_count();
   g.binds_assumed = assumed_.size();
+  g.pods_claim_edited = claim_edits_.size();
+  g.claim_edits_by_writer = claim_edit_writers_;
   g.synced = synced_;
   return g;
 }

@@ -208,16 +208,20 @@ void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::ve
                                  std::vector<std::string>* notes) {
   ObjectChange change;
   std::set<std::string> seen;
+  if (replace) invalid_groups_.clear();
   for (const auto& o : upserts) {
     auto g = queues::decode_pod_group(o, notes);
     if (!g) {
       note(notes, g.status().message());
+      if (!k8s::metadata_string(o, "name").empty()) invalid_groups_[key_of(o)] = g.status().message();
       continue;
     }
     seen.insert(g->key());
+    invalid_groups_.erase(g->key());
     change.groups.push_back(std::move(*g));
   }
   for (const auto& key : removals) {
+    invalid_groups_.erase(key);
     if (api_groups_.contains(key)) change.removed_groups.push_back(key);
   }
   if (replace) {
@@ -225,6 +229,7 @@ void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::ve
       if (!seen.contains(key)) change.removed_groups.push_back(key);
     }
   }
+  state_.set_invalid_groups(invalid_groups_);
   for (const auto& key : change.removed_groups) api_groups_.erase(key);
   api_groups_.insert(seen.begin(), seen.end());
   (void)state_.apply(change);
@@ -236,15 +241,20 @@ void ExtenderImpl::list_pods(const std::vector<json>& objects, std::vector<std::
   // What the list does not name is gone, except binds still assumed: a paged list shows the pods
   // as they were at its first page, and a pod created and bound by us since is not in it. The
   // watch, or settle() when their time is up, decides those.
+  // A bind read from the state file at start is settled by the first list, made after the start:
+  // a Binding it shows neither pending nor bound was never made, whatever the file says.
   for (const auto& key : state_.pod_keys()) {
-    if (!listed.contains(key) && !assumed_.contains(key)) forget_pod(key);
+    const auto assumed = assumed_.find(key);
+    if (listed.contains(key) || (assumed != assumed_.end() && !assumed->second.from_store)) continue;
+    if (assumed != assumed_.end()) unacknowledged(key);
+    forget_pod(key);
   }
   if (book_) {  // reservation pods first: the fractions that follow them learn their GPUs from them
     for (const auto& e : book_->entries()) {
       if (e.visible && !listed.contains(book_->key(e.pod))) book_->gone(e.pod);
     }
     for (const auto& o : objects) {
-      if (book_->is_reservation(o) && !finished(o)) book_->seen(o);
+      if (book_->is_reservation(o) && !finished(o)) book_->seen(o, gpu_count_of(node_name(o)));
     }
   }
   // Pods that name their devices first: the GPUs of a pod that names none are a guess, which must
@@ -305,8 +315,11 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
   auto raw = k8s::decode_pod(object, options_.decode, state_.classes());
   if (assumed != assumed_.end()) {
     const bool same_pod = assumed->second.uid.empty() || uid.empty() || assumed->second.uid == uid;
-    if (same_pod && node.empty()) return;  // our bind is not visible yet: an older view of the pod
-    if (same_pod && node == assumed->second.node) {
+    if (same_pod && node.empty() && !assumed->second.from_store) return;  // our bind is not visible yet: an older view of the pod
+    if (same_pod && node.empty()) {
+      unacknowledged(key);  // the first list after the start shows it pending: that Binding was never made
+      forget_pod(key);
+    } else if (same_pod && node == assumed->second.node) {
       confirmed(key);  // seen bound where we bound it
       const PodRecord* held = state_.pod(key);
       if (raw && held != nullptr && held->raw.bound && raw->bound->devices.empty()) raw->bound->devices = held->raw.bound->devices;
@@ -320,7 +333,8 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
       (void)state_.forget(key);  // a pending pod that does not decode: Filter answers why, nothing to hold
       return;
     }
-    (void)state_.observe_unreadable(key, node, {}, raw.status().message());
+    // It fences the GPUs it can be read to claim; its whole node only when none can be read.
+    (void)state_.observe_unreadable(key, node, readable_gpus(object, node), raw.status().message());
     note(notes, fmt::format("{}: {}", key, state_.pod(key)->note));
     return;
   }
@@ -332,9 +346,19 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
       raw->bound->devices = held->raw.bound->devices;
     }
   }
-  if (book_) follow_groups(*raw, object);
+  std::optional<GroupPlan> groups;
+  if (book_ && (groups = plan_groups(*raw, object)) && !groups->gpus.empty()) raw->bound->devices = groups->gpus;
+  if (claim_edited(key, *raw, object)) return;
+  if (groups) follow_groups(key, raw->bound->node, *groups);
   const PodStanding standing = state_.observe(*raw);
   if (standing == PodStanding::kConflict) note(notes, fmt::format("{}: {}", key, state_.pod(key)->note));
+}
+
+void ExtenderImpl::unacknowledged(const std::string& key) {
+  spdlog::info("pod {}: the state file has its bind to {}, and the API server's pods listed since the start do not show it bound "
+               "there; the bind was never made (or never acknowledged), and its GPUs are released",
+               key, assumed_.at(key).node);
+  confirmed(key);
 }
 
 void ExtenderImpl::confirmed(const std::string& key) {

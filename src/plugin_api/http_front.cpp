@@ -7,6 +7,8 @@
 #include <optional>
 #include <unordered_set>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "fracpack/k8s/object_stream.hpp"
@@ -190,17 +192,60 @@ struct HttpFront::Impl {
     return out + "]";
   }
 
+  struct BindArgs {
+    std::string ns, name, uid, node;
+  };
+  static BindArgs bind_args(const json& args) {
+    BindArgs b;  // read in this order: the first bad field is the one an answer names
+    b.name = string_field(args, "PodName", "ExtenderBindingArgs");
+    b.ns = string_field(args, "PodNamespace", "ExtenderBindingArgs");
+    b.uid = string_field(args, "PodUID", "ExtenderBindingArgs", false);
+    b.node = string_field(args, "Node", "ExtenderBindingArgs");
+    if (b.name.empty()) throw BadRequest{"ExtenderBindingArgs.PodName is empty"};
+    if (b.node.empty()) throw BadRequest{"ExtenderBindingArgs.Node is empty"};
+    return b;
+  }
+  static json bind_result(const Result<BindAnswer>& bound) { return {{"Error", bound ? "" : bound.status().message()}}; }
+
   json bind(const json& args) {
-    const std::string name = string_field(args, "PodName", "ExtenderBindingArgs");
-    const std::string ns = string_field(args, "PodNamespace", "ExtenderBindingArgs");
-    const std::string uid = string_field(args, "PodUID", "ExtenderBindingArgs", false);
-    const std::string node = string_field(args, "Node", "ExtenderBindingArgs");
-    if (name.empty()) throw BadRequest{"ExtenderBindingArgs.PodName is empty"};
-    if (node.empty()) throw BadRequest{"ExtenderBindingArgs.Node is empty"};
+    const BindArgs b = bind_args(args);
     const Timer timer;
-    auto bound = bind_pod(core, binder, metrics, ns, name, uid, node);
-    log_bind(ns + "/" + name, node, bound, timer.seconds());
-    return {{"Error", bound ? "" : bound.status().message()}};
+    auto bound = bind_pod(core, binder, metrics, b.ns, b.name, b.uid, b.node);
+    log_bind(b.ns + "/" + b.name, b.node, bound, timer.seconds());
+    return bind_result(bound);
+  }
+
+  /// Bind following the API server: answered when the Binding is made, which may wait seconds for
+  /// a new GPU's reservation pod; meanwhile it holds kube-scheduler's connection, not a thread.
+  void route_bind_async() {
+    protected_paths.emplace("/bind", std::pair{Permission::kSchedule, "bind"});
+    server.route_async("POST", "/bind", [this](const HttpRequest& req, HttpResponder respond) {
+      auto timer = std::make_shared<Timer>();
+      auto answer = [this, timer, respond](int status, std::string body) {
+        HttpResponse res;
+        res.content_type = kJson;
+        res.status = status;
+        res.body = std::move(body);
+        metrics.observe("http", "bind", std::to_string(status), timer->seconds());
+        respond(std::move(res));
+      };
+      if (HttpResponse refused; !allowed(req, refused, Permission::kSchedule, "bind")) {
+        metrics.observe("http", "bind", std::to_string(refused.status), timer->seconds());
+        return respond(std::move(refused));
+      }
+      BindArgs b;
+      try {
+        b = bind_args(parse_body(req.body));
+      } catch (const BadRequest& e) {
+        return answer(400, error_text(e.message));
+      } catch (const std::exception& e) {  // a value of the wrong type deep inside: still the caller's input
+        return answer(400, error_text(fmt::format("malformed bind arguments: {}", e.what())));
+      }
+      bind_pod_async(core, binder, metrics, b.ns, b.name, b.uid, b.node, [timer, b, answer](Result<BindAnswer> bound) {
+        log_bind(b.ns + "/" + b.name, b.node, bound, timer->seconds());
+        answer(200, to_text(bind_result(bound)));
+      });
+    });
   }
 
   json preempt(const json& args) {
@@ -281,10 +326,8 @@ struct HttpFront::Impl {
   /// Answers `handler(req.body)` as JSON, a BadRequest (or a wrong type deep inside) as 400.
   template <class Handler>
   void serve(const char* path, const char* verb, Handler handler, Permission what) {
-    // A Bind that creates the Binding in the API server waits for it (and for a new GPU's
-    // reservation pod to report): off the reading threads. Without an API server it is a ledger
-    // write, as quick as a Filter.
-    const bool may_wait = std::string_view(path) == "/bind" && binder != nullptr;
+    // On the reading threads: each is a ledger read or write. A Bind that creates the Binding in
+    // the API server is route_bind_async's.
     protected_paths.emplace(path, std::pair{what, verb});
     server.route("POST", path, [this, verb, handler, what](const HttpRequest& req, HttpResponse& res) {
       Timer timer;
@@ -301,15 +344,16 @@ struct HttpFront::Impl {
         res.body = error_text(fmt::format("malformed {} arguments: {}", verb, e.what()));
       }
       metrics.observe("http", verb, std::to_string(res.status), timer.seconds());
-    }, may_wait);
+    });
   }
 
   /// GET `path`; `what` unset: open to everyone.
-  void get(const char* path, std::function<void(HttpResponse&)> answer, std::optional<Permission> what = std::nullopt) {
+  void get(const char* path, std::function<void(HttpResponse&)> answer, std::optional<Permission> what = std::nullopt,
+           bool may_wait = false) {
     if (what) protected_paths.emplace(path, std::pair{*what, path});
     server.route("GET", path, [this, path, answer = std::move(answer), what](const HttpRequest& req, HttpResponse& res) {
       if (!what || allowed(req, res, *what, path)) answer(res);
-    });
+    }, may_wait);
   }
 
   /// GET /healthz, /readyz (503 until the first list of everything is applied) and /metrics.
@@ -387,16 +431,36 @@ HttpFront::HttpFront(Extender& core, Metrics& metrics, HttpOptions options, Kube
   i.probes();
   if (i.options.access) i.admission();
   if (i.options.probes_only) return;
+  i.metrics.add_source([&i] {  // the extender listener's connections: kube-scheduler's, mostly
+    return fmt::format("# HELP fracpack_http_connections Connections open on the extender's HTTP listener.\n"
+                       "# TYPE fracpack_http_connections gauge\nfracpack_http_connections {}\n"
+                       "# HELP fracpack_http_connections_refused_total Connections closed at accept because --http-max-connections or "
+                       "--http-max-connections-per-client was reached (the client sees EOF).\n"
+                       "# TYPE fracpack_http_connections_refused_total counter\nfracpack_http_connections_refused_total {}\n",
+                       i.server.connections(), i.server.refused());
+  });
   i.route_args("/filter", "filter", &Impl::filter);
   i.route_args("/prioritize", "prioritize", &Impl::prioritize);
-  i.route("/bind", "bind", &Impl::bind);
+  if (binder != nullptr) {
+    i.route_bind_async();
+  } else {
+    i.route("/bind", "bind", &Impl::bind);
+  }
   i.route("/preempt", "preempt", &Impl::preempt);
   i.route("/explain", "explain", &Impl::explain, Permission::kRead);
   i.get("/debug/verify", [&i](HttpResponse& res) {
     const std::string differs = i.core.verify();
-    res.status = differs.empty() ? 200 : 500;
-    res.body = differs.empty() ? "ok: the ledger equals one rebuilt from scratch\n" : differs + "\n";
-  }, Permission::kRead);
+    if (!differs.empty()) {
+      res.status = 500;
+      res.body = "the ledger differs from one rebuilt from scratch: " + differs + "\n";
+      return;
+    }
+    const std::vector<std::string> api = i.options.verify_api ? i.options.verify_api() : std::vector<std::string>{};
+    res.status = api.empty() ? 200 : 500;
+    res.body = !i.options.verify_api ? "ok: the ledger equals one rebuilt from scratch\n"
+               : api.empty()        ? "ok: the ledger equals one rebuilt from scratch, and the API server's pods\n"
+                                    : fmt::format("the ledger differs from the API server's pods:\n{}\n", fmt::join(api, "\n"));
+  }, Permission::kRead, /*may_wait=*/true);
   i.get("/snapshot", [&i](HttpResponse& res) {
     res.content_type = Impl::kJson;
     res.body = to_text(to_json(i.core.snapshot()));

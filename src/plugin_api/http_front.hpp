@@ -14,6 +14,7 @@
 // A Bind or Preempt the core refuses is 200 with Error set, as kube-scheduler expects.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,9 @@ struct HttpOptions {
   /// Who may call which verb (access.hpp); null: everyone. /healthz and /readyz are always open;
   /// /metrics needs kRead here (it is open on a probes_only listener).
   std::shared_ptr<const AccessPolicy> access;
+  /// With --kube-api: the ledger against the API server's pods (ClusterWatch::verify_api), which
+  /// /debug/verify asks after its rebuild from scratch. Empty: the rebuild alone.
+  std::function<std::vector<std::string>()> verify_api;
 };
 
 class HttpFront final : public Front {

@@ -119,6 +119,7 @@ struct HttpServer::Impl {
     std::string method, path;
     HttpHandler handler;
     bool may_wait = false;
+    HttpAsyncHandler async_handler;  ///< set: answered through a responder (route_async)
   };
   std::vector<Route> routes;
   HttpHandler not_found = [](const HttpRequest& req, HttpResponse& res) {
@@ -135,6 +136,7 @@ struct HttpServer::Impl {
   // Destroyed in reverse: the io context (and the connections its pending handlers own) before
   // the counters those connections decrement and the TLS context they were made from.
   std::atomic<std::size_t> open{0};      ///< connections
+  std::atomic<std::uint64_t> refused{0};  ///< connections closed at accept (a cap reached)
   std::mutex clients_mutex;
   std::unordered_map<std::string, std::size_t> clients;  ///< open connections by IP address
   std::atomic<std::size_t> handling{0};  ///< requests read whole, not yet answered
@@ -175,9 +177,8 @@ struct HttpServer::Impl {
     return allow;
   }
 
-  /// The answer to `req` (its body inflated first).
-  [[nodiscard]] HttpResponse answer(HttpRequest& req, const Route* route) const {
-    HttpResponse res;
+  /// `req`'s body inflated; else the refusal to answer.
+  [[nodiscard]] std::optional<HttpResponse> inflate(HttpRequest& req) const {
     auto decoded = decode_body(req.header("Content-Encoding"), std::move(req.body), options.max_body);
     if (!decoded) {
       const Code code = decoded.status().code();
@@ -185,6 +186,13 @@ struct HttpServer::Impl {
                      decoded.status().message());
     }
     req.body = std::move(*decoded);
+    return std::nullopt;
+  }
+
+  /// The answer to `req` (its body inflated first).
+  [[nodiscard]] HttpResponse answer(HttpRequest& req, const Route* route) const {
+    HttpResponse res;
+    if (auto refused = inflate(req)) return std::move(*refused);
     if (route != nullptr) {
       route->handler(req, res);
     } else if (const std::string allow = allowed_methods(req.path); !allow.empty()) {
@@ -205,7 +213,14 @@ struct HttpServer::Impl {
     const std::lock_guard lock(clients_mutex);
     std::size_t& from_client = clients[address];
     if (open.load() >= options.max_connections || from_client >= options.max_connections_per_client) {
+      const bool per_client = from_client >= options.max_connections_per_client;
       if (from_client == 0) clients.erase(address);
+      if (refused++ % 100 == 0) {  // one line per hundred: a flood must not flood the log
+        spdlog::warn("connection from {} closed at accept: {} ({} refused so far); raise --http-max-connections{} if this is the scheduler",
+                     address, per_client ? fmt::format("{} already open from this address", options.max_connections_per_client)
+                                         : fmt::format("{} open in all", options.max_connections),
+                     refused.load(), per_client ? "-per-client" : "");
+      }
       return false;
     }
     ++from_client;
@@ -334,6 +349,17 @@ class Session {
     const auto* route = server_->find(*req);
     const bool gzip_it = options().gzip && accepts_gzip(req->header("Accept-Encoding"));
     if (route == nullptr || !route->may_wait) return write(server_->answer(*req, route), gzip_it, /*handled=*/true);
+    if (route->async_handler) {
+      asio::post(*server_->workers, [s = self().shared_from_this(), req, route, gzip_it] {
+        HttpResponder respond = [s, gzip_it](HttpResponse res) {
+          auto answer = std::make_shared<HttpResponse>(std::move(res));
+          asio::post(s->socket().get_executor(), [s, answer, gzip_it] { s->write(std::move(*answer), gzip_it, /*handled=*/true); });
+        };
+        if (auto refused = s->server_->inflate(*req)) return respond(std::move(*refused));
+        route->async_handler(*req, std::move(respond));
+      });
+      return;
+    }
     asio::post(*server_->workers, [s = self().shared_from_this(), req, route, gzip_it] {
       auto res = std::make_shared<HttpResponse>(s->server_->answer(*req, route));
       asio::post(s->socket().get_executor(), [s, res, gzip_it] { s->write(std::move(*res), gzip_it, /*handled=*/true); });
@@ -523,10 +549,14 @@ HttpServer::~HttpServer() { stop(); }
 void HttpServer::route(std::string method, std::string path, HttpHandler handler, bool may_wait) {
   impl_->routes.push_back({std::move(method), std::move(path), std::move(handler), may_wait});
 }
+void HttpServer::route_async(std::string method, std::string path, HttpAsyncHandler handler) {
+  impl_->routes.push_back({std::move(method), std::move(path), {}, /*may_wait=*/true, std::move(handler)});
+}
 void HttpServer::fallback(HttpHandler handler) { impl_->not_found = std::move(handler); }
 void HttpServer::refusals(HttpRefusal refusal) { impl_->refusal = std::move(refusal); }
 void HttpServer::admission(HttpAdmission admit) { impl_->admit = std::move(admit); }
 std::size_t HttpServer::connections() const { return impl_->open.load(); }
+std::uint64_t HttpServer::refused() const { return impl_->refused.load(); }
 
 Result<int> HttpServer::start() {
   Impl& i = *impl_;

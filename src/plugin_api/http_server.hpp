@@ -30,6 +30,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -66,6 +67,10 @@ struct HttpResponse {
 };
 
 using HttpHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
+/// A handler that answers later: it calls `respond` exactly once, from any thread, when the answer
+/// is ready; no thread waits meanwhile.
+using HttpResponder = std::function<void(HttpResponse)>;
+using HttpAsyncHandler = std::function<void(const HttpRequest&, HttpResponder respond)>;
 /// The body of a refusal the server makes itself (413, 431, 400 for bad framing, 415): status,
 /// the request's path ("" when the header could not be read) and why.
 using HttpRefusal = std::function<HttpResponse(int status, const std::string& path, const std::string& why)>;
@@ -104,6 +109,10 @@ class HttpServer {
   /// Serves `method path` exactly. Register before start(). `may_wait`: the handler can block
   /// (seconds); it runs on a worker thread.
   void route(std::string method, std::string path, HttpHandler handler, bool may_wait = false);
+  /// Serves `method path` exactly, answered when `handler` calls its responder (a Bind waiting for
+  /// a reservation pod's report holds its connection, not a thread). The handler itself runs on a
+  /// worker: it may block briefly. Register before start().
+  void route_async(std::string method, std::string path, HttpAsyncHandler handler);
   /// What every other request gets (404 by default).
   void fallback(HttpHandler handler);
   void refusals(HttpRefusal refusal);
@@ -117,6 +126,8 @@ class HttpServer {
   void stop();
   /// Connections open now (tests, metrics).
   [[nodiscard]] std::size_t connections() const;
+  /// Connections closed at accept since start because a cap was reached (metrics).
+  [[nodiscard]] std::uint64_t refused() const;
 
   struct Impl;  ///< defined in http_server.cpp (named there by the connections it owns)
 

@@ -1,8 +1,15 @@
 #include "plugin_api/kube_binder.hpp"
 
+#include <algorithm>
+#include <future>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+
+#include "fracpack/core/labels.hpp"
+#include "plugin_api/kube_bind_pending.hpp"
 
 
 namespace fracpack::api {
@@ -23,8 +30,10 @@ Result<std::unique_ptr<KubeBinder>> KubeBinder::open(const KubeApi& api) {
   return std::make_unique<KubeBinder>(std::move(*connection));
 }
 
-KubeBinder::KubeBinder(std::shared_ptr<KubeConnection> connection) : connection_(std::move(connection)) {}
+KubeBinder::KubeBinder(std::shared_ptr<KubeConnection> connection)
+    : connection_(std::move(connection)), pool_(std::make_unique<boost::asio::thread_pool>(4)) {}
 KubeBinder::~KubeBinder() {
+  pool_->join();  // Binds still waiting finish (their deadlines bound the wait)
   {
     std::lock_guard lock(label_mu_);
     stopping_ = true;
@@ -55,31 +64,57 @@ void KubeBinder::give_back(Idle c) {
 }
 
 Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* maybe_bound) {
-  *maybe_bound = false;
+  std::promise<std::pair<Status, bool>> outcome;
+  auto future = outcome.get_future();
+  bind_async(answer, uid, [&outcome](Status st, bool maybe) { outcome.set_value({std::move(st), maybe}); });
+  auto [st, maybe] = future.get();
+  *maybe_bound = maybe;
+  return st;
+}
+
+void KubeBinder::bind_async(const BindAnswer& answer, const std::string& uid, BindDone done) {
   const auto slash = answer.pod.find('/');
   const std::string ns = slash == std::string::npos ? "default" : answer.pod.substr(0, slash);
   const std::string name = slash == std::string::npos ? answer.pod : answer.pod.substr(slash + 1);
   for (const std::string* part : {&ns, &name}) {  // DNS-1123 names: nothing to escape in a path
     if (part->empty() || part->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.") != std::string::npos) {
-      return Status(Code::kInvalidArgument, fmt::format("pod {}: \"{}\" is not a Kubernetes object name (RFC 1123)", answer.pod, *part));
+      return done(Status(Code::kInvalidArgument, fmt::format("pod {}: \"{}\" is not a Kubernetes object name (RFC 1123)", answer.pod, *part)),
+                  false);
     }
   }
-  Idle pooled = client();
-  httplib::Client* c = pooled.client.get();
-  std::map<std::string, std::string> annotations = answer.annotations;
-  std::vector<std::string> groups;  // the fraction's GPU groups, for its label
+  auto p = std::make_shared<Pending>(answer, uid, std::move(done));
+  p->annotations = answer.annotations;
   if (reservations_ != nullptr) {
-    if (Status st = reserve(answer, annotations, groups, *c); !st.is_ok()) {
-      give_back(std::move(pooled));
-      return st;
-    }
+    if (Status st = prepare_reservations(*p); !st.is_ok()) return fail(*p, std::move(st));
+  }
+  if (p->missing > 0) return await_reports(p);
+  finish(p);
+}
+
+void KubeBinder::finish(const std::shared_ptr<Pending>& p) {
+  if (!p->groups.empty()) {  // the reported GPUs, the ledger's indices and the groups go with the Binding
+    auto devices_key = std::find_if(p->annotations.begin(), p->annotations.end(), [](const auto& a) { return a.first.ends_with(".gpus.devices"); });
+    devices_key->second = fmt::format("{}", fmt::join(p->devices, ","));
+    p->annotations[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(p->answer.choice.gpus, ","));
+    p->annotations[std::string(k8s::kGpuGroupsAnnotation)] = fmt::format("{}", fmt::join(p->groups, ","));
   }
   if (gate_) {
-    if (Status st = gate_(); !st.is_ok()) {  // the lead lost while the reservation pod was awaited
-      give_back(std::move(pooled));
-      return st;
-    }
+    if (Status st = gate_(); !st.is_ok()) return p->done(std::move(st), false);  // the lead lost while the reservation pod was awaited
   }
+  bool maybe_bound = false;
+  bool answered = false;
+  Idle conn = client();  // taken now, not held through the wait: a burst of waiting Binds opens no connection each
+  Status st = send_binding(p->answer, p->uid, p->annotations, p->groups, *conn.client, &maybe_bound, &answered);
+  if (st.is_ok() && !p->groups.empty()) label_groups(p->answer.pod, p->groups);
+  if (answered) give_back(std::move(conn));  // a connection that failed is not reused
+  p->done(std::move(st), maybe_bound);
+}
+
+Status KubeBinder::send_binding(const BindAnswer& answer, const std::string& uid, const std::map<std::string, std::string>& annotations,
+                                const std::vector<std::string>& groups, httplib::Client& c, bool* maybe_bound, bool* answered) {
+  const auto slash = answer.pod.find('/');
+  const std::string ns = slash == std::string::npos ? "default" : answer.pod.substr(0, slash);
+  const std::string name = slash == std::string::npos ? answer.pod : answer.pod.substr(slash + 1);
   json metadata = {{"name", name}, {"namespace", ns}};
   if (!uid.empty()) metadata["uid"] = uid;
   if (!annotations.empty()) metadata["annotations"] = annotations;
@@ -88,32 +123,26 @@ Status KubeBinder::bind(const BindAnswer& answer, const std::string& uid, bool* 
                         {"metadata", metadata},
                         {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", answer.node}}}};
   const std::string pod_path = fmt::format("/api/v1/namespaces/{}/pods/{}", ns, name);
-  auto res = c->Post(pod_path + "/binding", binding.dump(), "application/json");
-  Status st = Status::ok();
-  if (!res || (res->status != 201 && res->status != 200)) {
-    const std::string why = api_message(res);
-    if (res && res->status == 409) {  // a retried Bind of a pod the API server already bound?
-      auto pod = c->Get(pod_path);
-      const json current = pod && pod->status == 200 ? json::parse(pod->body, nullptr, false) : json();
-      static const json::json_pointer kNodeName("/spec/nodeName");
-      if (current.is_object() && current.contains(kNodeName) && current[kNodeName] == answer.node) {
-        if (!groups.empty()) label_groups(answer.pod, groups);  // the first Bind may have died before it labelled
-        give_back(std::move(pooled));
-        return Status::ok();
-      }
-      st = Status(Code::kAlreadyExists, fmt::format("the API server refused to bind pod {} to node {}: {}", answer.pod, answer.node, why));
-    } else if (res && res->status == 404) {
-      st = Status(Code::kNotFound, fmt::format("the API server has no pod {}: {}", answer.pod, why));
-    } else if (!res && res.error() == httplib::Error::Connection) {  // never sent: certainly not bound
-      st = Status(Code::kInternal, fmt::format("cannot connect to the API server at {} to bind pod {}", connection_->url(), answer.pod));
-    } else {
-      st = Status(Code::kInternal, fmt::format("binding pod {} to node {} in the API server ({}): {}", answer.pod, answer.node, connection_->url(), why));
-      *maybe_bound = true;  // sent, and no clear answer
+  auto res = c.Post(pod_path + "/binding", binding.dump(), "application/json");
+  *answered = static_cast<bool>(res);
+  if (res && (res->status == 201 || res->status == 200)) return Status::ok();
+  const std::string why = api_message(res);
+  if (res && res->status == 409) {  // a retried Bind of a pod the API server already bound?
+    auto pod = c.Get(pod_path);
+    const json current = pod && pod->status == 200 ? json::parse(pod->body, nullptr, false) : json();
+    static const json::json_pointer kNodeName("/spec/nodeName");
+    if (current.is_object() && current.contains(kNodeName) && current[kNodeName] == answer.node) {
+      if (!groups.empty()) label_groups(answer.pod, groups);  // the first Bind may have died before it labelled
+      return Status::ok();
     }
+    return Status(Code::kAlreadyExists, fmt::format("the API server refused to bind pod {} to node {}: {}", answer.pod, answer.node, why));
   }
-  if (st.is_ok() && !groups.empty()) label_groups(answer.pod, groups);
-  if (res) give_back(std::move(pooled));  // a connection that failed is not reused
-  return st;
+  if (res && res->status == 404) return Status(Code::kNotFound, fmt::format("the API server has no pod {}: {}", answer.pod, why));
+  if (!res && res.error() == httplib::Error::Connection) {  // never sent: certainly not bound
+    return Status(Code::kInternal, fmt::format("cannot connect to the API server at {} to bind pod {}", connection_->url(), answer.pod));
+  }
+  *maybe_bound = true;  // sent, and no clear answer
+  return Status(Code::kInternal, fmt::format("binding pod {} to node {} in the API server ({}): {}", answer.pod, answer.node, connection_->url(), why));
 }
 
 }  // namespace fracpack::api

@@ -8,6 +8,7 @@
 // setPodHostAndAnnotations), so the pod is bound and annotated in one call.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -24,6 +25,10 @@
 #include "fracpack/core/status.hpp"
 #include "plugin_api/kube_api.hpp"
 
+namespace boost::asio {
+class thread_pool;
+}
+
 namespace httplib {
 class Client;
 class Result;
@@ -36,6 +41,10 @@ std::string api_message(const httplib::Result& res);
 
 class KubeBinder {
  public:
+  /// A Bind's outcome: OK, or why not; `maybe_bound`: the API server may have bound the pod anyway
+  /// (the Binding was sent and no clear answer came back).
+  using BindDone = std::function<void(Status st, bool maybe_bound)>;
+
   /// kInvalidArgument when the URL is not http(s)://host[:port] or a file cannot be read.
   static Result<std::unique_ptr<KubeBinder>> open(const KubeApi& api);
   explicit KubeBinder(std::shared_ptr<KubeConnection> connection);
@@ -45,9 +54,13 @@ class KubeBinder {
   /// then refuses a different pod of the same name) to `answer.node` with `answer.annotations`.
   /// A pod already bound to that node is success (a retried Bind). kNotFound when the pod is
   /// gone, kAlreadyExists when it is bound elsewhere, kInvalidArgument for a name that is not a
-  /// Kubernetes name, kInternal for any other failure; each message names the pod and quotes the
-  /// API server. `*maybe_bound`: on failure, whether the API server may have bound the pod anyway
-  /// (the request was sent and no clear answer came back).
+  /// Kubernetes name, kUnavailable when this replica may not act or too many Binds wait already,
+  /// kInternal for any other failure; each message names the pod and quotes the API server.
+  /// `done` is called once: from this call when nothing must be waited for, else from the
+  /// binder's own threads once the reservation pods reported (or did not in time). A Bind that
+  /// waits holds no thread meanwhile.
+  void bind_async(const BindAnswer& answer, const std::string& uid, BindDone done);
+  /// bind_async(), waited for.
   Status bind(const BindAnswer& answer, const std::string& uid, bool* maybe_bound);
   /// Binds fractions behind reservation pods (gpu_reservations.hpp): before the Binding, each of
   /// the pod's GPUs gets its reservation pod (created and waited for when new), the pod gets its
@@ -55,16 +68,41 @@ class KubeBinder {
   void use_reservations(GpuReservations* reservations) { reservations_ = reservations; }
   /// Checked again right before the Binding is sent (after a wait for a reservation pod that can
   /// take seconds): a replica that lost the lead meanwhile sends nothing (leadership.hpp). Its
-  /// refusal is returned as is, with *maybe_bound false.
+  /// refusal is returned as is, with maybe_bound false.
   void use_gate(std::function<Status()> may_act) { gate_ = std::move(may_act); }
+  /// At most `most` Binds wait for reservation pods' reports at once (ServeOptions::max_waiting_binds);
+  /// one more fails at once, kUnavailable, before it creates anything.
+  void limit_waiting(std::size_t most) { most_waiting_ = most; }
+  /// Binds waiting for a report now (metrics).
+  [[nodiscard]] std::size_t waiting() const { return waiting_.load(); }
 
  private:
-  /// The reservation step of bind() for a fraction: each GPU's reservation pod (created and
-  /// waited for when new); rewrites `annotations` (gpus.devices = the reported GPUs,
-  /// fracpack.io/gpus = the ledger's) and sets `groups`. kInternal (no report in time, the API
-  /// server refused); claims made are given up on failure. Nothing is bound yet.
-  Status reserve(const BindAnswer& answer, std::map<std::string, std::string>& annotations, std::vector<std::string>& groups,
-                 httplib::Client& c);
+  struct Pending;  ///< one Bind on its way: kube_reservation.cpp
+  struct Idle {
+    std::unique_ptr<httplib::Client> client;
+    std::chrono::steady_clock::time_point made;  ///< its bearer token is the one read then
+  };
+  Idle client();  ///< a pooled connection, or a new one
+  void give_back(Idle client);
+
+  /// The reservation step of a fraction's Bind, up to the wait: a waiting slot, then each new
+  /// reservation pod created. kUnavailable (no slot), kInternal (the API server refused a
+  /// creation); claims made are given up on failure. Nothing is bound yet.
+  Status prepare_reservations(Pending& p);
+  /// Waits for every report `p` lacks, without a thread: the book's when_reported and a timer;
+  /// then finish(), or fail() with why (the deadline passed, a reservation pod went).
+  void await_reports(const std::shared_ptr<Pending>& p);
+  /// One report for claim `i` (or why none comes).
+  void reported(const std::shared_ptr<Pending>& p, std::size_t i, Result<std::string> device);
+  /// The reported GPUs into the annotations, the gate, the Binding, the label: `p->done`.
+  void finish(const std::shared_ptr<Pending>& p);
+  /// `p->done` with `st`, said in the log (the caller releases the pod's GPUs: reservation pods
+  /// no fraction holds then go).
+  static void fail(Pending& p, Status st);
+  /// The Binding itself; `*maybe_bound` as BindDone's; `*answered`: the API server answered (the
+  /// connection may be used again).
+  Status send_binding(const BindAnswer& answer, const std::string& uid, const std::map<std::string, std::string>& annotations,
+                      const std::vector<std::string>& groups, httplib::Client& c, bool* maybe_bound, bool* answered);
   /// Labels a bound fraction with its GPU groups (runai-gpu-group), from a thread of its own: after
   /// the Binding (a label change on a pod kube-scheduler is still binding would send it through
   /// scheduling again) and off the Bind's path. A failure is logged only: the Binding's
@@ -81,22 +119,22 @@ class KubeBinder {
   bool send_label(const DueLabel& due, std::unique_ptr<httplib::Client>& c);
   /// Creates the claim's reservation pod; kInternal quoting the API server otherwise.
   Status create_reservation(const ReservationClaim& claim, httplib::Client& c);
-  struct Idle {
-    std::unique_ptr<httplib::Client> client;
-    std::chrono::steady_clock::time_point made;  ///< its bearer token is the one read then
-  };
-  Idle client();  ///< a pooled connection, or a new one
-  void give_back(Idle client);
+
   std::shared_ptr<KubeConnection> connection_;
   std::mutex mu_;
   std::vector<Idle> idle_;  ///< kube-scheduler binds in parallel
   GpuReservations* reservations_ = nullptr;
   std::function<Status()> gate_;  ///< empty: always allowed
+  std::size_t most_waiting_ = 1536;
+  std::atomic<std::size_t> waiting_{0};  ///< Binds waiting for a report
   std::mutex label_mu_;
   std::condition_variable label_wake_;
   std::deque<DueLabel> labels_due_;  ///< under label_mu_, in order (a retry goes to the back)
   bool stopping_ = false;                                                    ///< under label_mu_
   std::thread labeller_;
+  /// Finishes Binds whose reports came, and runs their deadlines' timers: the Binding is sent
+  /// from here, never from the watch's thread that delivered the report.
+  std::unique_ptr<boost::asio::thread_pool> pool_;
 };
 
 }  // namespace fracpack::api

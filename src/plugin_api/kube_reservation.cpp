@@ -2,6 +2,8 @@
 // fraction (pkg/binder/binding/binder.go reserveGPUs, then the pod's GPU-group label).
 #include <algorithm>
 
+#include <boost/asio/post.hpp>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <httplib.h>
@@ -10,6 +12,7 @@
 
 #include "fracpack/core/labels.hpp"
 #include "fracpack/k8s/decode.hpp"
+#include "plugin_api/kube_bind_pending.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "plugin_api/reservation_book.hpp"
 
@@ -29,10 +32,10 @@ Status KubeBinder::create_reservation(const ReservationClaim& claim, httplib::Cl
                                              claim.node, api_message(res)));
 }
 
-Status KubeBinder::reserve(const BindAnswer& answer, std::map<std::string, std::string>& annotations, std::vector<std::string>& groups,
-                           httplib::Client& c) {
-  auto devices_key = std::find_if(annotations.begin(), annotations.end(), [](const auto& a) { return a.first.ends_with(".gpus.devices"); });
-  if (devices_key == annotations.end() || answer.choice.gpus.empty()) return Status::ok();  // not a fraction
+Status KubeBinder::prepare_reservations(Pending& p) {
+  const BindAnswer& answer = p.answer;
+  const bool fraction = std::any_of(p.annotations.begin(), p.annotations.end(), [](const auto& a) { return a.first.ends_with(".gpus.devices"); });
+  if (!fraction || answer.choice.gpus.empty()) return Status::ok();
   if (answer.joins_unreserved) {
     spdlog::warn("pod {}: joins GPU {} of node {}, whose fractions run without a reservation pod; bound by the ledger's index, "
                  "not held at the kubelet until they go",
@@ -41,29 +44,83 @@ Status KubeBinder::reserve(const BindAnswer& answer, std::map<std::string, std::
   }
   const std::vector<ReservationClaim>& claims = answer.reservations;
   if (claims.empty()) return Status::ok();
-  auto give_up = [&](Status st) {
-    spdlog::warn("pod {}: {}", answer.pod, st.message());
-    return st;  // the caller releases the pod's GPUs: reservation pods no fraction holds then go
-  };
+  // A Bind that must wait for a report takes a waiting slot first, before it creates anything.
+  const bool waits = std::any_of(claims.begin(), claims.end(), [](const ReservationClaim& c) { return c.device.empty(); });
+  if (waits) {
+    std::size_t now = waiting_.load();
+    do {
+      if (now >= most_waiting_) {
+        return Status(Code::kUnavailable, fmt::format("{} Binds already wait for reservation pods to report their GPUs "
+                                                      "(--max-waiting-binds); kube-scheduler retries the pod",
+                                                      most_waiting_));
+      }
+    } while (!waiting_.compare_exchange_weak(now, now + 1));
+    p.slot = &waiting_;
+  }
   for (const ReservationClaim& claim : claims) {
     if (!claim.create) continue;
-    if (Status st = create_reservation(claim, c); !st.is_ok()) {
+    Idle conn = client();
+    Status st = create_reservation(claim, *conn.client);
+    give_back(std::move(conn));
+    if (!st.is_ok()) {
       reservations_->creation_failed(claim);
-      return give_up(st);
+      return st;
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + reservations_->options().timeout;
-  std::vector<std::string> devices;
   for (const ReservationClaim& claim : claims) {
-    auto device = claim.device.empty() ? reservations_->await_device(claim.group, deadline) : Result<std::string>(claim.device);
-    if (!device) return give_up(device.status());
-    devices.push_back(*device);
+    p.groups.push_back(claim.group);
+    p.devices.push_back(claim.device);
+    if (claim.device.empty()) ++p.missing;
   }
-  devices_key->second = fmt::format("{}", fmt::join(devices, ","));
-  annotations[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(answer.choice.gpus, ","));
-  for (const auto& claim : claims) groups.push_back(claim.group);
-  annotations[std::string(k8s::kGpuGroupsAnnotation)] = fmt::format("{}", fmt::join(groups, ","));
   return Status::ok();
+}
+
+void KubeBinder::await_reports(const std::shared_ptr<Pending>& p) {
+  p->deadline = std::make_unique<boost::asio::steady_timer>(*pool_, reservations_->options().timeout);
+  std::lock_guard lock(p->mu);  // every waiter registered before any of them finishes the Bind
+  for (std::size_t i = 0; i < p->devices.size(); ++i) {
+    if (!p->devices[i].empty()) continue;
+    // The book calls back under its lock, from the watch's thread: the rest runs on the pool.
+    p->waiters.push_back(reservations_->when_reported(p->groups[i], [this, p, i](Result<std::string> device) {
+      boost::asio::post(*pool_, [this, p, i, device = std::move(device)]() mutable { reported(p, i, std::move(device)); });
+    }));
+  }
+  p->deadline->async_wait([this, p](const boost::system::error_code& cancelled) {
+    if (cancelled) return;
+    std::unique_lock lock(p->mu);
+    if (p->over) return;
+    p->over = true;
+    for (std::uint64_t id : p->waiters) reservations_->forget_waiter(id);
+    std::string late;
+    for (std::size_t i = 0; i < p->devices.size() && late.empty(); ++i) {
+      if (p->devices[i].empty()) late = p->groups[i];
+    }
+    lock.unlock();
+    fail(*p, reservations_->report_timeout(late));
+  });
+}
+
+void KubeBinder::reported(const std::shared_ptr<Pending>& p, std::size_t i, Result<std::string> device) {
+  std::unique_lock lock(p->mu);
+  if (p->over) return;
+  if (!device) {
+    p->over = true;
+    p->deadline->cancel();
+    lock.unlock();
+    return fail(*p, device.status());
+  }
+  if (!p->devices[i].empty()) return;  // said twice
+  p->devices[i] = std::move(*device);
+  if (--p->missing > 0) return;
+  p->over = true;
+  p->deadline->cancel();
+  lock.unlock();
+  finish(p);
+}
+
+void KubeBinder::fail(Pending& p, Status st) {
+  spdlog::warn("pod {}: {}", p.answer.pod, st.message());
+  p.done(std::move(st), false);
 }
 
 void KubeBinder::label_groups(const std::string& pod, const std::vector<std::string>& groups) {

@@ -17,6 +17,17 @@ std::string build_info_text() {
                      build.version, build.revision);
 }
 
+/// A Prometheus label value from an object someone else wrote: backslash, double quote and newline
+/// escaped (the exposition format), at most 64 characters.
+std::string label_value(const std::string& text) {
+  std::string out;
+  for (char c : text.substr(0, 64)) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string grpc_code_name(int code) {
@@ -85,6 +96,14 @@ std::string Metrics::render(const LedgerGauges& gauges) const {
   out += "# HELP fracpack_pods_conflicting Running pods the ledger cannot hold as they claim (GPUs fenced).\n"
          "# TYPE fracpack_pods_conflicting gauge\n";
   out += fmt::format("fracpack_pods_conflicting {}\n", gauges.pods_conflicting);
+  out += "# HELP fracpack_pods_claim_edited Running pods whose GPU claim was edited after it was recorded: held as recorded, the "
+         "edit's GPUs fenced.\n# TYPE fracpack_pods_claim_edited gauge\n";
+  out += fmt::format("fracpack_pods_claim_edited {}\n", gauges.pods_claim_edited);
+  out += "# HELP fracpack_pod_claim_edits_total Edits of a running pod's GPU claim refused, by who wrote them (managedFields).\n"
+         "# TYPE fracpack_pod_claim_edits_total counter\n";
+  for (const auto& [writer, n] : gauges.claim_edits_by_writer) {
+    out += fmt::format("fracpack_pod_claim_edits_total{{writer=\"{}\"}} {}\n", label_value(writer), n);
+  }
   out += "# HELP fracpack_binds_assumed Binds acknowledged, not yet seen in the API server.\n# TYPE fracpack_binds_assumed gauge\n";
   out += fmt::format("fracpack_binds_assumed {}\n", gauges.binds_assumed);
   out += "# HELP fracpack_synced 1 once the first list of every watched kind is applied.\n# TYPE fracpack_synced gauge\n";

@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
+
+#include "fracpack/core/quoting.hpp"
+
 #include "fracpack/k8s/object_stream.hpp"
 
 namespace fracpack::api {
@@ -18,6 +23,19 @@ const json* labels_of(const json& pod) {
 std::string string_at(const json& object, const char* pointer) {
   const json::json_pointer p(pointer);
   return object.contains(p) && object[p].is_string() ? object[p].get<std::string>() : std::string();
+}
+
+/// The ledger index a reservation pod of ours names (fracpack.io/gpu), when it is one of a node of
+/// `gpu_count` GPUs (-1: not known yet).
+std::optional<int> ledger_index(const json& pod, int gpu_count, const std::string& ns) {
+  const std::string text = string_at(pod, "/metadata/annotations/fracpack.io~1gpu");
+  int gpu = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), gpu);
+  if (ec == std::errc() && end == text.data() + text.size() && gpu >= 0 && gpu <= 4095 && (gpu_count < 0 || gpu < gpu_count)) return gpu;
+  spdlog::warn("reservation pod {}/{}: annotation {} = \"{}\" is not a GPU index of its node{}; its GPU is learned as a stranger's", ns,
+               k8s::metadata_string(pod, "name"), kReservationGpuAnnotation, excerpt(text),
+               gpu_count < 0 ? std::string() : fmt::format(" ({} GPUs)", gpu_count));
+  return std::nullopt;
 }
 
 }  // namespace
@@ -60,7 +78,9 @@ json reservation_pod(const GpuReservationOptions& options, const ReservationClai
            {{"name", claim.pod},
             {"namespace", options.ns},
             {"labels", {{"app", options.app_label}, {std::string(kGpuGroupLabel), claim.group}}},
-            {"annotations", {{"karpenter.sh/do-not-disrupt", "true"}}}}},
+            {"annotations", {{"karpenter.sh/do-not-disrupt", "true"},
+                             {std::string(kReservationOwnerAnnotation), options.owner},
+                             {std::string(kReservationGpuAnnotation), std::to_string(claim.gpu)}}}}},
           {"spec",
            {{"nodeName", claim.node},
             {"serviceAccountName", options.service_account},
@@ -71,6 +91,7 @@ json reservation_pod(const GpuReservationOptions& options, const ReservationClai
                            {"resources", {{"limits", gpu}, {"requests", gpu}}},
                            {"env", json::array({field_env("POD_NAME", "metadata.name"),
                                                 field_env("POD_NAMESPACE", "metadata.namespace")})}}})}}}};
+  if (!options.creator.empty()) pod["metadata"]["annotations"][std::string(kReservationCreatorAnnotation)] = options.creator;
   if (!options.runtime_class.empty()) pod["spec"]["runtimeClassName"] = options.runtime_class;
   return pod;
 }
@@ -102,7 +123,11 @@ ReservationClaim ReservationBook::claim(const std::string& node, int gpu) {
       const bool create = e.pod.empty();  // a group known from its fractions only: its pod is gone
       if (create) {
         e.pod = new_pod_name(node);
+        e.uid.clear();
         e.device.clear();
+        e.owner = options_.owner;
+        e.creator = options_.creator;
+        e.indexed = true;
       }
       return {node, gpu, e.group, e.pod, e.device, create};
     }
@@ -112,7 +137,10 @@ ReservationClaim ReservationBook::claim(const std::string& node, int gpu) {
   e.group = new_group();
   e.node = node;
   e.gpu = gpu;
+  e.indexed = true;
   e.pod = new_pod_name(node);
+  e.owner = options_.owner;
+  e.creator = options_.creator;
   e.claimed = true;
   e.since = std::chrono::steady_clock::now();
   at_[{node, gpu}] = e.group;
@@ -132,13 +160,48 @@ Result<std::string> ReservationBook::await_device(const std::string& group, std:
     if (reported_.wait_until(lock, deadline) == std::cv_status::timeout) {
       it = groups_.find(group);
       if (it != groups_.end() && !it->second.device.empty()) return it->second.device;
-      const std::string pod = it != groups_.end() ? it->second.pod : group;
-      return Status(Code::kInternal,
-                    fmt::format("reservation pod {}/{} did not report its GPU (annotation {}) within {} s: is the node's "
-                                "device plugin giving it nvidia.com/gpu, and does its image ({}) run?",
-                                options_.ns, pod, kReservedGpuAnnotation, options_.timeout.count(), options_.image));
+      lock.unlock();
+      return report_timeout(group);
     }
   }
+}
+
+Status ReservationBook::report_timeout(const std::string& group) const {
+  std::string pod = group;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = groups_.find(group); it != groups_.end() && !it->second.pod.empty()) pod = it->second.pod;
+  }
+  return Status(Code::kInternal, fmt::format("reservation pod {}/{} did not report its GPU (annotation {}) within {} s: is the node's "
+                                             "device plugin giving it nvidia.com/gpu, and does its image ({}) run?",
+                                             options_.ns, pod, kReservedGpuAnnotation, options_.timeout.count(), options_.image));
+}
+
+std::uint64_t ReservationBook::when_reported(const std::string& group, std::function<void(Result<std::string>)> done) {
+  std::lock_guard lock(mu_);
+  const std::uint64_t id = ++next_waiter_;
+  waiters_.push_back({id, group, std::move(done)});
+  notify();  // reported or gone already: answered now
+  return id;
+}
+
+void ReservationBook::forget_waiter(std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  std::erase_if(waiters_, [&](const Waiter& w) { return w.id == id; });
+}
+
+void ReservationBook::notify() {
+  reported_.notify_all();
+  std::erase_if(waiters_, [&](Waiter& w) {
+    auto it = groups_.find(w.group);
+    if (it == groups_.end() || it->second.deleting) {
+      w.done(Status(Code::kInternal, fmt::format("reservation group {}: its reservation pod was deleted before it reported a GPU", w.group)));
+      return true;
+    }
+    if (it->second.device.empty()) return false;
+    w.done(it->second.device);
+    return true;
+  });
 }
 
 void ReservationBook::creation_failed(const ReservationClaim& claim) {
@@ -149,23 +212,43 @@ void ReservationBook::creation_failed(const ReservationClaim& claim) {
   // No pod (as far as anyone knows: one created after all shows up in the watch as a stranger).
   it->second.pod.clear();
   it->second.deleting = true;  // waiters on this group give up
-  reported_.notify_all();
+  notify();
   erase(it);
 }
 
-std::vector<std::string> ReservationBook::take_deletions() {
+std::vector<ReservationDeletion> ReservationBook::take_deletions() {
   std::lock_guard lock(mu_);
-  return std::exchange(deletions_, {});
+  idle_noted_ = false;
+  std::vector<ReservationDeletion> out;
+  for (auto& d : std::exchange(deletions_, {})) {
+    const bool counted_on = std::any_of(groups_.begin(), groups_.end(), [&](const auto& g) {
+      const Entry& e = g.second;
+      return e.pod == d.pod && !e.deleting && (d.uid.empty() || e.uid.empty() || e.uid == d.uid);
+    });
+    const bool again = std::find(out.begin(), out.end(), d) != out.end();
+    if (!counted_on && !again) out.push_back(std::move(d));
+  }
+  return out;
 }
 
-void ReservationBook::deletion_failed(const std::string& pod) {
+void ReservationBook::deletion_failed(const ReservationDeletion& deletion) {
   std::lock_guard lock(mu_);
-  deletions_.push_back(pod);  // the next tick asks again
+  deletions_.push_back(deletion);  // the leader's next sweep asks again, if it still wants it
 }
 
-bool ReservationBook::deletions_due() const {
+void ReservationBook::queue_deletion(ReservationDeletion deletion) {
   std::lock_guard lock(mu_);
-  return !deletions_.empty();
+  deletions_.push_back(std::move(deletion));
+}
+
+bool ReservationBook::sweep_due() const {
+  std::lock_guard lock(mu_);
+  return idle_noted_ || !deletions_.empty();
+}
+
+void ReservationBook::note_idle() {
+  std::lock_guard lock(mu_);
+  idle_noted_ = true;
 }
 
 void ReservationBook::deleted(const std::string& pod) { gone(pod); }
@@ -174,11 +257,12 @@ bool ReservationBook::is_reservation(const json& pod) const {
   return k8s::metadata_string(pod, "namespace") == options_.ns && !gpu_groups(pod).empty();
 }
 
-ReservationBook::Entry ReservationBook::seen(const json& pod) {
+ReservationBook::Entry ReservationBook::seen(const json& pod, int gpu_count) {
   const std::vector<std::string> groups = gpu_groups(pod);
   const std::string name = k8s::metadata_string(pod, "name");
   const std::string node = string_at(pod, "/spec/nodeName");
-  std::string device = string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index");
+  const std::string owner = string_at(pod, "/metadata/annotations/fracpack.io~1reservation-owner");
+  const std::optional<int> index = owner == options_.owner ? ledger_index(pod, gpu_count, options_.ns) : std::nullopt;
   std::lock_guard lock(mu_);
   if (auto known = groups_.find(groups.front()); known == groups_.end() || known->second.pod != name) {
     for (auto& [group, other] : groups_) {  // relabelled: the pod is no longer its old group's reservation
@@ -197,36 +281,61 @@ ReservationBook::Entry ReservationBook::seen(const json& pod) {
   if (e.visible && !e.pod.empty() && e.pod != name) {
     // A second reservation pod of one group: the group keeps its first; this one is deleted.
     spdlog::warn("reservation pod {}/{}: group {} already has reservation pod {}; deleting the second", options_.ns, name, e.group, e.pod);
-    deletions_.push_back(name);
+    deletions_.push_back({name, k8s::metadata_string(pod, "uid")});
     return e;
   }
   if (!e.node.empty() && e.node != node && e.gpu >= 0) {  // not where its group was: relearned
     if (auto at = at_.find({e.node, e.gpu}); at != at_.end() && at->second == e.group) at_.erase(at);
     e.gpu = -1;
+    e.indexed = false;
   }
   e.node = node;
   e.pod = name;
   e.uid = k8s::metadata_string(pod, "uid");
+  e.owner = owner;
+  e.creator = string_at(pod, "/metadata/annotations/fracpack.io~1created-by");
   e.visible = true;
+  if (index) place_indexed(e, node, *index);
+  take_report(e, string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index"));
+  return e;
+}
+
+void ReservationBook::take_report(Entry& e, std::string device) {
   if (device.find(',') != std::string::npos) {
-    spdlog::warn("reservation pod {}/{}: reported \"{}\", not one GPU; waiting for a GPU UUID", options_.ns, name, device);
-    device.clear();
+    spdlog::warn("reservation pod {}/{}: reported \"{}\", not one GPU; waiting for a GPU UUID", options_.ns, e.pod, device);
+    return;
   }
-  if (!device.empty() && device != e.device) {  // a new report: no other reservation pod of the node has it
-    for (const auto& [group, other] : groups_) {
-      if (group != e.group && other.node == node && other.device == device) {
-        spdlog::warn("reservation pod {}/{}: reported GPU {}, which reservation pod {} on node {} reported already; not used",
-                     options_.ns, name, device, other.pod, node);
-        device.clear();
-        break;
-      }
+  if (device.empty() || device == "-1" || device == e.device) return;
+  for (const auto& [group, other] : groups_) {  // a new report: no other reservation pod of the node may have it
+    if (group != e.group && other.node == e.node && other.device == device) {
+      spdlog::warn("reservation pod {}/{}: reported GPU {}, which reservation pod {} on node {} reported already; not used",
+                   options_.ns, e.pod, device, other.pod, e.node);
+      return;
     }
   }
-  if (!device.empty() && device != "-1" && e.device != device) {
-    e.device = device;
-    reported_.notify_all();
+  e.device = std::move(device);
+  notify();
+}
+
+void ReservationBook::place_indexed(Entry& e, const std::string& node, int gpu) {
+  if (e.indexed && e.node == node && e.gpu == gpu) return;
+  if (auto at = at_.find({node, gpu}); at != at_.end() && at->second != e.group) {
+    auto other = groups_.find(at->second);
+    if (other != groups_.end() && other->second.indexed && !other->second.deleting) {
+      spdlog::warn("reservation pods {}/{} (group {}) and {} (group {}) both say they hold GPU {} of node {}; the first keeps it",
+                   options_.ns, other->second.pod, other->first, e.pod, e.group, gpu, node);
+      return;
+    }
+    if (other != groups_.end() && !other->second.indexed) other->second.gpu = -1;  // a guess gives way; the sweep guesses again
+    at_.erase(at);
   }
-  return e;
+  if (e.gpu >= 0) {
+    if (auto at = at_.find({e.node, e.gpu}); at != at_.end() && at->second == e.group) at_.erase(at);
+  }
+  e.node = node;
+  e.gpu = gpu;
+  e.indexed = true;
+  at_[{node, gpu}] = e.group;
 }
 
 void ReservationBook::gone(const std::string& pod) {
@@ -235,7 +344,8 @@ void ReservationBook::gone(const std::string& pod) {
     auto here = it++;
     if (here->second.pod == pod) erase(here);  // every entry that names it (a relabelled pod names two)
   }
-  reported_.notify_all();
+  std::erase_if(deletions_, [&](const ReservationDeletion& d) { return d.pod == pod; });
+  notify();
 }
 
 void ReservationBook::erase(std::map<std::string, Entry>::iterator it) {
@@ -275,6 +385,14 @@ int ReservationBook::learn(const std::string& group, const std::string& node, in
   return gpu;
 }
 
+std::optional<int> ReservationBook::gpu_of_device(const std::string& node, const std::string& device) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [group, e] : groups_) {
+    if (e.node == node && e.device == device && e.gpu >= 0) return e.gpu;
+  }
+  return std::nullopt;
+}
+
 std::optional<ReservationBook::Entry> ReservationBook::at(const std::string& node, int gpu) const {
   std::lock_guard lock(mu_);
   auto at = at_.find({node, gpu});
@@ -305,11 +423,11 @@ void ReservationBook::retire(const std::string& group) {
   if (it == groups_.end() || it->second.deleting) return;
   it->second.deleting = true;
   if (!it->second.pod.empty()) {
-    deletions_.push_back(it->second.pod);  // created and not seen yet, too: a 404 then says it is gone
+    deletions_.push_back({it->second.pod, it->second.uid});  // created and not seen yet, too: a 404 then says it is gone
   } else {
     erase(it);  // learned from a fraction only: no pod to delete
   }
-  reported_.notify_all();
+  notify();
 }
 
 }  // namespace fracpack::api

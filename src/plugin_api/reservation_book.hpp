@@ -4,7 +4,9 @@
 // scheduling state's. Internal to src/plugin_api/.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -24,10 +26,15 @@ class ReservationBook final : public GpuReservations {
   struct Entry {
     std::string group;
     std::string node;
-    int gpu = -1;               ///< ledger index; -1 until learned (a reservation pod fracpack did not create)
+    int gpu = -1;               ///< ledger index; -1 until known
+    /// `gpu` is its owner's word (this deployment's claim, or the pod's fracpack.io/gpu), not a
+    /// guess: a guess gives way to it.
+    bool indexed = false;
     std::string pod;            ///< name in options().ns
     std::string uid;            ///< its metadata.uid, once seen
     std::string device;         ///< reported GPU; "" until reported
+    std::string owner;          ///< kReservationOwnerAnnotation; "" for a pod KAI's binder made
+    std::string creator;        ///< kReservationCreatorAnnotation
     bool visible = false;       ///< the watch shows the pod
     bool claimed = false;       ///< a Bind claimed it, or a fraction of its group was seen: idle means done
     bool deleting = false;      ///< deletion asked for
@@ -42,18 +49,34 @@ class ReservationBook final : public GpuReservations {
   [[nodiscard]] std::string key(const std::string& pod) const { return options_.ns + "/" + pod; }
   ReservationClaim claim(const std::string& node, int gpu) override;
   Result<std::string> await_device(const std::string& group, std::chrono::steady_clock::time_point deadline) override;
+  std::uint64_t when_reported(const std::string& group, std::function<void(Result<std::string>)> done) override;
+  void forget_waiter(std::uint64_t id) override;
+  [[nodiscard]] Status report_timeout(const std::string& group) const override;
   void creation_failed(const ReservationClaim& claim) override;
-  void deletion_failed(const std::string& pod) override;
-  std::vector<std::string> take_deletions() override;
-  [[nodiscard]] bool deletions_due() const override;
+  void deletion_failed(const ReservationDeletion& deletion) override;
+  /// The deletions retire() and seen() queued, less those that name a reservation pod some group
+  /// now counts on (a pod the queue was wrong about, or that came back).
+  std::vector<ReservationDeletion> take_deletions() override;
+  [[nodiscard]] bool sweep_due() const override;
   void deleted(const std::string& pod) override;
+
+  /// This deployment's (owner) pod, and this process's (creator).
+  [[nodiscard]] bool ours(const Entry& e) const { return e.owner == options_.owner; }
+  [[nodiscard]] bool mine(const Entry& e) const { return ours(e) && !options_.creator.empty() && e.creator == options_.creator; }
+  /// The core found a GPU whose reservation nothing else holds: the leader should sweep.
+  void note_idle();
 
   // The watch's side.
   /// Whether `pod` is a reservation pod: in options().ns with a runai-gpu-group label.
   [[nodiscard]] bool is_reservation(const nlohmann::json& pod) const;
-  /// The reservation pod as the API server shows it (not deleted, not finished). Returns the
-  /// entry as it is now.
-  Entry seen(const nlohmann::json& pod);
+  /// The reservation pod as the API server shows it (not deleted, not finished), on a node of
+  /// `gpu_count` GPUs (-1: not known yet). A pod this deployment owns gives its group the ledger
+  /// index it names (fracpack.io/gpu, when below `gpu_count`), over any guess. Returns the entry
+  /// as it is now.
+  Entry seen(const nlohmann::json& pod, int gpu_count = -1);
+  /// Queues the deletion of a reservation pod no group counts on (a second one of a group, one
+  /// the kubelet refused). Only the leader's take_deletions() acts on it.
+  void queue_deletion(ReservationDeletion deletion);
   /// The reservation pod is deleted or finished: its entry goes (waiting Binds are aborted).
   void gone(const std::string& pod);
   /// The ledger index of `group` on `node` (nullopt: unknown group, or another node).
@@ -62,29 +85,50 @@ class ReservationBook final : public GpuReservations {
   /// fraction of it was seen, so idle from now on means done. Returns the group's index (which
   /// wins over `gpu`).
   int learn(const std::string& group, const std::string& node, int gpu, bool claimed);
+  /// The ledger GPU of `node` whose reservation pod reported `device`, if any.
+  [[nodiscard]] std::optional<int> gpu_of_device(const std::string& node, const std::string& device) const;
   /// The group at ledger GPU (`node`, `gpu`), if any.
   [[nodiscard]] std::optional<Entry> at(const std::string& node, int gpu) const;
   [[nodiscard]] std::optional<Entry> find(const std::string& group) const;
   /// Every entry (copies), for the sweep of idle GPUs.
   [[nodiscard]] std::vector<Entry> entries() const;
   /// Asks for the deletion of the group's reservation pod (once; a failed deletion is asked again).
+  /// The leader's sweep only: a follower never decides a deletion.
   void retire(const std::string& group);
 
  private:
   std::string new_group();
   std::string new_pod_name(const std::string& node);
   void erase(std::map<std::string, Entry>::iterator it);  ///< caller holds mu_
+  /// Wakes await_device()'s waiters, and answers when_reported()'s whose group reported or went.
+  /// Caller holds mu_.
+  void notify();
+  /// Gives `e` ledger GPU `gpu` of `node` on its owner's word; a guessed group there gives way.
+  /// Caller holds mu_.
+  void place_indexed(Entry& e, const std::string& node, int gpu);
+  /// `device` as `e`'s reported GPU, unless it is no single GPU or another reservation pod of the
+  /// node reported it. Caller holds mu_.
+  void take_report(Entry& e, std::string device);
 
   GpuReservationOptions options_;
   mutable std::mutex mu_;
   std::condition_variable reported_;  ///< a device reported, or an entry gone
+  struct Waiter {
+    std::uint64_t id;
+    std::string group;
+    std::function<void(Result<std::string>)> done;
+  };
+  std::vector<Waiter> waiters_;  ///< when_reported()'s, under mu_
+  std::uint64_t next_waiter_ = 0;
   std::map<std::string, Entry> groups_;                    ///< by group
   std::map<std::pair<std::string, int>, std::string> at_;  ///< (node, gpu) → group
-  std::vector<std::string> deletions_;
+  std::vector<ReservationDeletion> deletions_;
+  bool idle_noted_ = false;  ///< under mu_: note_idle() since the last take_deletions()
   std::mt19937_64 random_;
 };
 
-/// The reservation pod KAI's binder creates (createResourceReservationPod), for `claim`.
+/// The reservation pod KAI's binder creates (createResourceReservationPod), for `claim`, with
+/// fracpack's owner, creator and ledger-index annotations.
 nlohmann::json reservation_pod(const GpuReservationOptions& options, const ReservationClaim& claim);
 
 /// The GPU groups a pod's labels name: `runai-gpu-group`, then each `runai-gpu-group/<g>` in

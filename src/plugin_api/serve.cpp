@@ -3,9 +3,11 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <memory>
+#include <random>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -77,6 +79,22 @@ bool load_cluster(Extender& core, const std::string& path) {
   return true;
 }
 
+/// This replica's identity: --leader-elect-identity, else $POD_NAME, else the host name.
+std::string replica_identity(const ServeOptions& options) {
+  if (!options.leader_election.identity.empty()) return options.leader_election.identity;
+  if (const char* pod = std::getenv("POD_NAME"); pod != nullptr && *pod != '\0') return pod;
+  char host[256] = {};
+  return gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string();
+}
+
+/// Who owns and who creates reservation pods (GpuReservationOptions): the deployment is its
+/// Lease; the process is the replica's identity and an instance drawn now.
+void name_reservations(const ServeOptions& options, GpuReservationOptions& reservation) {
+  reservation.owner = options.leader_election.lease_namespace + "/" + options.leader_election.lease_name;
+  std::random_device random;
+  reservation.creator = fmt::format("{}/{:08x}", replica_identity(options), random());
+}
+
 /// serve --leader-elect: the identity defaults to $POD_NAME, else the host name.
 std::unique_ptr<api::Leadership> make_leadership(const ServeOptions& options, const std::shared_ptr<api::KubeConnection>& kube) {
   if (!kube) {
@@ -84,13 +102,9 @@ std::unique_ptr<api::Leadership> make_leadership(const ServeOptions& options, co
     return nullptr;
   }
   const auto& le = options.leader_election;
-  api::LeaderElectionOptions o{le.lease_namespace, le.lease_name, le.identity, le.lease_duration, le.renew_deadline, le.retry_period};
+  api::LeaderElectionOptions o{le.lease_namespace, le.lease_name, replica_identity(options), le.lease_duration, le.renew_deadline,
+                               le.retry_period};
   const char* pod = std::getenv("POD_NAME");
-  if (o.identity.empty() && pod != nullptr) o.identity = pod;
-  if (o.identity.empty()) {
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) == 0) o.identity = host;
-  }
   if (Status st = api::check(o); !st.is_ok()) {
     spdlog::error("{}", st.message());
     return nullptr;
@@ -141,7 +155,8 @@ std::shared_ptr<const api::AccessPolicy> access_policy(const ServeOptions& optio
 /// The JSON front for --http, or (`probes_only`) the probe listener for --health; nullptr when
 /// its address is not host:port (said in the log).
 std::unique_ptr<api::Front> make_http(Extender& core, api::Metrics& metrics, const ServeOptions& options,
-                                      std::shared_ptr<const api::AccessPolicy> access, api::KubeBinder* binder, bool probes_only) {
+                                      std::shared_ptr<const api::AccessPolicy> access, api::KubeBinder* binder, bool probes_only,
+                                      std::function<std::vector<std::string>()> verify_api = {}) {
   const std::string& flag_value = probes_only ? *options.health : *options.http;
   const char* flag = probes_only ? "--health" : "--http";
   auto address = split_address(flag_value);
@@ -160,6 +175,7 @@ std::unique_ptr<api::Front> make_http(Extender& core, api::Metrics& metrics, con
   http.unresolvable_as_failed = options.unresolvable_as_failed;
   http.probes_only = probes_only;
   http.access = std::move(access);
+  http.verify_api = std::move(verify_api);
   return std::make_unique<api::HttpFront>(core, metrics, http, binder);
 }
 
@@ -256,6 +272,7 @@ class ServeRun {
   std::vector<std::unique_ptr<api::Front>> fronts_;  ///< stopped in this order
   api::GrpcFront* grpc_ = nullptr;                   ///< among fronts_, for its health status
   std::unique_ptr<api::ClusterWatch> watch_;
+  std::atomic<const api::ClusterWatch*> watching_{nullptr};  ///< watch_, for the fronts' threads once it exists
 };
 
 // Flags first: a mistake must not leave a state file behind.
@@ -294,7 +311,19 @@ bool ServeRun::connect_kube() {
   }
   kube_ = std::move(*opened);
   binder_ = std::make_unique<api::KubeBinder>(kube_);
+  binder_->limit_waiting(options_.max_waiting_binds);
+  metrics_.add_source([b = binder_.get()] {
+    return fmt::format("# HELP fracpack_binds_waiting Binds waiting for a new reservation pod to report its GPU (each holds the "
+                       "caller's connection, no thread).\n# TYPE fracpack_binds_waiting gauge\nfracpack_binds_waiting {}\n",
+                       b->waiting());
+  });
+  if (options_.http_max_connections_per_client < options_.max_waiting_binds + 64) {
+    spdlog::warn("--http-max-connections-per-client {} leaves kube-scheduler fewer than 64 connections for its Filters when "
+                 "--max-waiting-binds {} Binds wait for reservation pods; its extra connections would be closed at accept (EOF)",
+                 options_.http_max_connections_per_client, options_.max_waiting_binds);
+  }
   core_options_.watching = true;
+  name_reservations(options_, core_options_.reservation);
   spdlog::info("following the API server at {}: nodes, pods, queues from its watch; Bind creates Bindings there", kube_->url());
   return true;
 }
@@ -328,7 +357,14 @@ bool ServeRun::start_fronts() {
   if (options_.grpc && !start_grpc()) return false;
   int port = 0;
   if (options_.http) {
-    fronts_.push_back(make_http(*core_, metrics_, options_, access_, binder_.get(), false));
+    std::function<std::vector<std::string>()> verify_api;
+    if (kube_) {
+      verify_api = [this] {
+        const api::ClusterWatch* w = watching_.load();
+        return w != nullptr ? w->verify_api() : std::vector<std::string>{"the watch has not started"};
+      };
+    }
+    fronts_.push_back(make_http(*core_, metrics_, options_, access_, binder_.get(), false, std::move(verify_api)));
     if (!fronts_.back() || !start_front(*fronts_.back(), "--http", *options_.http, &port)) return false;
     const bool tls = !options_.tls_cert.empty();
     spdlog::info("serving kube-scheduler extender on {}://{}:{} ({}; state {})", tls ? "https" : "http",
@@ -375,6 +411,7 @@ void ServeRun::follow_cluster() {
     watch_ = std::make_unique<api::ClusterWatch>(*core_, kube_, api::ClusterWatch::Options{}, [grpc = grpc_] {
       if (grpc != nullptr) grpc->set_serving(true);
     });
+    watching_ = watch_.get();
     metrics_.add_source([w = watch_.get()] { return w->metrics(); });
     core_->on_retry_wanted([w = watch_.get()](const std::vector<std::string>& pods) { w->nudge(pods); });
     watch_->start();

@@ -142,6 +142,15 @@ PodStanding SchedulingState::observe_unreadable(const std::string& key, const st
   return record.standing;
 }
 
+bool SchedulingState::fence_claim(const std::string& key, const std::vector<int>& gpus) {
+  const DebugCheck check(*this);
+  auto it = pods_.find(key);
+  if (it == pods_.end() || it->second.standing != PodStanding::kBound) return false;
+  if (!cluster_.set_fences(key, gpus)) return false;
+  it->second.claim_fence = cluster_.allocation(key)->fenced;
+  return true;
+}
+
 bool SchedulingState::forget(const std::string& key) {
   const DebugCheck check(*this);
   succeeded_.erase(key);
@@ -205,10 +214,13 @@ void SchedulingState::adopt(const std::string& key, PodRecord& record) {
     const std::string prefix = fmt::format("pod {} on node {}: ", key, b.node);
     if (reason.starts_with(prefix)) reason.erase(0, prefix.size());
     std::vector<int> fence = devices.value_or(std::vector<int>{});
-    if (!devices) {
+    const auto& usage = cluster_.usage(*n).gpus;
+    if (!devices && devices_needed(pod) > usage.size()) {
+      // More GPUs than the node has: no kubelet admits it, so it holds none of them.
+      reason += fmt::format("; the node has {} GPU(s), so its kubelet cannot admit it and no GPU is fenced", usage.size());
+    } else if (!devices) {
       // It names no GPUs and the ledger has too few free ones for it: it runs on some of them all
       // the same, so as many of the free ones as it asks for are held back from new pods.
-      const auto& usage = cluster_.usage(*n).gpus;
       for (std::size_t g = 0; g < usage.size() && fence.size() < devices_needed(pod); ++g) {
         if (usage[g].state == GpuState::kIdle && !usage[g].fenced()) fence.push_back(static_cast<int>(g));
       }
@@ -219,6 +231,7 @@ void SchedulingState::adopt(const std::string& key, PodRecord& record) {
   }
   record.standing = PodStanding::kBound;
   record.note.clear();
+  if (!record.claim_fence.empty()) (void)cluster_.set_fences(key, record.claim_fence);  // re-adopted: an edit still stands
   record.charge = queues::charge_placed(pod, cluster_, *cluster_.allocation(key));
   if (!record.ours) cluster_.set_holder(key, Holder::kForeign);
   charge(record, 1);
@@ -355,6 +368,11 @@ Result<Allocation> SchedulingState::bind(const PodRequest& given, std::size_t n,
   }
   if (is_ours(pod)) {
     if (auto refusal = admit(pod)) return Status(Code::kResourceExhausted, refusal->message, "queue:" + refusal->queue);
+  }
+  if (auto invalid = pod.gang ? invalid_groups_.find(pod.gang_key()) : invalid_groups_.end();
+      invalid != invalid_groups_.end() && !groups_.contains(invalid->first)) {
+    return Status(Code::kUnschedulableAndUnresolvable, fmt::format("pod {}: PodGroup {} cannot be honoured ({}); its members are not "
+                                                                   "bound until it is fixed", key, excerpt(invalid->first), invalid->second));
   }
   auto ranked = rank_nodes(cluster_, pod, policy, {n});  // this node only: O(1), not an index search
   if (const PodRecord* held = this->pod(key); held != nullptr && (held->standing == PodStanding::kBound || held->standing == PodStanding::kConflict)) {

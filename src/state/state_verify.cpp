@@ -45,6 +45,7 @@ std::string SchedulingState::verify() const {
       (void)fresh.observe_unreadable(key, r.raw.bound->node, r.raw.bound->devices, r.unreadable_reason);
     } else {
       (void)fresh.observe(r.raw);
+      if (!r.claim_fence.empty()) (void)fresh.fence_claim(key, r.claim_fence);
     }
   }
   for (const auto& key : order) {

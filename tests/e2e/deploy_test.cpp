@@ -280,7 +280,8 @@ TEST_CASE("the RBAC rules allow every request fracpack makes, and every rule is 
       std::smatch m;
       if (!std::regex_search(text, m, line)) continue;
       const std::string method = m[1], uri = m[2];
-      const bool test_or_agent = uri.rfind("/api/v1/namespaces/kai-resource-reservation/pods", 0) == 0 && (method == "GET" || method == "PATCH");
+      const bool test_or_agent = (uri.rfind("/api/v1/namespaces/kai-resource-reservation/pods", 0) == 0 && (method == "GET" || method == "PATCH")) ||
+                                 uri.find("agent=device-agent") != std::string::npos;  // the kubelet's part (DeviceAgent)
       const bool test_reads = method == "GET" && (uri.rfind("/api/v1/namespaces/team-a/pods/", 0) == 0 ||
                                                   uri.rfind("/api/v1/namespaces/fracpack-system/pods/", 0) == 0);
       const bool test_deletes = method == "DELETE" && uri.rfind("/api/v1/namespaces/team-a/pods/", 0) == 0;

@@ -13,7 +13,10 @@
 #include "plugin_api/http_front.hpp"
 #include "plugin_api/kube_binder.hpp"
 #include "support/builders.hpp"
+#include "plugin_api/reservation_book.hpp"
 #include "support/kube_payloads.hpp"
+#include "support/kube_rig.hpp"
+#include "support/reservation_pods.hpp"
 
 namespace fracpack::test {
 namespace {
@@ -27,6 +30,7 @@ struct FakeApiServer {
   std::vector<json> bindings;          ///< bodies received
   int answer = 201;                    ///< status for the next Binding
   std::string node_of_pod;             ///< spec.nodeName served by GET pods/<name>
+  int created = 0;                     ///< pods created (reservation pods)
 
   FakeApiServer() {
     server.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [this](const httplib::Request& req, httplib::Response& res) {
@@ -41,6 +45,12 @@ struct FakeApiServer {
       } else {
         res.set_content(json{{"kind", "Status"}, {"status", "Success"}}.dump(), "application/json");
       }
+    });
+    server.Post(R"(/api/v1/namespaces/([^/]+)/pods)", [this](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(mu);
+      ++created;  // a reservation pod
+      res.status = 201;
+      res.set_content("{}", "application/json");
     });
     server.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request&, httplib::Response& res) {
       std::lock_guard lock(mu);
@@ -160,6 +170,79 @@ TEST_CASE("an API server that cannot be reached binds nothing: the ledger lets t
   REQUIRE(b);
   CHECK(json::parse(b->body)["Error"].get<std::string>().find("cannot connect to the API server at http://127.0.0.1:1") == 0);
   CHECK(core->snapshot().bindings.empty());
+}
+
+/// Threads of this process now (/proc/self/status).
+int threads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.starts_with("Threads:")) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+/// A fraction's Bind onto ledger GPU `claim.gpu` of node a, behind `claim`.
+BindAnswer fraction_answer(const std::string& name, const ReservationClaim& claim) {
+  BindAnswer a;
+  a.pod = "team-a/" + name;
+  a.node = "a";
+  a.choice.gpus = {claim.gpu};
+  a.annotations = {{"nvidia.com/container.main.gpus.devices", std::to_string(claim.gpu)}};
+  a.reservations = {claim};
+  return a;
+}
+
+TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past the cap fails at once; the deadline fails the rest") {
+  FakeApiServer api;
+  std::atomic<int> done{0};  // before the binder: its threads may count until it is gone
+  std::atomic<int> failed{0};
+  std::atomic<int> timed_out{0};
+  std::atomic<bool> over_cap{false};
+  api::ReservationBook book(reservation_options(1s));
+  const auto token = std::filesystem::temp_directory_path() / fmt::format("fracpack-token-wait-{}", getpid());
+  std::ofstream(token) << "s3cret\n";
+  auto binder = api::KubeBinder::open({fmt::format("http://127.0.0.1:{}", api.port), token.string(), ""});
+  std::filesystem::remove(token);
+  REQUIRE(binder.is_ok());
+  (*binder)->use_reservations(&book);
+  (*binder)->limit_waiting(300);
+  auto count = [&](Status st, bool) { (st.is_ok() ? done : failed) += 1; };
+  const int before = threads();
+  ReservationClaim first;
+  for (int i = 0; i < 300; ++i) {
+    const ReservationClaim claim = book.claim("a", 0);
+    CHECK(claim.create == (i == 0));  // the first Bind creates the reservation pod; the others join it
+    if (i == 0) first = claim;
+    (*binder)->bind_async(fraction_answer(fmt::format("p{}", i), claim), "", count);
+  }
+  CHECK((*binder)->waiting() == 300);
+  CHECK(threads() - before < 8);  // 300 Binds wait, and no thread waits for each
+  (*binder)->bind_async(fraction_answer("late", book.claim("a", 0)), "", [&](Status st, bool) {
+    over_cap = st.code() == Code::kUnavailable && st.message().find("--max-waiting-binds") != std::string::npos;
+  });
+  CHECK(over_cap);  // answered at once
+  book.seen(reservation(first, "GPU-a-0"));  // the watch shows the report: every waiting Bind goes on
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return done == 300; }, 10s), done.load() << " bound, " << failed.load() << " failed, " << (*binder)->waiting() << " waiting");
+  CHECK(failed == 0);
+  CHECK((*binder)->waiting() == 0);
+  {
+    std::lock_guard lock(api.mu);
+    CHECK(api.created == 1);
+    REQUIRE(api.bindings.size() == 300);
+    const json annotations = api.bindings.back()["metadata"]["annotations"];
+    CHECK(annotations["nvidia.com/container.main.gpus.devices"] == "GPU-a-0");
+    CHECK(annotations["fracpack.io/gpus"] == "0");
+    CHECK(annotations["fracpack.io/gpu-groups"] == first.group);
+  }
+  // A reservation pod that never reports: each waiting Bind fails at its deadline, naming it.
+  const ReservationClaim silent = book.claim("a", 1);
+  for (int i = 0; i < 5; ++i) {
+    (*binder)->bind_async(fraction_answer(fmt::format("q{}", i), silent), "", [&](Status st, bool maybe) {
+      if (st.message().find("did not report its GPU") != std::string::npos && !maybe) ++timed_out;
+    });
+  }
+  REQUIRE(KubeRig::wait_until([&] { return timed_out == 5; }, 10s));
+  CHECK((*binder)->waiting() == 0);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "fracpack/server/extender.hpp"
 #include "plugin_api/reservation_book.hpp"
 #include "support/builders.hpp"
+#include "support/reservation_pods.hpp"
 
 namespace fracpack::test {
 namespace {
@@ -16,23 +17,8 @@ namespace {
 using api::ReservationBook;
 using namespace std::chrono_literals;
 
-GpuReservationOptions options(std::chrono::seconds timeout = 40s) {
-  GpuReservationOptions o;
-  o.enabled = true;
-  o.timeout = timeout;
-  return o;
-}
-
-/// The reservation pod of `claim` as the API server would show it, reported (`device` set) or not.
-json reservation(const ReservationClaim& claim, const std::string& device = "") {
-  json pod = api::reservation_pod(options(), claim);
-  pod["metadata"]["uid"] = "u-" + claim.pod;
-  if (!device.empty()) pod["metadata"]["annotations"]["run.ai/reserve_for_gpu_index"] = device;
-  return pod;
-}
-
 TEST_CASE("the book: one reservation per GPU, claims wait for its report, a failed creation's pod is deleted") {
-  ReservationBook book(options(1s));
+  ReservationBook book(reservation_options(1s));
   const ReservationClaim a = book.claim("n", 0);
   CHECK(a.create);
   CHECK(a.pod.starts_with("gpu-reservation-n-"));
@@ -67,25 +53,25 @@ TEST_CASE("the book: one reservation per GPU, claims wait for its report, a fail
   // deletion is asked again.
   const ReservationClaim d = book.claim("n", 2);
   book.retire(d.group);
-  CHECK(book.deletions_due());
-  CHECK(book.take_deletions() == std::vector<std::string>{d.pod});
-  CHECK_FALSE(book.deletions_due());
-  book.deletion_failed(d.pod);
-  CHECK(book.take_deletions() == std::vector<std::string>{d.pod});
+  CHECK(book.sweep_due());
+  CHECK(deletions(book) == std::vector<std::string>{d.pod});
+  CHECK_FALSE(book.sweep_due());
+  book.deletion_failed({d.pod, ""});
+  CHECK(deletions(book) == std::vector<std::string>{d.pod});
   book.deleted(d.pod);
   CHECK_FALSE(book.find(d.group).has_value());
   CHECK(book.claim("n", 2).create);  // the GPU gets a new reservation, not the one on its way out
 }
 
 TEST_CASE("the book: a second reservation pod of a group, a report that is no GPU, a relabelled pod") {
-  ReservationBook book(options());
+  ReservationBook book(reservation_options());
   const ReservationClaim a = book.claim("n", 0);
   book.seen(reservation(a, "GPU-a"));
   // A second pod with a's group: a keeps its own, the second is deleted.
   ReservationClaim dup = a;
   dup.pod = "gpu-reservation-n-dupli";
   CHECK(book.seen(reservation(dup, "GPU-dup")).pod == a.pod);
-  CHECK(book.take_deletions() == std::vector<std::string>{dup.pod});
+  CHECK(deletions(book) == std::vector<std::string>{dup.pod});
   CHECK(book.find(a.group)->device == "GPU-a");
   // Another GPU's reservation reporting a's GPU, or a list: not used, the Bind keeps waiting.
   const ReservationClaim b = book.claim("n", 1);
@@ -102,7 +88,7 @@ TEST_CASE("the book: a second reservation pod of a group, a report that is no GP
 }
 
 TEST_CASE("the book: a group seen on another node leaves its old GPU, and nothing dangles") {
-  ReservationBook book(options());
+  ReservationBook book(reservation_options());
   const ReservationClaim a = book.claim("n1", 0);
   CHECK(book.learn(a.group, "n2", 3, true) == 3);  // a pod of the group on n2 (say, recreated from a copy)
   CHECK_FALSE(book.at("n1", 0).has_value());
@@ -123,7 +109,7 @@ TEST_CASE("the book: a group seen on another node leaves its old GPU, and nothin
 
 TEST_CASE("the reservation pod is KAI's: namespace, labels, node, one nvidia.com/gpu, the program's env") {
   const ReservationClaim claim{"gpu-7", 3, "g-1", "gpu-reservation-gpu-7-abcde", "", true};
-  const json pod = api::reservation_pod(options(), claim);
+  const json pod = api::reservation_pod(reservation_options(), claim);
   CHECK(pod["metadata"]["namespace"] == "kai-resource-reservation");
   CHECK(pod["metadata"]["labels"] == json{{"app", "kai-resource-reservation"}, {"runai-gpu-group", "g-1"}});
   CHECK(pod["metadata"]["annotations"]["karpenter.sh/do-not-disrupt"] == "true");
@@ -136,70 +122,9 @@ TEST_CASE("the reservation pod is KAI's: namespace, labels, node, one nvidia.com
   CHECK(ctr["env"][0]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name");
   CHECK(api::gpu_groups(pod) == std::vector<std::string>{"g-1"});
   CHECK_FALSE(pod["spec"].contains("runtimeClassName"));
-  GpuReservationOptions nvidia = options();
+  GpuReservationOptions nvidia = reservation_options();
   nvidia.runtime_class = "nvidia";
   CHECK(api::reservation_pod(nvidia, claim)["spec"]["runtimeClassName"] == "nvidia");
-}
-
-std::unique_ptr<Extender> following(std::chrono::seconds timeout = 40s) {
-  ExtenderOptions o;
-  o.watching = true;
-  o.reservation = options(timeout);
-  auto core = Extender::open(o);
-  REQUIRE_MESSAGE(core.is_ok(), core.status().message());
-  REQUIRE(core->get()->reservations() != nullptr);
-  return std::move(*core);
-}
-
-json fraction(const std::string& name, const std::string& memory) {
-  PodBuilder p(name);
-  p.uid("u-" + name).gpu_memory(memory);
-  p.obj["spec"]["schedulerName"] = "kai-scheduler";
-  return p.obj;
-}
-
-/// `pod` as the API server shows it after fracpack's Bind: on node n, its group label, the
-/// reported device and the ledger's index.
-json bound_behind(json pod, const ReservationClaim& claim, const std::string& device) {
-  pod["spec"]["nodeName"] = claim.node;
-  pod["metadata"]["labels"]["runai-gpu-group"] = claim.group;
-  pod["metadata"]["annotations"]["nvidia.com/container.main.gpus.devices"] = device;
-  pod["metadata"]["annotations"]["fracpack.io/gpus"] = std::to_string(claim.gpu);
-  return pod;
-}
-
-/// A whole-GPU pod bound on `node`, holding the ledger's GPU 0.
-json bound_whole(const std::string& name, const std::string& node) {
-  PodBuilder p(name);
-  p.uid("u-" + name).whole(1);
-  p.obj["spec"]["nodeName"] = node;
-  p.obj["metadata"]["annotations"]["fracpack.io/gpus"] = "0";
-  return p.obj;
-}
-
-struct Held {
-  std::string node;
-  std::vector<int> gpus;
-  bool ours;
-  bool operator==(const Held&) const = default;
-};
-std::map<std::string, Held> held(const Extender& core) {
-  std::map<std::string, Held> out;
-  for (const auto& b : core.snapshot().bindings) out[b.pod] = {b.node, b.gpus, b.ours};
-  return out;
-}
-
-/// A node of 2 × 80 GiB listed, the core synced, and `name` (30Gi) filtered and bound: its claim.
-ReservationClaim first_fraction_bound(Extender& core, const std::string& name) {
-  core.watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
-  core.watch_listed("Pod", {}, nullptr);
-  core.set_synced(true);
-  REQUIRE(core.filter(fraction(name, "30Gi"), std::vector<std::string>{"n"}).is_ok());
-  auto bound = core.bind("default", name, "u-" + name, "n");
-  REQUIRE(bound.is_ok());
-  REQUIRE(bound->reservations.size() == 1);  // claimed with the ledger's bind
-  CHECK(bound->reservations.front().gpu == bound->choice.gpus.at(0));
-  return bound->reservations.front();
 }
 
 TEST_CASE("fractions share their GPU's reservation; an idle GPU's reservation pod holds it whole until it is deleted") {
@@ -220,12 +145,15 @@ TEST_CASE("fractions share their GPU's reservation; an idle GPU's reservation po
   // The reservation pod is not a pod of the ledger while a fraction holds its GPU.
   CHECK(held(*core) == std::map<std::string, Held>{{"default/f1", {"n", {claim.gpu}, true}}});
   CHECK(core->verify().empty());
-  CHECK_FALSE(book.deletions_due());
+  core->sweep_reservations();
+  CHECK(deletions(book).empty());
   // f1 goes: its GPU is idle; the reservation pod holds it whole (no queue's) until it is deleted.
   core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, bound_behind(fraction("f1", "30Gi"), claim, "GPU-1")}}, nullptr);
   const std::string reservation_key = "kai-resource-reservation/" + claim.pod;
   CHECK(held(*core) == std::map<std::string, Held>{{reservation_key, {"n", {claim.gpu}, false}}});
-  CHECK(book.take_deletions() == std::vector<std::string>{claim.pod});
+  CHECK(book.sweep_due());
+  core->sweep_reservations();  // the leader's sweep decides
+  CHECK(deletions(book) == std::vector<std::string>{claim.pod});
   CHECK(core->verify().empty());
   core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, reservation(claim, "GPU-1")}}, nullptr);
   CHECK(held(*core).empty());
@@ -259,12 +187,12 @@ TEST_CASE("a reservation pod nobody claims holds a GPU whole and is retired afte
     auto core = following(0s);
     core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
     const ReservationClaim orphan{"n", -1, "g-o", "gpu-reservation-n-orphn", "", false};
-    core->watch_listed("Pod", {reservation(orphan, "GPU-o")}, nullptr);
+    core->watch_listed("Pod", {kai_reservation(orphan, "GPU-o")}, nullptr);
     CHECK(held(*core).empty());  // before every kind is listed, a stranger takes no GPU a running pod may hold
     core->set_synced(true);
     core->sweep_reservations();  // the watch's timer
     CHECK(held(*core) == std::map<std::string, Held>{{"kai-resource-reservation/gpu-reservation-n-orphn", {"n", {0}, false}}});
-    CHECK(core->reservations()->take_deletions() == std::vector<std::string>{orphan.pod});
+    CHECK(deletions(*core->reservations()) == std::vector<std::string>{orphan.pod});
     CHECK(core->verify().empty());
   }
   SUBCASE("claimed by a fraction KAI bound: the fraction takes the reservation's GPU") {
@@ -273,10 +201,11 @@ TEST_CASE("a reservation pod nobody claims holds a GPU whole and is retired afte
     core->watch_listed("Pod", {bound_whole("w", "n")}, nullptr);  // GPU 0 is a whole-GPU pod's
     core->set_synced(true);
     const ReservationClaim kai{"n", -1, "g-k", "gpu-reservation-n-kaiaa", "", false};
-    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(kai, "GPU-k")}}, nullptr);
+    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, kai_reservation(kai, "GPU-k")}}, nullptr);
     const std::string reservation_key = "kai-resource-reservation/" + kai.pod;
     CHECK(held(*core).at(reservation_key).gpus == std::vector<int>{1});
-    CHECK_FALSE(core->reservations()->deletions_due());  // not ours, young: its binder may be about to use it
+    core->sweep_reservations();
+    CHECK(deletions(*core->reservations()).empty());  // not ours, young: its binder may be about to use it
     json f = fraction("f", "20Gi");  // KAI labels it and names the device in its own way (a ConfigMap)
     f["spec"]["nodeName"] = "n";
     f["metadata"]["labels"]["runai-gpu-group"] = "g-k";
@@ -330,7 +259,7 @@ TEST_CASE("a reservation pod the kubelet refused is deleted; a KAI fraction list
     json failed = reservation(claim, "GPU-1");
     failed["status"] = {{"phase", "Failed"}, {"reason", "UnexpectedAdmissionError"}};
     core->watch_changed("Pod", {{ApiEvent::Type::kModified, failed}}, nullptr);
-    CHECK(core->reservations()->take_deletions() == std::vector<std::string>{claim.pod});
+    CHECK(deletions(*core->reservations()) == std::vector<std::string>{claim.pod});
     CHECK(held(*core) == std::map<std::string, Held>{{"default/f1", {"n", {claim.gpu}, true}}});
     CHECK(core->verify().empty());
   }
@@ -340,7 +269,7 @@ TEST_CASE("a reservation pod the kubelet refused is deleted; a KAI fraction list
     json f = fraction("f", "20Gi");
     f["spec"]["nodeName"] = "n";
     f["metadata"]["labels"]["runai-gpu-group"] = "g-k";
-    core->watch_listed("Pod", {reservation(kai, "GPU-k"), f}, nullptr);
+    core->watch_listed("Pod", {kai_reservation(kai, "GPU-k"), f}, nullptr);
     core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
     core->set_synced(true);
     core->sweep_reservations();  // the watch's timer

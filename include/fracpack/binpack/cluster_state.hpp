@@ -78,7 +78,9 @@ struct Allocation {
   std::int32_t priority = 0;
   std::string queue;
   Holder holder = Holder::kScheduled;
-  std::vector<int> fenced;  ///< GPUs a kConflict pod claims and does not hold: fenced while it runs
+  /// GPUs fenced while it runs: a kConflict pod's claim; beside a held pod's GPUs, what an edit
+  /// of its claim names (set_fences).
+  std::vector<int> fenced;
   std::uint64_t seq = 0;    ///< when it was recorded: re-adoption after a node change goes in this order
   std::optional<std::int64_t> started;  ///< when it started running, seconds since the epoch (PodRequest::started)
 };
@@ -184,6 +186,10 @@ class ClusterState {
   /// when `pod` is null), and fences `gpus` (unknown indices ignored), which are never offered to
   /// a new placement until release(pod_key). kAlreadyExists when `pod_key` holds something.
   Status hold_conflict(const std::string& pod_key, std::size_t node, const PodRequest* pod, const std::vector<int>& gpus);
+  /// Replaces what a held (not kConflict) allocation fences beside what it holds: `gpus` of its
+  /// node, less unknown indices, duplicates and the GPUs it holds. False when `pod_key` holds
+  /// nothing or is a kConflict (its fence is its claim). O(GPUs of the node).
+  bool set_fences(const std::string& pod_key, const std::vector<int>& gpus);
   /// Marks an allocation's holder (a pod of another scheduler is kForeign). Nothing else changes.
   void set_holder(const std::string& pod_key, Holder holder);
   /// Re-labels an allocation's queue, priority and preemptibility (its PodGroup changed).

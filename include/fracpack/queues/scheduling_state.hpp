@@ -78,6 +78,9 @@ struct PodRecord {
   std::optional<std::chrono::steady_clock::time_point> planned_until;
   bool unreadable = false;   ///< a running pod that does not decode: raw.bound is all that is known
   std::string unreadable_reason;  ///< why it does not decode
+  /// GPUs a later edit of this running pod's GPU claim names (fence_claim): fenced while the edit
+  /// stands, beside what the pod holds as first recorded. Empty: no edit stands.
+  std::vector<int> claim_fence;
 };
 
 class SchedulingState {
@@ -114,6 +117,11 @@ class SchedulingState {
   /// Queues the cluster has that wait out of the tree for their parentQueue (queue → parent): a
   /// pod of one is refused saying so (queue_problem), not as of an unknown queue.
   void set_waiting_queues(std::map<std::string, std::string> waiting) { waiting_queues_ = std::move(waiting); }
+  /// PodGroups the API server has that cannot be honoured (they do not decode: a minMember above
+  /// 2^20, a sub-group cycle), by "namespace/name", with why. A member of one the state holds no
+  /// valid version of is refused, unresolvable, with that reason: never placed one by one (a
+  /// gang that fails open). docs/placement.md rule 18.
+  void set_invalid_groups(std::map<std::string, std::string> invalid) { invalid_groups_ = std::move(invalid); }
 
   // ---- Pods ------------------------------------------------------------------------------------
   /// Decodes a v1 Pod with the state's priority classes and applies its PodGroup (effective()).
@@ -125,6 +133,11 @@ class SchedulingState {
   /// or bound (`raw.bound`: adopted from its device annotation, or the lowest GPUs that can take
   /// it; a pod the ledger cannot hold as it claims is a conflict). O(log nodes + queue depth).
   PodStanding observe(const PodRequest& raw);
+  /// A bound pod (kBound) whose GPU claim was edited after it was recorded: it keeps holding what
+  /// it holds, and `gpus` (ledger indices of its node that the edit names and the pod does not
+  /// hold; others are ignored) are fenced until the next call; empty lifts the fence. False when
+  /// the pod is not bound. docs/security.md, "What fracpack believes".
+  bool fence_claim(const std::string& pod_key, const std::vector<int>& gpus);
   /// A running pod that cannot be decoded: it holds `devices` (all of the node's GPUs when empty)
   /// as fenced GPUs, and nothing else the state knows.
   PodStanding observe_unreadable(const std::string& pod_key, const std::string& node, const std::vector<int>& devices,
@@ -394,6 +407,7 @@ class SchedulingState {
   std::unordered_map<std::string, std::string> succeeded_;                ///< Succeeded pod → its PodGroup key
   std::map<std::string, std::int64_t> stale_since_;                       ///< PodGroup key → when first found stale
   std::map<std::string, std::string> waiting_queues_;                     ///< set_waiting_queues()
+  std::map<std::string, std::string> invalid_groups_;                     ///< set_invalid_groups()
   queues::Amounts foreign_;  ///< what other schedulers' pods hold
   queues::Amounts capacity_;  ///< what ready, schedulable nodes have (queues::cluster_total), as of the last node change
   std::uint64_t nodes_version_ = 0;

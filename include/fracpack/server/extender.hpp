@@ -233,6 +233,10 @@ struct LedgerGauges {
   std::size_t pods_pending = 0;      ///< ours, waiting: their requests count in their queues' demand
   std::size_t pods_conflicting = 0;  ///< running pods the ledger cannot hold as they claim (GPUs fenced)
   std::size_t binds_assumed = 0;     ///< acknowledged, not yet seen in the API server
+  /// Running pods whose GPU claim was edited after it was recorded: held as recorded, the edit's GPUs fenced.
+  std::size_t pods_claim_edited = 0;
+  /// Such edits refused since start, by who wrote them (the pod's managedFields manager).
+  std::map<std::string, std::uint64_t> claim_edits_by_writer;
   bool synced = true;                ///< the first full list of every watched kind is applied
 };
 
@@ -338,6 +342,13 @@ class Extender {
   /// Compares the ledger with one rebuilt from scratch from the same objects and pods, and checks
   /// every invariant (kube-scheduler's cache comparer). Empty when they agree, else what differs.
   [[nodiscard]] virtual std::string verify() const = 0;
+  /// Compares the ledger with the API server's pods (a complete list, as listed now): every pod
+  /// bound there is held on its node as the same pod, on the GPUs its fracpack.io/gpus names;
+  /// nothing is held that is not bound there (binds acknowledged and not yet visible aside); each
+  /// reservation pod of this deployment is its group's, on the ledger GPU it names; every running
+  /// fraction's GPU groups have their reservation pod on its node. Empty when they agree, else one
+  /// line per difference. A difference the watch has not delivered yet shows too: ask again.
+  [[nodiscard]] virtual std::vector<std::string> verify_against(const std::vector<nlohmann::json>& pods) const { (void)pods; return {}; }
   /// The reservation pods of shared GPUs (null unless watching with reservations enabled): the
   /// binder claims them before it binds a fraction.
   [[nodiscard]] virtual GpuReservations* reservations() { return nullptr; }

@@ -10,11 +10,15 @@
 // (a GPU UUID). Every fraction of that GPU carries the group label and names the reported GPU in
 // `nvidia.com/container.<ctr>.gpus.devices`; the ledger's own index goes to `fracpack.io/gpus`, the
 // groups to `fracpack.io/gpu-groups`.
-// When the GPU's last fraction leaves, the reservation pod is deleted. Reservation pods count in
-// no queue and are never victims. docs/kube-scheduler.md, "Shared GPUs on the node: reservation pods", has the whole story.
+// fracpack's reservation pods also say which deployment owns them, which process made them, and
+// the ledger index they hold, so every replica reads the same ledger from them. When the GPU's
+// last fraction leaves, the leader deletes the reservation pod; followers never decide a
+// deletion. Reservation pods count in no queue and are never victims. docs/kube-scheduler.md, "Shared GPUs on the node: reservation pods", has the whole story.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +36,15 @@ inline constexpr std::string_view kGpuGroupLabelPrefix = "runai-gpu-group/";
 // fracpack/core/labels.hpp); the label follows the Binding off the Bind's path.
 /// Written by the reservation pod itself once the device plugin gave it a GPU: that GPU's UUID.
 inline constexpr std::string_view kReservedGpuAnnotation = "run.ai/reserve_for_gpu_index";
+/// fracpack's own annotations on the reservation pods it creates (KAI's binder writes none), so
+/// that every replica, and a restarted one, reads the same facts instead of guessing them:
+/// which fracpack deployment owns the pod (GpuReservationOptions::owner), which process created
+/// it (GpuReservationOptions::creator), and the ledger index of the GPU it holds on its node.
+/// Only the reservation namespace's writers (fracpack and the pod's own program) can set them:
+/// docs/security.md, "What fracpack believes".
+inline constexpr std::string_view kReservationOwnerAnnotation = "fracpack.io/reservation-owner";
+inline constexpr std::string_view kReservationCreatorAnnotation = "fracpack.io/created-by";
+inline constexpr std::string_view kReservationGpuAnnotation = "fracpack.io/gpu";
 
 struct GpuReservationOptions {
   bool enabled = false;  ///< serve --gpu-reservation kai (default when following an API server)
@@ -45,6 +58,25 @@ struct GpuReservationOptions {
   std::string runtime_class;
   /// How long a Bind waits for a new reservation pod's report (KAI's allocation timeout: 40 s).
   std::chrono::seconds timeout{40};
+  /// Names the fracpack deployment whose reservation pods these are (kReservationOwnerAnnotation):
+  /// its Lease, "namespace/name". Replicas of one deployment share it; a pod another owner made
+  /// is never deleted, and one without an owner (KAI's binder's) is a stranger.
+  std::string owner = "kube-system/fracpack";
+  /// Names this process (kReservationCreatorAnnotation): "identity/instance", the instance drawn
+  /// at start, so a restarted replica tells its predecessor's pods from its own.
+  std::string creator;
+  /// How long a reservation pod this deployment owns but another process created (a predecessor
+  /// killed mid-Bind, a replica that led before) may stand idle and unclaimed before the leader
+  /// deletes it: a Binding that process sent just before it stopped has landed by then.
+  std::chrono::seconds predecessor_grace{5};
+};
+
+/// A reservation pod to delete: its name in GpuReservationOptions::ns, and its uid when known
+/// (the delete's precondition: a pod made since under that name is not touched).
+struct ReservationDeletion {
+  std::string pod;
+  std::string uid;
+  bool operator==(const ReservationDeletion&) const = default;
 };
 
 /// One shared GPU a Bind needs: its group and reservation pod, and the physical GPU once known.
@@ -69,16 +101,28 @@ class GpuReservations {
   /// it. kInternal naming the pod when `deadline` passes first, or when the reservation pod is
   /// gone meanwhile.
   virtual Result<std::string> await_device(const std::string& group, std::chrono::steady_clock::time_point deadline) = 0;
+  /// await_device without waiting: `done` gets the reported GPU once the watch shows it, or
+  /// kInternal when the reservation pod goes first; at once when either is known now. It is
+  /// called with the book's lock held, from the watch's thread or the caller's: it must only hand
+  /// the work on, never call back into the book. Returns an id for forget_waiter().
+  virtual std::uint64_t when_reported(const std::string& group, std::function<void(Result<std::string>)> done) = 0;
+  /// `done` of when_reported(id) will not be called (the caller's own deadline passed).
+  virtual void forget_waiter(std::uint64_t id) = 0;
+  /// The error of a reservation pod of `group` that did not report within the timeout.
+  [[nodiscard]] virtual Status report_timeout(const std::string& group) const = 0;
   /// The claim's reservation pod could not be created: its group goes, and Binds waiting on it
   /// give up. (A reservation pod that exists is deleted once its GPU is idle: a Bind that failed
   /// releases its GPUs, and the core retires what no fraction holds.)
   virtual void creation_failed(const ReservationClaim& claim) = 0;
-  /// Reservation pods to delete now (their GPU is idle, or their Bind failed), by name.
-  virtual std::vector<std::string> take_deletions() = 0;
-  /// Whether take_deletions() has something.
-  [[nodiscard]] virtual bool deletions_due() const = 0;
-  /// A deletion failed (not 404): asked again at the next tick.
-  virtual void deletion_failed(const std::string& pod) = 0;
+  /// Reservation pods to delete now. Only the leader asks, right after Extender::sweep_reservations()
+  /// decided them from its ledger as it is then: nothing a replica noticed while it followed is
+  /// acted on later.
+  virtual std::vector<ReservationDeletion> take_deletions() = 0;
+  /// Whether the leader should sweep now: a GPU went idle, or a pod is to be deleted.
+  [[nodiscard]] virtual bool sweep_due() const = 0;
+  /// A deletion failed (not 404; a 409 says another pod has the name now): asked again at the leader's next sweep, if the ledger
+  /// still wants it then.
+  virtual void deletion_failed(const ReservationDeletion& deletion) = 0;
   /// A deletion was answered 404: the pod is gone.
   virtual void deleted(const std::string& pod) = 0;
 };

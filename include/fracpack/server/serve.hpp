@@ -25,8 +25,15 @@ struct ServeOptions {
   /// "host:port" of a plaintext listener for /healthz, /readyz and /metrics only, open to every
   /// caller (probes and Prometheus reach it when the fronts need TLS client certificates).
   std::optional<std::string> health;
-  std::size_t http_max_connections = 1024;  ///< JSON front: open connections at most
-  std::size_t http_max_connections_per_client = 256;  ///< JSON front: from one IP address at most
+  std::size_t http_max_connections = 4096;  ///< JSON front: open connections at most
+  /// JSON front: from one IP address at most. kube-scheduler opens one connection per call in
+  /// flight, so this must fit every Bind waiting for a reservation pod (max_waiting_binds) and its
+  /// Filters besides.
+  std::size_t http_max_connections_per_client = 2048;
+  /// Binds waiting for a new reservation pod's report at once (each holds a caller's connection,
+  /// no thread); a Bind beyond it fails at once, UNAVAILABLE, and kube-scheduler retries the pod.
+  /// A burst of 2,000 fractions onto 400 new GPUs had 859 waiting at once (docs/benchmarks.md).
+  std::size_t max_waiting_binds = 1536;
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kText;
   std::optional<std::string> cluster_file;  ///< Nodes, Queues, PodGroups, PriorityClasses to apply
