@@ -51,7 +51,7 @@ std::string claim_words(const PodRequest& pod) {
 }
 
 /// The items of a comma-separated annotation value.
-std::vector<std::string> items(const std::string& text) {
+std::vector<std::string> comma_items(const std::string& text) {
   std::vector<std::string> out;
   for (std::size_t at = 0; at <= text.size();) {
     const auto comma = std::min(text.find(',', at), text.size());
@@ -85,7 +85,7 @@ std::vector<int> ExtenderImpl::readable_gpus(const json& pod, const std::string&
     const bool ledger = key == k8s::kLedgerGpusAnnotation;
     const bool devices = key.starts_with("nvidia.com/container.") && key.ends_with(".gpus.devices");
     if (!ledger && !devices) continue;
-    for (const std::string& item : items(value.get<std::string>())) {
+    for (const std::string& item : comma_items(value.get<std::string>())) {
       auto g = index_of(item);
       if (!g && devices && book_) g = book_->gpu_of_device(node, item);  // a UUID a reservation pod reported
       add(g);

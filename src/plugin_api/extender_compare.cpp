@@ -27,7 +27,7 @@ bool finished_pod(const json& pod) {
   return phase == "Succeeded" || phase == "Failed";
 }
 
-std::string pod_key(const json& pod) {
+std::string listed_pod_key(const json& pod) {
   const std::string ns = k8s::metadata_string(pod, "namespace");
   return (ns.empty() ? "default" : ns) + "/" + k8s::metadata_string(pod, "name");
 }
@@ -61,7 +61,7 @@ std::vector<std::string> ExtenderImpl::verify_against(const std::vector<json>& p
   GroupsSeen groups;
   for (const json& p : pods) {
     if (!p.is_object() || finished_pod(p)) continue;
-    const std::string key = pod_key(p);
+    const std::string key = listed_pod_key(p);
     if (book_ && book_->is_reservation(p)) {
       compare_reservation(p, out);
       if (!p["metadata"].contains("deletionTimestamp")) groups.reserved[gpu_groups(p).front()] = text_at(p, "/spec/nodeName");

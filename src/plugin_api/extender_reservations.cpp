@@ -90,7 +90,7 @@ void ExtenderImpl::reservation_gone(const json& object, bool finished) {
   }
   book_->gone(name);
   // A reservation pod the kubelet refused or evicted (Failed) still exists: the leader deletes it.
-  if (finished) book_->queue_deletion({name, k8s::metadata_string(object, "uid")});
+  if (finished) book_->stray(name, k8s::metadata_string(object, "uid"));
 }
 
 void ExtenderImpl::drop_whole_hold(const std::string& group) {

@@ -253,6 +253,7 @@ void ExtenderImpl::list_pods(const std::vector<json>& objects, std::vector<std::
     for (const auto& e : book_->entries()) {
       if (e.visible && !listed.contains(book_->key(e.pod))) book_->gone(e.pod);
     }
+    book_->keep_strays([&](const std::string& pod) { return listed.contains(book_->key(pod)); });
     for (const auto& o : objects) {
       if (book_->is_reservation(o) && !finished(o)) book_->seen(o, gpu_count_of(node_name(o)));
     }

@@ -192,7 +192,7 @@ struct HttpServer::Impl {
   /// The answer to `req` (its body inflated first).
   [[nodiscard]] HttpResponse answer(HttpRequest& req, const Route* route) const {
     HttpResponse res;
-    if (auto refused = inflate(req)) return std::move(*refused);
+    if (auto bad_body = inflate(req)) return std::move(*bad_body);
     if (route != nullptr) {
       route->handler(req, res);
     } else if (const std::string allow = allowed_methods(req.path); !allow.empty()) {
@@ -355,7 +355,7 @@ class Session {
           auto answer = std::make_shared<HttpResponse>(std::move(res));
           asio::post(s->socket().get_executor(), [s, answer, gzip_it] { s->write(std::move(*answer), gzip_it, /*handled=*/true); });
         };
-        if (auto refused = s->server_->inflate(*req)) return respond(std::move(*refused));
+        if (auto bad_body = s->server_->inflate(*req)) return respond(std::move(*bad_body));
         route->async_handler(*req, std::move(respond));
       });
       return;
@@ -547,7 +547,7 @@ HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::route(std::string method, std::string path, HttpHandler handler, bool may_wait) {
-  impl_->routes.push_back({std::move(method), std::move(path), std::move(handler), may_wait});
+  impl_->routes.push_back({std::move(method), std::move(path), std::move(handler), may_wait, {}});
 }
 void HttpServer::route_async(std::string method, std::string path, HttpAsyncHandler handler) {
   impl_->routes.push_back({std::move(method), std::move(path), {}, /*may_wait=*/true, std::move(handler)});

@@ -7,10 +7,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <httplib.h>
 
@@ -29,6 +32,9 @@ struct KubeBinder::Pending {
   std::size_t missing = 0;                       ///< reports still awaited (under mu)
   std::vector<std::uint64_t> waiters;            ///< the book's when_reported ids (under mu)
   bool over = false;                             ///< done was called, or is being (under mu)
+  /// Its deadline, on a strand of its own: the timer is only touched there (asio timers are not
+  /// thread-safe), so the report that beats it cancels it through the strand.
+  std::optional<boost::asio::strand<boost::asio::thread_pool::executor_type>> strand;
   std::unique_ptr<boost::asio::steady_timer> deadline;
   std::atomic<std::size_t>* slot = nullptr;      ///< KubeBinder::waiting_, counted while set
 
@@ -37,6 +43,10 @@ struct KubeBinder::Pending {
   Pending& operator=(const Pending&) = delete;
   ~Pending() {
     if (slot != nullptr) --*slot;
+  }
+  /// The deadline will not fire (it is cancelled on its strand).
+  void cancel_deadline() {
+    boost::asio::post(*strand, [timer = deadline.get()] { timer->cancel(); });
   }
 };
 

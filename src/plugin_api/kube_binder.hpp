@@ -92,6 +92,8 @@ class KubeBinder {
   /// Waits for every report `p` lacks, without a thread: the book's when_reported and a timer;
   /// then finish(), or fail() with why (the deadline passed, a reservation pod went).
   void await_reports(const std::shared_ptr<Pending>& p);
+  /// The deadline passed first: `p` fails naming the reservation pod that did not report.
+  void expired(const std::shared_ptr<Pending>& p);
   /// One report for claim `i` (or why none comes).
   void reported(const std::shared_ptr<Pending>& p, std::size_t i, Result<std::string> device);
   /// The reported GPUs into the annotations, the gate, the Binding, the label: `p->done`.

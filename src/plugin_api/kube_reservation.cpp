@@ -76,8 +76,9 @@ Status KubeBinder::prepare_reservations(Pending& p) {
 }
 
 void KubeBinder::await_reports(const std::shared_ptr<Pending>& p) {
-  p->deadline = std::make_unique<boost::asio::steady_timer>(*pool_, reservations_->options().timeout);
-  std::lock_guard lock(p->mu);  // every waiter registered before any of them finishes the Bind
+  p->strand.emplace(boost::asio::make_strand(pool_->get_executor()));
+  p->deadline = std::make_unique<boost::asio::steady_timer>(*p->strand, reservations_->options().timeout);
+  std::lock_guard lock(p->mu);  // every waiter registered, and the deadline armed, before any report is taken
   for (std::size_t i = 0; i < p->devices.size(); ++i) {
     if (!p->devices[i].empty()) continue;
     // The book calls back under its lock, from the watch's thread: the rest runs on the pool.
@@ -85,19 +86,24 @@ void KubeBinder::await_reports(const std::shared_ptr<Pending>& p) {
       boost::asio::post(*pool_, [this, p, i, device = std::move(device)]() mutable { reported(p, i, std::move(device)); });
     }));
   }
-  p->deadline->async_wait([this, p](const boost::system::error_code& cancelled) {
-    if (cancelled) return;
-    std::unique_lock lock(p->mu);
-    if (p->over) return;
-    p->over = true;
-    for (std::uint64_t id : p->waiters) reservations_->forget_waiter(id);
-    std::string late;
-    for (std::size_t i = 0; i < p->devices.size() && late.empty(); ++i) {
-      if (p->devices[i].empty()) late = p->groups[i];
-    }
-    lock.unlock();
-    fail(*p, reservations_->report_timeout(late));
+  boost::asio::post(*p->strand, [this, p] {  // the timer is touched on its strand only
+    p->deadline->async_wait([this, p](const boost::system::error_code& cancelled) {
+      if (!cancelled) expired(p);
+    });
   });
+}
+
+void KubeBinder::expired(const std::shared_ptr<Pending>& p) {
+  std::unique_lock lock(p->mu);
+  if (p->over) return;
+  p->over = true;
+  for (std::uint64_t id : p->waiters) reservations_->forget_waiter(id);
+  std::string late;
+  for (std::size_t i = 0; i < p->devices.size() && late.empty(); ++i) {
+    if (p->devices[i].empty()) late = p->groups[i];
+  }
+  lock.unlock();
+  fail(*p, reservations_->report_timeout(late));
 }
 
 void KubeBinder::reported(const std::shared_ptr<Pending>& p, std::size_t i, Result<std::string> device) {
@@ -105,7 +111,7 @@ void KubeBinder::reported(const std::shared_ptr<Pending>& p, std::size_t i, Resu
   if (p->over) return;
   if (!device) {
     p->over = true;
-    p->deadline->cancel();
+    p->cancel_deadline();
     lock.unlock();
     return fail(*p, device.status());
   }
@@ -113,7 +119,7 @@ void KubeBinder::reported(const std::shared_ptr<Pending>& p, std::size_t i, Resu
   p->devices[i] = std::move(*device);
   if (--p->missing > 0) return;
   p->over = true;
-  p->deadline->cancel();
+  p->cancel_deadline();
   lock.unlock();
   finish(p);
 }

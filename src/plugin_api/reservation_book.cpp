@@ -228,22 +228,37 @@ std::vector<ReservationDeletion> ReservationBook::take_deletions() {
     const bool again = std::find(out.begin(), out.end(), d) != out.end();
     if (!counted_on && !again) out.push_back(std::move(d));
   }
+  for (auto& [pod, stray] : strays_) {  // what exists now and no group counts on
+    if (stray.asked) continue;
+    stray.asked = true;
+    out.push_back({pod, stray.uid});
+  }
   return out;
 }
 
 void ReservationBook::deletion_failed(const ReservationDeletion& deletion) {
   std::lock_guard lock(mu_);
+  if (auto stray = strays_.find(deletion.pod); stray != strays_.end()) {
+    stray->second.asked = false;  // the leader's next sweep asks again
+    return;
+  }
   deletions_.push_back(deletion);  // the leader's next sweep asks again, if it still wants it
 }
 
-void ReservationBook::queue_deletion(ReservationDeletion deletion) {
+void ReservationBook::stray(const std::string& pod, const std::string& uid) {
   std::lock_guard lock(mu_);
-  deletions_.push_back(std::move(deletion));
+  strays_.try_emplace(pod, Stray{uid, false});
+}
+
+void ReservationBook::keep_strays(const std::function<bool(const std::string& pod)>& listed) {
+  std::lock_guard lock(mu_);
+  std::erase_if(strays_, [&](const auto& s) { return !listed(s.first); });
 }
 
 bool ReservationBook::sweep_due() const {
   std::lock_guard lock(mu_);
-  return idle_noted_ || !deletions_.empty();
+  return idle_noted_ || !deletions_.empty() ||
+         std::any_of(strays_.begin(), strays_.end(), [](const auto& s) { return !s.second.asked; });
 }
 
 void ReservationBook::note_idle() {
@@ -281,7 +296,7 @@ ReservationBook::Entry ReservationBook::seen(const json& pod, int gpu_count) {
   if (e.visible && !e.pod.empty() && e.pod != name) {
     // A second reservation pod of one group: the group keeps its first; this one is deleted.
     spdlog::warn("reservation pod {}/{}: group {} already has reservation pod {}; deleting the second", options_.ns, name, e.group, e.pod);
-    deletions_.push_back({name, k8s::metadata_string(pod, "uid")});
+    strays_.try_emplace(name, Stray{k8s::metadata_string(pod, "uid"), false});
     return e;
   }
   if (!e.node.empty() && e.node != node && e.gpu >= 0) {  // not where its group was: relearned
@@ -345,6 +360,7 @@ void ReservationBook::gone(const std::string& pod) {
     if (here->second.pod == pod) erase(here);  // every entry that names it (a relabelled pod names two)
   }
   std::erase_if(deletions_, [&](const ReservationDeletion& d) { return d.pod == pod; });
+  strays_.erase(pod);
   notify();
 }
 

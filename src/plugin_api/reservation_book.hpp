@@ -54,8 +54,8 @@ class ReservationBook final : public GpuReservations {
   [[nodiscard]] Status report_timeout(const std::string& group) const override;
   void creation_failed(const ReservationClaim& claim) override;
   void deletion_failed(const ReservationDeletion& deletion) override;
-  /// The deletions retire() and seen() queued, less those that name a reservation pod some group
-  /// now counts on (a pod the queue was wrong about, or that came back).
+  /// The deletions retire() decided, less those that name a reservation pod some group now
+  /// counts on, and the strays not asked for yet.
   std::vector<ReservationDeletion> take_deletions() override;
   [[nodiscard]] bool sweep_due() const override;
   void deleted(const std::string& pod) override;
@@ -74,9 +74,12 @@ class ReservationBook final : public GpuReservations {
   /// index it names (fracpack.io/gpu, when below `gpu_count`), over any guess. Returns the entry
   /// as it is now.
   Entry seen(const nlohmann::json& pod, int gpu_count = -1);
-  /// Queues the deletion of a reservation pod no group counts on (a second one of a group, one
-  /// the kubelet refused). Only the leader's take_deletions() acts on it.
-  void queue_deletion(ReservationDeletion deletion);
+  /// A reservation pod that exists and no group counts on (one the kubelet refused: Failed): the
+  /// leader's take_deletions() deletes it, until gone() says it went. A fact about the API
+  /// server's pods, not a queue: a replica that leads later finds it as it is then.
+  void stray(const std::string& pod, const std::string& uid);
+  /// A complete list of pods: strays it does not name (`listed(pod)` false) are gone.
+  void keep_strays(const std::function<bool(const std::string& pod)>& listed);
   /// The reservation pod is deleted or finished: its entry goes (waiting Binds are aborted).
   void gone(const std::string& pod);
   /// The ledger index of `group` on `node` (nullopt: unknown group, or another node).
@@ -122,7 +125,12 @@ class ReservationBook final : public GpuReservations {
   std::uint64_t next_waiter_ = 0;
   std::map<std::string, Entry> groups_;                    ///< by group
   std::map<std::pair<std::string, int>, std::string> at_;  ///< (node, gpu) → group
-  std::vector<ReservationDeletion> deletions_;
+  std::vector<ReservationDeletion> deletions_;  ///< retire()'s, the leader's own decisions
+  struct Stray {
+    std::string uid;
+    bool asked = false;  ///< its deletion was taken (until it fails)
+  };
+  std::map<std::string, Stray> strays_;  ///< by pod: a second pod of a group, a Failed one
   bool idle_noted_ = false;  ///< under mu_: note_idle() since the last take_deletions()
   std::mt19937_64 random_;
 };

@@ -127,6 +127,26 @@ TEST_CASE("the ledger compared with the API server's pods names each drift: GPUs
   CHECK(reservation_drift[0].find("by its fracpack.io/gpu") != std::string::npos);
 }
 
+TEST_CASE("a reservation pod the kubelet refused, seen while following, is deleted once leading, if it still exists then") {
+  Replicas r;
+  r.listed("Node", {nvf("n", 2, 81920).obj});
+  r.listed("Pod", {});
+  auto refused = [](const std::string& name, int gpu) {
+    json pod = reservation({"n", gpu, "g-" + name, name, "", true});
+    pod["status"] = {{"phase", "Failed"}, {"reason", "UnexpectedAdmissionError"}};
+    return pod;
+  };
+  r.event(ApiEvent::Type::kAdded, refused("gone-meanwhile", 0));
+  r.event(ApiEvent::Type::kAdded, refused("still-there", 1));
+  r.event(ApiEvent::Type::kDeleted, refused("gone-meanwhile", 0));  // someone else deleted it while this replica followed
+  r.follower_leads = true;
+  r.follower->sweep_reservations();
+  CHECK(deletions(*r.follower->reservations()) == std::vector<std::string>{"still-there"});
+  CHECK(deletions(*r.follower->reservations()).empty());  // asked once; a failed deletion asks again
+  r.follower->reservations()->deletion_failed({"still-there", "u-still-there"});
+  CHECK(deletions(*r.follower->reservations()) == std::vector<std::string>{"still-there"});
+}
+
 TEST_CASE("a restarted replica knows its predecessor's reservation pods at once: their GPUs and groups; idle ones go after the grace") {
   const ReservationClaim old{"n", 1, "g-old", "gpu-reservation-n-olddd", "", true};
   json pod = reservation(old, "GPU-n-0");

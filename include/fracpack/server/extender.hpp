@@ -352,8 +352,12 @@ class Extender {
   /// The reservation pods of shared GPUs (null unless watching with reservations enabled): the
   /// binder claims them before it binds a fraction.
   [[nodiscard]] virtual GpuReservations* reservations() { return nullptr; }
-  /// Reservation pods whose GPU is idle are retired, and reservation pods fracpack did not create
-  /// get a ledger GPU; from the watch's timer. Takes the write lock.
+  /// The leader's sweep, from the watch's timer (every second, and when the watch shows a GPU
+  /// idle): reservation pods fracpack did not create get a ledger GPU, and those whose GPU is idle
+  /// are retired when they served, or were made by another process of this deployment and left
+  /// unclaimed (GpuReservationOptions::predecessor_grace), or by KAI's binder and left unclaimed
+  /// twice the reservation timeout; GpuReservations::take_deletions() then has them. Decided from
+  /// the ledger as it is now: a follower never calls it. Takes the write lock.
   virtual void sweep_reservations() {}
   /// KAI's stale gang eviction (SchedulingState::stale_gangs with ExtenderOptions::staleness_grace):
   /// the members to delete of gangs stale that long; empty unless watching. From the watch's timer,
