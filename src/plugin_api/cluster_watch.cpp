@@ -140,17 +140,22 @@ bool ClusterWatch::resynced() const {
 }
 
 std::vector<std::string> ClusterWatch::verify_api() const {
-  auto list_pods = [this]() -> std::optional<std::vector<nlohmann::json>> {
+  std::string why;
+  auto list_pods = [this, &why]() -> std::optional<std::vector<nlohmann::json>> {
     std::vector<nlohmann::json> pods;
     std::string next;
     auto client = api_->client();
     do {  // a LIST without a resourceVersion: the API server's current state
-      auto res = client->Get(fmt::format("/api/v1/pods?limit=500{}", next.empty() ? std::string() : "&continue=" + next));
-      if (!res || res->status != 200) return std::nullopt;
+      auto res = client->Get(fmt::format("/api/v1/pods?limit=500{}", next.empty() ? std::string() : "&continue=" + httplib::detail::encode_query_param(next)));
+      if (!res || res->status != 200) {
+        why = api_message(res);
+        return std::nullopt;
+      }
       auto page = nlohmann::json::parse(res->body, nullptr, false);
       if (!page.is_object() || !page.contains("items") || !page["items"].is_array()) return std::nullopt;
       for (auto& p : page["items"]) pods.push_back(std::move(p));
-      next = page.value(nlohmann::json::json_pointer("/metadata/continue"), std::string());
+      static const nlohmann::json::json_pointer kContinue("/metadata/continue");
+      next = page.contains(kContinue) && page[kContinue].is_string() ? page[kContinue].get<std::string>() : std::string();
     } while (!next.empty());
     return pods;
   };
@@ -158,7 +163,7 @@ std::vector<std::string> ClusterWatch::verify_api() const {
   for (int attempt = 0; attempt < 5; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
     auto pods = list_pods();
-    if (!pods) return {"cannot list pods from the API server to compare with"};
+    if (!pods) return {fmt::format("cannot list pods from the API server to compare with: {}", why)};
     std::vector<std::string> now = core_.verify_against(*pods);
     if (attempt > 0) std::erase_if(now, [&](const std::string& d) { return std::find(found.begin(), found.end(), d) == found.end(); });
     found = std::move(now);

@@ -62,10 +62,19 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     }
     return allocation.status();
   }
+  auto undo = [&] {  // as it was: the pod as held before
+    (void)state_.forget(key);
+    if (before) (void)state_.observe(*before);
+  };
+  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice), false, {}};
+  if (Status st = reserve(answer, seen->pod); !st.is_ok()) {
+    undo();
+    return st;
+  }
   api::StoredBinding record{key, seen->pod.uid, node, allocation->choice.gpus, seen->object, allocation->started};
   if (Status st = store_->put_binding(record); !st.is_ok()) {
-    (void)state_.forget(key);  // never acknowledge what is not durable
-    if (before) (void)state_.observe(*before);
+    give_up_claims(answer);
+    undo();  // never acknowledge what is not durable
     return st;
   }
   bindings_.add(std::move(record));
@@ -76,8 +85,6 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     assumed_[key] = {seen->pod.uid, node, std::chrono::steady_clock::now() + options_.assume_ttl + waits};
   }
   seen_.forget(key);
-  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice), false, {}};
-  reserve(answer, seen->pod);
   return answer;
 }
 
@@ -94,7 +101,7 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   // Held for its gang's plan there: the Bind confirms the plan (else it would lapse while the pod runs).
   if (record.planned_until) (void)state_.bind(record.pod, held->node, *policy_);
   BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice), false, {}};
-  reserve(answer, record.pod);
+  if (Status st = reserve(answer, record.pod); !st.is_ok()) return st;
   return answer;
 }
 

@@ -14,6 +14,7 @@
 
 #include "fracpack/core/labels.hpp"
 #include "fracpack/core/quoting.hpp"
+#include "fracpack/k8s/object_stream.hpp"
 #include "plugin_api/extender_impl.hpp"
 
 namespace fracpack::api {
@@ -38,16 +39,28 @@ std::string last_writer(const json& pod) {
   return writer;
 }
 
-/// What a pod asks of GPUs and where, in words for the log.
-std::string claim_words(const PodRequest& pod) {
-  std::string ask = "no GPU";
-  if (const GpuFraction* f = pod.fraction()) {
-    ask = f->memory ? fmt::format("{} MiB on {} GPU(s)", f->memory->count(), f->num_devices)
-                    : fmt::format("{}/1000 of {} GPU(s)", f->portion.value_or(MilliGpu(0)).count(), f->num_devices);
-  } else if (const WholeGpus* w = pod.whole()) {
-    ask = fmt::format("{} whole GPU(s)", w->count);
+/// A running pod's GPU claim as its object states it, in words: the annotations a scheduler reads
+/// or writes for its GPUs (what it asks, the GPUs, devices and portions it names) and its GPU
+/// groups. The same words, the same claim.
+std::string claim_text(const json& pod) {
+  static const json::json_pointer kAnnotations("/metadata/annotations");
+  std::vector<std::string> parts;
+  if (pod.contains(kAnnotations) && pod[kAnnotations].is_object()) {
+    for (const auto& [key, value] : pod[kAnnotations].items()) {
+      const bool gpu = key.starts_with("nvidia.com/container.") || key == k8s::kLedgerGpusAnnotation || key.starts_with("gpu-fraction") ||
+                       key == "gpu-memory";
+      if (gpu && key != k8s::kGpuGroupsAnnotation) parts.push_back(fmt::format("{}={}", key, value.is_string() ? value.get<std::string>() : value.dump()));
+    }
   }
-  return fmt::format("{}, GPUs [{}]", ask, fmt::join(pod.bound->devices, ","));
+  std::sort(parts.begin(), parts.end());
+  parts.push_back(fmt::format("groups={}", fmt::join(bound_gpu_groups(pod), ",")));
+  return excerpt(fmt::format("{}", fmt::join(parts, ", ")), 1024);
+}
+
+/// spec.nodeName, or "" (whatever type a hostile writer gave it).
+std::string bound_node(const json& pod) {
+  static const json::json_pointer kNode("/spec/nodeName");
+  return pod.contains(kNode) && pod[kNode].is_string() ? pod[kNode].get<std::string>() : std::string();
 }
 
 /// The items of a comma-separated annotation value.
@@ -97,33 +110,42 @@ std::vector<int> ExtenderImpl::readable_gpus(const json& pod, const std::string&
   return out;
 }
 
-bool ExtenderImpl::claim_edited(const std::string& key, const PodRequest& raw, const json& object) {
+void ExtenderImpl::record_claim(const std::string& key, const json& object) {
+  const std::string uid = k8s::metadata_string(object, "uid");
+  const std::string node = bound_node(object);
+  auto it = recorded_claims_.find(key);
+  if (it != recorded_claims_.end() && it->second.uid == uid && it->second.node == node) return;  // the first view is the record
+  recorded_claims_[key] = {uid, node, claim_text(object)};
+}
+
+bool ExtenderImpl::claim_edited(const std::string& key, const PodRequest* raw, const json& object) {
+  const auto rec = recorded_claims_.find(key);
+  const std::string uid = k8s::metadata_string(object, "uid");
+  const std::string node = bound_node(object);
+  if (rec == recorded_claims_.end() || uid.empty() || rec->second.uid != uid || rec->second.node != node) return false;
   const PodRecord* held = state_.pod(key);
-  if (held == nullptr || held->standing != PodStanding::kBound || held->unreadable || !held->raw.bound || !raw.bound) return false;
-  const bool same_run = !raw.uid.empty() && held->raw.uid == raw.uid && held->raw.bound->node == raw.bound->node;
-  // A pod whose GPUs the ledger guessed (it named none) recorded no claim: what it names later is learned.
-  if (!same_run || held->raw.bound->devices.empty()) return false;
-  if (held->raw.gpu == raw.gpu && held->raw.bound->devices == raw.bound->devices) {
+  if (held == nullptr || held->standing != PodStanding::kBound) return false;
+  const std::string now = claim_text(object);
+  if (now == rec->second.text) {
     if (claim_edits_.erase(key) > 0) {
       spdlog::info("pod {}: its GPU claim reads as recorded again; the GPUs its edit named are no longer fenced", key);
       (void)state_.fence_claim(key, {});
     }
     return false;
   }
-  const std::string edit = claim_words(raw);
-  if (auto [it, added] = claim_edits_.try_emplace(key, edit); added || it->second != edit) {
-    it->second = edit;
+  if (auto [it, added] = claim_edits_.try_emplace(key, now); added || it->second != now) {
+    it->second = now;
     std::string writer = last_writer(object);
-    spdlog::warn("pod {} on node {}: its GPU claim was edited on the running pod by {}: recorded {}, now {}; it keeps holding what "
-                 "was recorded (its containers run there), and GPUs the edit names are fenced while the edit stands",
-                 key, raw.bound->node, writer.empty() ? std::string("an unknown writer (no managedFields)") : excerpt(writer),
-                 claim_words(held->raw), edit);
+    spdlog::warn("pod {} on node {}: its GPU claim was edited on the running pod by {}: recorded [{}], now [{}]{}; it keeps holding "
+                 "what was recorded (its containers run there), and GPUs the edit names are fenced while the edit stands",
+                 key, node, writer.empty() ? std::string("an unknown writer (no managedFields)") : excerpt(writer), rec->second.text, now,
+                 raw == nullptr ? " (unreadable)" : "");
     constexpr std::size_t kWriters = 64;  // writer names come from the API server's objects: bounded
     if (writer.empty()) writer = "unknown";
     if (!claim_edit_writers_.contains(writer) && claim_edit_writers_.size() >= kWriters) writer = "other";
     ++claim_edit_writers_[writer];
   }
-  (void)state_.fence_claim(key, raw.bound->devices);
+  (void)state_.fence_claim(key, raw != nullptr ? raw->bound->devices : readable_gpus(object, node));
   return true;
 }
 

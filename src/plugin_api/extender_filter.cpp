@@ -219,6 +219,7 @@ std::optional<SchedulingState::GangDecision> ExtenderImpl::plan_gang(const PodRe
   const auto now = std::chrono::steady_clock::now();
   {
     std::shared_lock lock(mu_);
+    if (auto refused = state_.invalid_group_refusal(pod)) return refused;  // its PodGroup cannot be honoured: a read
     const auto lapse = state_.next_plan_expiry();
     if (!state_.gang_needs_planning(pod) && !(lapse && *lapse <= now)) return std::nullopt;
   }

@@ -173,12 +173,16 @@ class ExtenderImpl final : public Extender {
   /// The plan learned: each group is on its GPU, and its reservation stops holding it whole (or
   /// the pod waits in unplaced_members_ for its node).
   void follow_groups(const std::string& key, const std::string& node, const GroupPlan& plan);
-  /// A running pod whose GPU claim (what it asks, the GPUs it names) differs from what the ledger
-  /// recorded for the same pod on the same node: the edit is refused (docs/security.md, "What
-  /// fracpack believes"): the pod keeps what it holds, the GPUs the edit names are fenced, the log
-  /// and fracpack_pod_claim_edits_total say who edited what. True when it handled the pod (an
-  /// edit stands); an edit undone lifts its fence and returns false.
-  bool claim_edited(const std::string& key, const PodRequest& raw, const json& object);
+  /// The pod's GPU claim as the watch shows it bound now, recorded the first time it is seen bound
+  /// on that node (a later view of the same pod is compared with it: claim_edited).
+  void record_claim(const std::string& key, const json& object);
+  /// A running pod whose GPU claim (what it asks, the GPUs, devices and groups it names; `raw`
+  /// null: it no longer reads at all) differs from the one the watch first showed for the same
+  /// pod on the same node: the edit is refused (docs/security.md, "What fracpack believes"): the
+  /// pod keeps what it holds, the GPUs the edit names are fenced, the log and
+  /// fracpack_pod_claim_edits_total say who edited what. True when it handled the pod (an edit
+  /// stands); an edit undone lifts its fence and returns false.
+  bool claim_edited(const std::string& key, const PodRequest* raw, const json& object);
   /// The ledger GPUs a running pod that does not decode can be read to claim: the indices in its
   /// fracpack.io/gpus and gpus.devices, and the GPUs of `node` whose reservation pods reported a
   /// UUID its gpus.devices names. Empty when nothing can be read (then its whole node is fenced).
@@ -203,8 +207,11 @@ class ExtenderImpl final : public Extender {
   void forget_pod(const std::string& key);
   /// Whether one of `gpus` of node `n` holds pods other than `key` and no reservation pod.
   [[nodiscard]] bool joins_unreserved(const std::string& key, std::size_t n, const std::vector<int>& gpus) const;
-  /// A fraction's Bind: its reservation claims (or joins_unreserved) into `answer`.
-  void reserve(BindAnswer& answer, const PodRequest& pod);
+  /// A fraction's Bind: its reservation claims (or joins_unreserved) into `answer`. kUnschedulable
+  /// (nothing claimed) while one of its GPUs' reservation pods is being deleted.
+  Status reserve(BindAnswer& answer, const PodRequest& pod);
+  /// The claims of `answer` that were to create a reservation pod are given up (their groups go).
+  void give_up_claims(BindAnswer& answer);
   /// sweep_reservations() with mu_ held.
   void sweep_locked();
   /// The lowest idle ledger GPU of node `n` no reservation names, and not in `taken`.
@@ -290,6 +297,12 @@ class ExtenderImpl final : public Extender {
   std::map<std::string, std::vector<std::string>> unplaced_members_;
   /// Running pods whose claim edit stands: pod → what the edit names (said once per edit).
   std::map<std::string, std::string> claim_edits_;
+  struct RecordedClaim {
+    std::string uid;
+    std::string node;
+    std::string text;  ///< claim_text: the claim as first seen bound
+  };
+  std::map<std::string, RecordedClaim> recorded_claims_;  ///< running pods' claims as the watch first showed them
   /// Edits refused since start, by who wrote them (managedFields' manager; at most 64 writers).
   std::map<std::string, std::uint64_t> claim_edit_writers_;
 };

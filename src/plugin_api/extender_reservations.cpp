@@ -52,12 +52,31 @@ bool ExtenderImpl::joins_unreserved(const std::string& key, std::size_t n, const
   return false;
 }
 
-void ExtenderImpl::reserve(BindAnswer& answer, const PodRequest& pod) {
-  if (!book_ || pod.fraction() == nullptr || answer.choice.gpus.empty()) return;
+Status ExtenderImpl::reserve(BindAnswer& answer, const PodRequest& pod) {
+  if (!book_ || pod.fraction() == nullptr || answer.choice.gpus.empty()) return Status::ok();
   auto n = state_.cluster().find_node(answer.node);
   answer.joins_unreserved = n && joins_unreserved(answer.pod, *n, answer.choice.gpus);
-  if (answer.joins_unreserved) return;
-  for (int g : answer.choice.gpus) answer.reservations.push_back(book_->claim(answer.node, g));
+  if (answer.joins_unreserved) return Status::ok();
+  for (int g : answer.choice.gpus) {
+    ReservationClaim claim = book_->claim(answer.node, g);
+    if (claim.blocked) {
+      give_up_claims(answer);
+      return Status(Code::kUnschedulable,
+                    fmt::format("pod {}: GPU {} of node {} has its reservation pod {} being deleted, and a GPU gets one reservation "
+                                "pod at a time; kube-scheduler retries the pod once it is gone",
+                                answer.pod, g, answer.node, book_->key(claim.pod)),
+                    "node:" + answer.node);
+    }
+    answer.reservations.push_back(std::move(claim));
+  }
+  return Status::ok();
+}
+
+void ExtenderImpl::give_up_claims(BindAnswer& answer) {
+  for (const ReservationClaim& claim : answer.reservations) {
+    if (claim.create) book_->creation_failed(claim);  // never created: its group goes
+  }
+  answer.reservations.clear();
 }
 
 void ExtenderImpl::reservation_seen(const json& object) {
@@ -99,6 +118,7 @@ void ExtenderImpl::drop_whole_hold(const std::string& group) {
 
 void ExtenderImpl::forget_held(const std::string& key) {
   claim_edits_.erase(key);
+  recorded_claims_.erase(key);
   if (state_.cluster().allocation(key) != nullptr) freed_room();  // what it held fits others again
   (void)state_.forget(key);
 }
@@ -117,10 +137,17 @@ std::optional<ExtenderImpl::GroupPlan> ExtenderImpl::plan_groups(const PodReques
     }
   }
   auto n = state_.cluster().find_node(node);  // pods may be listed before their node
+  // The GPUs the ledger holds for this very pod there: where a group nobody names an index for
+  // stays (a guess made again would land elsewhere, and move a running pod).
+  const PodRecord* record = state_.pod(raw.key());
+  const Allocation* held = record != nullptr && record->raw.uid == raw.uid && record->raw.bound && record->raw.bound->node == node
+                               ? state_.cluster().allocation(raw.key())
+                               : nullptr;
   GroupPlan plan{std::move(groups), {}};
   for (std::size_t i = 0; i < plan.groups.size(); ++i) {
     std::optional<int> gpu = book_->gpu_of(plan.groups[i], node);
     if (!gpu && i < raw.bound->devices.size()) gpu = raw.bound->devices[i];
+    if (!gpu && held != nullptr && i < held->choice.gpus.size()) gpu = held->choice.gpus[i];
     if (!gpu && n) gpu = free_gpu(*n, plan.gpus);
     if (!gpu) {  // its node is not listed yet (or has no GPU left): learned from where the state puts it
       plan.gpus.clear();
@@ -166,16 +193,28 @@ void ExtenderImpl::check_idle(const std::string& node, int gpu) {
 }
 
 std::optional<std::string> ExtenderImpl::retirement(const ReservationBook::Entry& e) const {
-  const auto age = std::chrono::steady_clock::now() - e.since;
-  if (e.claimed) return fmt::format("no fraction holds its GPU {} on node {} any more", e.gpu, e.node);
-  if (book_->ours(e) && !book_->mine(e) && age >= book_->options().predecessor_grace) {
-    return fmt::format("made by {} of this deployment, and no fraction claimed it in {} s", e.creator.empty() ? "another process" : e.creator,
-                       book_->options().predecessor_grace.count());
-  }
-  // Another fracpack's pods are its own business; KAI's binder may wait the whole timeout for the
-  // report, then bind the fraction: twice that, and nobody will.
+  const auto now = std::chrono::steady_clock::now();
+  const auto grace = book_->options().predecessor_grace;
+  const auto term = book_->term_start();
+  // Another fracpack's pods are its own business.
   if (!e.owner.empty() && !book_->ours(e)) return std::nullopt;
-  if (e.owner.empty() && age >= 2 * book_->options().timeout) {
+  // This deployment's: not in a term's first moments, while a Binding the previous leader sent
+  // just before it stopped may still land on the GPU.
+  if (book_->ours(e) && now - term < grace) return std::nullopt;
+  if (e.claimed) return fmt::format("no fraction holds its GPU {} on node {} any more", e.gpu, e.node);
+  const auto age = now - std::max(e.since, term);
+  if (book_->ours(e) && !book_->mine(e) && age >= grace) {
+    return fmt::format("made by {} of this deployment, and no fraction claimed it in {} s", e.creator.empty() ? "another process" : e.creator,
+                       grace.count());
+  }
+  // This process's, never claimed: a creation whose answer was lost, then not used.
+  if (book_->mine(e) && age >= 2 * book_->options().timeout) {
+    return fmt::format("made by this process for a Bind that gave up, and no fraction claimed it in {} s",
+                       2 * book_->options().timeout.count());
+  }
+  // KAI's binder may wait the whole timeout for the report, then bind the fraction: twice that,
+  // and nobody will.
+  if (e.owner.empty() && now - e.since >= 2 * book_->options().timeout) {
     return fmt::format("not created by fracpack, and no fraction claimed it in {} s", 2 * book_->options().timeout.count());
   }
   return std::nullopt;
@@ -187,8 +226,9 @@ void ExtenderImpl::retire_idle() {
     auto n = state_.cluster().find_node(e.node);
     if (!n || e.gpu >= static_cast<int>(state_.cluster().usage(*n).gpus.size())) continue;
     const std::string hold = book_->key(e.pod);
-    const auto& holders = state_.cluster().usage(*n).gpus[static_cast<std::size_t>(e.gpu)].holders;
-    if (std::any_of(holders.begin(), holders.end(), [&](const std::string& h) { return h != hold; })) continue;  // a fraction holds it
+    const GpuUsage& usage = state_.cluster().usage(*n).gpus[static_cast<std::size_t>(e.gpu)];
+    if (std::any_of(usage.holders.begin(), usage.holders.end(), [&](const std::string& h) { return h != hold; })) continue;  // a fraction holds it
+    if (usage.fenced()) continue;  // a running pod claims it that the ledger could not hold as it says: it may be a fraction there
     if (auto why = retirement(e)) {
       spdlog::info("reservation pod {}: {}; deleting it", hold, *why);
       book_->retire(e.group);

@@ -208,6 +208,7 @@ void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::ve
                                  std::vector<std::string>* notes) {
   ObjectChange change;
   std::set<std::string> seen;
+  const std::map<std::string, std::string> was_invalid = invalid_groups_;
   if (replace) invalid_groups_.clear();
   for (const auto& o : upserts) {
     auto g = queues::decode_pod_group(o, notes);
@@ -230,6 +231,11 @@ void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::ve
     }
   }
   state_.set_invalid_groups(invalid_groups_);
+  // A PodGroup fixed (or gone): its members were refused as unresolvable, and kube-scheduler does
+  // not watch PodGroups; they are asked for again.
+  if (std::any_of(was_invalid.begin(), was_invalid.end(), [&](const auto& g) { return !invalid_groups_.contains(g.first); })) {
+    freed_room(kQueueRetryWindow);
+  }
   for (const auto& key : change.removed_groups) api_groups_.erase(key);
   api_groups_.insert(seen.begin(), seen.end());
   (void)state_.apply(change);
@@ -334,6 +340,7 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
       (void)state_.forget(key);  // a pending pod that does not decode: Filter answers why, nothing to hold
       return;
     }
+    if (claim_edited(key, nullptr, object)) return;  // a recorded claim made unreadable: held as recorded
     // It fences the GPUs it can be read to claim; its whole node only when none can be read.
     (void)state_.observe_unreadable(key, node, readable_gpus(object, node), raw.status().message());
     note(notes, fmt::format("{}: {}", key, state_.pod(key)->note));
@@ -349,9 +356,10 @@ void ExtenderImpl::pod_seen(const json& object, std::vector<std::string>* notes)
   }
   std::optional<GroupPlan> groups;
   if (book_ && (groups = plan_groups(*raw, object)) && !groups->gpus.empty()) raw->bound->devices = groups->gpus;
-  if (claim_edited(key, *raw, object)) return;
+  if (claim_edited(key, &*raw, object)) return;
   if (groups) follow_groups(key, raw->bound->node, *groups);
   const PodStanding standing = state_.observe(*raw);
+  if (raw->bound && (standing == PodStanding::kBound || standing == PodStanding::kConflict)) record_claim(key, object);
   if (standing == PodStanding::kConflict) note(notes, fmt::format("{}: {}", key, state_.pod(key)->note));
 }
 

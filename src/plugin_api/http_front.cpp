@@ -221,30 +221,37 @@ struct HttpFront::Impl {
     protected_paths.emplace("/bind", std::pair{Permission::kSchedule, "bind"});
     server.route_async("POST", "/bind", [this](const HttpRequest& req, HttpResponder respond) {
       auto timer = std::make_shared<Timer>();
-      auto answer = [this, timer, respond](int status, std::string body) {
+      auto answered = std::make_shared<std::atomic<bool>>(false);
+      auto answer = [this, timer, answered, respond](HttpResponse res) {  // once, whatever happens below
+        if (answered->exchange(true)) return;
+        metrics.observe("http", "bind", std::to_string(res.status), timer->seconds());
+        respond(std::move(res));
+      };
+      auto json_answer = [answer](int status, std::string body) {
         HttpResponse res;
         res.content_type = kJson;
         res.status = status;
         res.body = std::move(body);
-        metrics.observe("http", "bind", std::to_string(status), timer->seconds());
-        respond(std::move(res));
+        answer(std::move(res));
       };
-      if (HttpResponse refused; !allowed(req, refused, Permission::kSchedule, "bind")) {
-        metrics.observe("http", "bind", std::to_string(refused.status), timer->seconds());
-        return respond(std::move(refused));
-      }
-      BindArgs b;
       try {
-        b = bind_args(parse_body(req.body));
-      } catch (const BadRequest& e) {
-        return answer(400, error_text(e.message));
-      } catch (const std::exception& e) {  // a value of the wrong type deep inside: still the caller's input
-        return answer(400, error_text(fmt::format("malformed bind arguments: {}", e.what())));
+        if (HttpResponse refused; !allowed(req, refused, Permission::kSchedule, "bind")) return answer(std::move(refused));
+        BindArgs b;
+        try {
+          b = bind_args(parse_body(req.body));
+        } catch (const BadRequest& e) {
+          return json_answer(400, error_text(e.message));
+        } catch (const std::exception& e) {  // a value of the wrong type deep inside: still the caller's input
+          return json_answer(400, error_text(fmt::format("malformed bind arguments: {}", e.what())));
+        }
+        bind_pod_async(core, binder, metrics, b.ns, b.name, b.uid, b.node, [timer, b, json_answer](Result<BindAnswer> bound) {
+          log_bind(b.ns + "/" + b.name, b.node, bound, timer->seconds());
+          json_answer(200, to_text(bind_result(bound)));
+        });
+      } catch (const std::exception& e) {  // ours, not the caller's: answered, never std::terminate on a worker
+        spdlog::error("bind: {}", e.what());
+        json_answer(500, error_text(fmt::format("internal error: {}", e.what())));
       }
-      bind_pod_async(core, binder, metrics, b.ns, b.name, b.uid, b.node, [timer, b, answer](Result<BindAnswer> bound) {
-        log_bind(b.ns + "/" + b.name, b.node, bound, timer->seconds());
-        answer(200, to_text(bind_result(bound)));
-      });
     });
   }
 

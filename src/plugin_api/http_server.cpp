@@ -346,6 +346,10 @@ class Session {
     auto req = std::make_shared<HttpRequest>(request());
     head_only_ = req->method == "HEAD";
     ++server_->handling;
+    if (server_->stopping) {  // read after stop() began: not started, the connection closes after the answer
+      keep_alive_ = false;
+      return write(server_->refusal(503, req->path, "the server is stopping"), false, /*handled=*/true);
+    }
     const auto* route = server_->find(*req);
     const bool gzip_it = options().gzip && accepts_gzip(req->header("Accept-Encoding"));
     if (route == nullptr || !route->may_wait) return write(server_->answer(*req, route), gzip_it, /*handled=*/true);

@@ -92,22 +92,26 @@ void KubeBinder::bind_async(const BindAnswer& answer, const std::string& uid, Bi
 }
 
 void KubeBinder::finish(const std::shared_ptr<Pending>& p) {
-  if (!p->groups.empty()) {  // the reported GPUs, the ledger's indices and the groups go with the Binding
-    auto devices_key = std::find_if(p->annotations.begin(), p->annotations.end(), [](const auto& a) { return a.first.ends_with(".gpus.devices"); });
-    devices_key->second = fmt::format("{}", fmt::join(p->devices, ","));
-    p->annotations[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(p->answer.choice.gpus, ","));
-    p->annotations[std::string(k8s::kGpuGroupsAnnotation)] = fmt::format("{}", fmt::join(p->groups, ","));
+  try {
+    if (!p->groups.empty()) {  // the reported GPUs, the ledger's indices and the groups go with the Binding
+      auto devices_key = std::find_if(p->annotations.begin(), p->annotations.end(), [](const auto& a) { return a.first.ends_with(".gpus.devices"); });
+      devices_key->second = fmt::format("{}", fmt::join(p->devices, ","));
+      p->annotations[std::string(k8s::kLedgerGpusAnnotation)] = fmt::format("{}", fmt::join(p->answer.choice.gpus, ","));
+      p->annotations[std::string(k8s::kGpuGroupsAnnotation)] = fmt::format("{}", fmt::join(p->groups, ","));
+    }
+    if (gate_) {
+      if (Status st = gate_(); !st.is_ok()) return conclude(*p, std::move(st), false);  // the lead lost while the report was awaited
+    }
+    bool maybe_bound = false;
+    bool answered = false;
+    Idle conn = client();  // taken now, not held through the wait: a burst of waiting Binds opens no connection each
+    Status st = send_binding(p->answer, p->uid, p->annotations, p->groups, *conn.client, &maybe_bound, &answered);
+    if (st.is_ok() && !p->groups.empty()) label_groups(p->answer.pod, p->groups);
+    if (answered) give_back(std::move(conn));  // a connection that failed is not reused
+    conclude(*p, std::move(st), maybe_bound);
+  } catch (const std::exception& e) {  // from a pool thread: an answer, never std::terminate
+    conclude(*p, Status(Code::kInternal, fmt::format("binding pod {}: {}", p->answer.pod, e.what())), true);
   }
-  if (gate_) {
-    if (Status st = gate_(); !st.is_ok()) return p->done(std::move(st), false);  // the lead lost while the reservation pod was awaited
-  }
-  bool maybe_bound = false;
-  bool answered = false;
-  Idle conn = client();  // taken now, not held through the wait: a burst of waiting Binds opens no connection each
-  Status st = send_binding(p->answer, p->uid, p->annotations, p->groups, *conn.client, &maybe_bound, &answered);
-  if (st.is_ok() && !p->groups.empty()) label_groups(p->answer.pod, p->groups);
-  if (answered) give_back(std::move(conn));  // a connection that failed is not reused
-  p->done(std::move(st), maybe_bound);
 }
 
 Status KubeBinder::send_binding(const BindAnswer& answer, const std::string& uid, const std::map<std::string, std::string>& annotations,

@@ -100,7 +100,10 @@ class KubeBinder {
   void finish(const std::shared_ptr<Pending>& p);
   /// `p->done` with `st`, said in the log (the caller releases the pod's GPUs: reservation pods
   /// no fraction holds then go).
-  static void fail(Pending& p, Status st);
+  void fail(Pending& p, Status st);
+  /// Every end of a Bind: its waiters forgotten, its waiting slot given back, `done` called once
+  /// and dropped (nothing of the caller's stays alive in the book).
+  void conclude(Pending& p, Status st, bool maybe_bound);
   /// The Binding itself; `*maybe_bound` as BindDone's; `*answered`: the API server answered (the
   /// connection may be used again).
   Status send_binding(const BindAnswer& answer, const std::string& uid, const std::map<std::string, std::string>& annotations,

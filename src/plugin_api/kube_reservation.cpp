@@ -23,7 +23,12 @@ using nlohmann::json;
 Status KubeBinder::create_reservation(const ReservationClaim& claim, httplib::Client& c) {
   const GpuReservationOptions& options = reservations_->options();
   auto res = c.Post(fmt::format("/api/v1/namespaces/{}/pods", options.ns), reservation_pod(options, claim).dump(), "application/json");
-  if (res && (res->status == 201 || res->status == 200)) {
+  bool created = res && (res->status == 201 || res->status == 200);
+  if (!created && (!res || res->status >= 500)) {  // no clear answer: it may exist all the same
+    auto check = c.Get(fmt::format("/api/v1/namespaces/{}/pods/{}", options.ns, claim.pod));
+    created = check && check->status == 200;
+  }
+  if (created) {
     spdlog::info("reservation pod {}/{} created on node {} for its GPU {} (group {})", options.ns, claim.pod, claim.node, claim.gpu,
                  claim.group);
     return Status::ok();
@@ -46,10 +51,16 @@ Status KubeBinder::prepare_reservations(Pending& p) {
   if (claims.empty()) return Status::ok();
   // A Bind that must wait for a report takes a waiting slot first, before it creates anything.
   const bool waits = std::any_of(claims.begin(), claims.end(), [](const ReservationClaim& c) { return c.device.empty(); });
+  auto give_up_from = [&](std::size_t first) {  // claims that were to create a pod and did not: their groups go
+    for (std::size_t i = first; i < claims.size(); ++i) {
+      if (claims[i].create) reservations_->creation_failed(claims[i]);
+    }
+  };
   if (waits) {
     std::size_t now = waiting_.load();
     do {
       if (now >= most_waiting_) {
+        give_up_from(0);
         return Status(Code::kUnavailable, fmt::format("{} Binds already wait for reservation pods to report their GPUs "
                                                       "(--max-waiting-binds); kube-scheduler retries the pod",
                                                       most_waiting_));
@@ -57,13 +68,13 @@ Status KubeBinder::prepare_reservations(Pending& p) {
     } while (!waiting_.compare_exchange_weak(now, now + 1));
     p.slot = &waiting_;
   }
-  for (const ReservationClaim& claim : claims) {
-    if (!claim.create) continue;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    if (!claims[i].create) continue;
     Idle conn = client();
-    Status st = create_reservation(claim, *conn.client);
+    Status st = create_reservation(claims[i], *conn.client);
     give_back(std::move(conn));
     if (!st.is_ok()) {
-      reservations_->creation_failed(claim);
+      give_up_from(i);
       return st;
     }
   }
@@ -97,7 +108,6 @@ void KubeBinder::expired(const std::shared_ptr<Pending>& p) {
   std::unique_lock lock(p->mu);
   if (p->over) return;
   p->over = true;
-  for (std::uint64_t id : p->waiters) reservations_->forget_waiter(id);
   std::string late;
   for (std::size_t i = 0; i < p->devices.size() && late.empty(); ++i) {
     if (p->devices[i].empty()) late = p->groups[i];
@@ -126,7 +136,24 @@ void KubeBinder::reported(const std::shared_ptr<Pending>& p, std::size_t i, Resu
 
 void KubeBinder::fail(Pending& p, Status st) {
   spdlog::warn("pod {}: {}", p.answer.pod, st.message());
-  p.done(std::move(st), false);
+  conclude(p, std::move(st), false);
+}
+
+void KubeBinder::conclude(Pending& p, Status st, bool maybe_bound) {
+  std::vector<std::uint64_t> waiters;
+  BindDone done;
+  {
+    std::lock_guard lock(p.mu);
+    p.over = true;
+    waiters = std::exchange(p.waiters, {});
+    if (p.slot != nullptr) {
+      --*p.slot;
+      p.slot = nullptr;
+    }
+    done = std::exchange(p.done, nullptr);
+  }
+  for (std::uint64_t id : waiters) reservations_->forget_waiter(id);
+  if (done) done(std::move(st), maybe_bound);
 }
 
 void KubeBinder::label_groups(const std::string& pod, const std::vector<std::string>& groups) {

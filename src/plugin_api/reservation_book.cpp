@@ -25,6 +25,13 @@ std::string string_at(const json& object, const char* pointer) {
   return object.contains(p) && object[p].is_string() ? object[p].get<std::string>() : std::string();
 }
 
+/// Whether reservation pod `a` is newer than `b`: created later (a claim of this process not yet
+/// seen is the newest), then by name. The same answer on every replica.
+bool newer(const ReservationBook::Entry& a, const ReservationBook::Entry& b) {
+  if (a.created != b.created) return a.created.empty() || (!b.created.empty() && a.created > b.created);
+  return a.pod > b.pod;
+}
+
 /// The ledger index a reservation pod of ours names (fracpack.io/gpu), when it is one of a node of
 /// `gpu_count` GPUs (-1: not known yet).
 std::optional<int> ledger_index(const json& pod, int gpu_count, const std::string& ns) {
@@ -118,6 +125,11 @@ ReservationClaim ReservationBook::claim(const std::string& node, int gpu) {
   std::lock_guard lock(mu_);
   if (auto at = at_.find({node, gpu}); at != at_.end()) {
     Entry& e = groups_.at(at->second);
+    if (e.deleting && !e.delete_sent) {  // decided, not asked yet: kept after all (its GPU is wanted again)
+      e.deleting = false;
+      std::erase_if(deletions_, [&](const ReservationDeletion& d) { return d.pod == e.pod; });
+    }
+    if (e.deleting) return {node, gpu, e.group, e.pod, "", false, /*blocked=*/true};  // going: one at a time
     if (!e.deleting) {
       e.claimed = true;
       const bool create = e.pod.empty();  // a group known from its fractions only: its pod is gone
@@ -129,9 +141,8 @@ ReservationClaim ReservationBook::claim(const std::string& node, int gpu) {
         e.creator = options_.creator;
         e.indexed = true;
       }
-      return {node, gpu, e.group, e.pod, e.device, create};
+      return {node, gpu, e.group, e.pod, e.device, create, false};
     }
-    at_.erase(at);  // its pod is on the way out: the GPU gets a new reservation
   }
   Entry e;
   e.group = new_group();
@@ -144,7 +155,7 @@ ReservationClaim ReservationBook::claim(const std::string& node, int gpu) {
   e.claimed = true;
   e.since = std::chrono::steady_clock::now();
   at_[{node, gpu}] = e.group;
-  ReservationClaim out{node, gpu, e.group, e.pod, "", true};
+  ReservationClaim out{node, gpu, e.group, e.pod, "", true, false};
   groups_.emplace(e.group, std::move(e));
   return out;
 }
@@ -195,7 +206,8 @@ void ReservationBook::notify() {
   std::erase_if(waiters_, [&](Waiter& w) {
     auto it = groups_.find(w.group);
     if (it == groups_.end() || it->second.deleting) {
-      w.done(Status(Code::kInternal, fmt::format("reservation group {}: its reservation pod was deleted before it reported a GPU", w.group)));
+      w.done(Status(Code::kInternal, fmt::format("reservation group {}: its reservation pod is gone (deleted, or never created) before "
+                                                 "it reported a GPU", w.group)));
       return true;
     }
     if (it->second.device.empty()) return false;
@@ -219,17 +231,22 @@ void ReservationBook::creation_failed(const ReservationClaim& claim) {
 std::vector<ReservationDeletion> ReservationBook::take_deletions() {
   std::lock_guard lock(mu_);
   idle_noted_ = false;
+  auto counted_on = [&](const std::string& pod, const std::string& uid) {
+    return std::any_of(groups_.begin(), groups_.end(), [&](const auto& g) {
+      const Entry& e = g.second;
+      return e.pod == pod && !e.deleting && (uid.empty() || e.uid.empty() || e.uid == uid);
+    });
+  };
   std::vector<ReservationDeletion> out;
   for (auto& d : std::exchange(deletions_, {})) {
-    const bool counted_on = std::any_of(groups_.begin(), groups_.end(), [&](const auto& g) {
-      const Entry& e = g.second;
-      return e.pod == d.pod && !e.deleting && (d.uid.empty() || e.uid.empty() || e.uid == d.uid);
-    });
-    const bool again = std::find(out.begin(), out.end(), d) != out.end();
-    if (!counted_on && !again) out.push_back(std::move(d));
+    if (counted_on(d.pod, d.uid) || std::find(out.begin(), out.end(), d) != out.end()) continue;
+    for (auto& [group, e] : groups_) {
+      if (e.pod == d.pod && e.deleting) e.delete_sent = true;  // going from now on: its GPU's claims wait
+    }
+    out.push_back(std::move(d));
   }
   for (auto& [pod, stray] : strays_) {  // what exists now and no group counts on
-    if (stray.asked) continue;
+    if (stray.asked || counted_on(pod, stray.uid)) continue;
     stray.asked = true;
     out.push_back({pod, stray.uid});
   }
@@ -242,7 +259,37 @@ void ReservationBook::deletion_failed(const ReservationDeletion& deletion) {
     stray->second.asked = false;  // the leader's next sweep asks again
     return;
   }
-  deletions_.push_back(deletion);  // the leader's next sweep asks again, if it still wants it
+  // The pod may be going all the same: its GPU's claims stay blocked, and the DELETE is asked
+  // again in this term (a new term decides again: new_term).
+  deletions_.push_back(deletion);
+}
+
+void ReservationBook::new_term() {
+  std::lock_guard lock(mu_);
+  term_start_ = std::chrono::steady_clock::now();
+  deletions_.clear();
+  for (auto& [pod, stray] : strays_) stray.asked = false;
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    auto here = it++;
+    Entry& e = here->second;
+    if (!e.deleting) continue;
+    const auto at = at_.find({e.node, e.gpu});
+    const bool holds_its_gpu = at != at_.end() && at->second == e.group;
+    if (e.visible && holds_its_gpu) {
+      e.deleting = e.delete_sent = false;  // the next sweep decides again, from the ledger then
+    } else if (e.visible) {
+      strays_.try_emplace(e.pod, Stray{e.uid, false});  // another group holds its GPU now: it only goes
+      erase(here);
+    } else {
+      erase(here);  // not in the API server's list (the new leader lists pods again)
+    }
+  }
+  notify();
+}
+
+std::chrono::steady_clock::time_point ReservationBook::term_start() const {
+  std::lock_guard lock(mu_);
+  return term_start_;
 }
 
 void ReservationBook::stray(const std::string& pod, const std::string& uid) {
@@ -309,6 +356,7 @@ ReservationBook::Entry ReservationBook::seen(const json& pod, int gpu_count) {
   e.uid = k8s::metadata_string(pod, "uid");
   e.owner = owner;
   e.creator = string_at(pod, "/metadata/annotations/fracpack.io~1created-by");
+  e.created = k8s::metadata_string(pod, "creationTimestamp");
   e.visible = true;
   if (index) place_indexed(e, node, *index);
   take_report(e, string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index"));
@@ -336,12 +384,18 @@ void ReservationBook::place_indexed(Entry& e, const std::string& node, int gpu) 
   if (e.indexed && e.node == node && e.gpu == gpu) return;
   if (auto at = at_.find({node, gpu}); at != at_.end() && at->second != e.group) {
     auto other = groups_.find(at->second);
-    if (other != groups_.end() && other->second.indexed && !other->second.deleting) {
-      spdlog::warn("reservation pods {}/{} (group {}) and {} (group {}) both say they hold GPU {} of node {}; the first keeps it",
-                   options_.ns, other->second.pod, other->first, e.pod, e.group, gpu, node);
+    if (other != groups_.end() && other->second.indexed && !other->second.deleting && !newer(e, other->second)) {
+      // Two of this deployment's pods name one GPU (a creation whose answer was lost, then a
+      // second): every replica keeps the newer, whatever order its watch showed them in.
+      spdlog::warn("reservation pods {}/{} (group {}) and {} (group {}) both say they hold GPU {} of node {}; the newer, {}, keeps "
+                   "it, and the other's GPU is learned as a stranger's",
+                   options_.ns, other->second.pod, other->first, e.pod, e.group, gpu, node, other->second.pod);
       return;
     }
-    if (other != groups_.end() && !other->second.indexed) other->second.gpu = -1;  // a guess gives way; the sweep guesses again
+    if (other != groups_.end()) {  // a guess, or an older pod, gives way; the sweep guesses its GPU again
+      other->second.gpu = -1;
+      other->second.indexed = false;
+    }
     at_.erase(at);
   }
   if (e.gpu >= 0) {

@@ -37,7 +37,9 @@ class ReservationBook final : public GpuReservations {
     std::string creator;        ///< kReservationCreatorAnnotation
     bool visible = false;       ///< the watch shows the pod
     bool claimed = false;       ///< a Bind claimed it, or a fraction of its group was seen: idle means done
-    bool deleting = false;      ///< deletion asked for
+    bool deleting = false;      ///< the leader decided to delete it (retire)
+    bool delete_sent = false;   ///< its DELETE was taken (take_deletions): it may be going, its GPU's claims are blocked
+    std::string created;        ///< metadata.creationTimestamp ("" until seen: a claim of this process, the newest)
     std::chrono::steady_clock::time_point since;  ///< when fracpack first knew it
   };
 
@@ -59,6 +61,10 @@ class ReservationBook final : public GpuReservations {
   std::vector<ReservationDeletion> take_deletions() override;
   [[nodiscard]] bool sweep_due() const override;
   void deleted(const std::string& pod) override;
+  void new_term() override;
+  /// When the current term of leading (or this process) started: what this deployment made is
+  /// not retired in its first predecessor_grace (retirement()).
+  [[nodiscard]] std::chrono::steady_clock::time_point term_start() const;
 
   /// This deployment's (owner) pod, and this process's (creator).
   [[nodiscard]] bool ours(const Entry& e) const { return e.owner == options_.owner; }
@@ -132,6 +138,7 @@ class ReservationBook final : public GpuReservations {
   };
   std::map<std::string, Stray> strays_;  ///< by pod: a second pod of a group, a Failed one
   bool idle_noted_ = false;  ///< under mu_: note_idle() since the last take_deletions()
+  std::chrono::steady_clock::time_point term_start_ = std::chrono::steady_clock::now();  ///< under mu_
   std::mt19937_64 random_;
 };
 

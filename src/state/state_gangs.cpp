@@ -9,10 +9,21 @@
 #include "fracpack/queues/scheduling_state.hpp"
 
 namespace fracpack {
+std::optional<SchedulingState::GangDecision> SchedulingState::invalid_group_refusal(const PodRequest& pod) const {
+  if (!pod.gang || pod.bound || groups_.contains(pod.gang_key())) return std::nullopt;
+  auto invalid = invalid_groups_.find(pod.gang_key());
+  if (invalid == invalid_groups_.end()) return std::nullopt;
+  GangDecision d;
+  d.kind = GangDecision::Kind::kRefused;
+  d.unresolvable = true;  // nothing the cluster frees helps: the PodGroup must be fixed
+  d.reason = fmt::format("PodGroup {} cannot be honoured ({}); its members are not scheduled until it is fixed, never one by one",
+                         excerpt(invalid->first), invalid->second);
+  return d;
+}
+
 bool SchedulingState::gang_needs_planning(const PodRequest& pod) const {
   if (!pod.gang) return false;
   auto g = groups_.find(pod.gang_key());
-  if (g == groups_.end() && invalid_groups_.contains(pod.gang_key())) return !pod.bound;  // refused (decide_gang)
   if (g == groups_.end() || !g->second.together()) return false;
   const PodRecord* record = this->pod(pod.key());
   if (record == nullptr) return !pod.bound;
@@ -228,13 +239,7 @@ SchedulingState::GangDecision SchedulingState::decide_gang(const PodRequest& pod
   if (!pod.gang) return d;
   const std::string key = pod.gang_key();
   auto g = groups_.find(key);
-  if (auto invalid = invalid_groups_.find(key); g == groups_.end() && invalid != invalid_groups_.end() && !pod.bound) {
-    d.kind = GangDecision::Kind::kRefused;
-    d.unresolvable = true;  // nothing the cluster frees helps: the PodGroup must be fixed
-    d.reason = fmt::format("PodGroup {} cannot be honoured ({}); its members are not scheduled until it is fixed, never one by one",
-                           excerpt(key), invalid->second);
-    return d;
-  }
+  if (auto refused = invalid_group_refusal(pod)) return *refused;
   if (g == groups_.end() || !g->second.together()) return d;
   if (const PodRecord* self = this->pod(pod.key()); self != nullptr && self->planned_until) {
     d.kind = GangDecision::Kind::kPlanned;

@@ -369,11 +369,7 @@ Result<Allocation> SchedulingState::bind(const PodRequest& given, std::size_t n,
   if (is_ours(pod)) {
     if (auto refusal = admit(pod)) return Status(Code::kResourceExhausted, refusal->message, "queue:" + refusal->queue);
   }
-  if (auto invalid = pod.gang ? invalid_groups_.find(pod.gang_key()) : invalid_groups_.end();
-      invalid != invalid_groups_.end() && !groups_.contains(invalid->first)) {
-    return Status(Code::kUnschedulableAndUnresolvable, fmt::format("pod {}: PodGroup {} cannot be honoured ({}); its members are not "
-                                                                   "bound until it is fixed", key, excerpt(invalid->first), invalid->second));
-  }
+  if (auto refused = invalid_group_refusal(pod)) return Status(Code::kUnschedulableAndUnresolvable, fmt::format("pod {}: {}", key, refused->reason));
   auto ranked = rank_nodes(cluster_, pod, policy, {n});  // this node only: O(1), not an index search
   if (const PodRecord* held = this->pod(key); held != nullptr && (held->standing == PodStanding::kBound || held->standing == PodStanding::kConflict)) {
     return Status(Code::kAlreadyExists, fmt::format("pod {} already holds resources on node {}", key, held->raw.bound->node));

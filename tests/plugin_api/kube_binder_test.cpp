@@ -245,5 +245,37 @@ TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past
   CHECK((*binder)->waiting() == 0);
 }
 
+TEST_CASE("a Bind refused at the cap gives up its claims: a Bind joining its group fails at once, not at the deadline") {
+  FakeApiServer api;
+  api::ReservationBook book(reservation_options(30s));
+  const auto token = std::filesystem::temp_directory_path() / fmt::format("fracpack-token-cap-{}", getpid());
+  std::ofstream(token) << "s3cret\n";
+  auto binder = api::KubeBinder::open({fmt::format("http://127.0.0.1:{}", api.port), token.string(), ""});
+  std::filesystem::remove(token);
+  REQUIRE(binder.is_ok());
+  (*binder)->use_reservations(&book);
+  (*binder)->limit_waiting(2);
+  std::atomic<int> first_done{0};
+  (*binder)->bind_async(fraction_answer("a", book.claim("a", 0)), "", [&](Status, bool) { ++first_done; });  // waits: slot 1
+  const ReservationClaim creator = book.claim("a", 1);  // its Bind comes last
+  const ReservationClaim joiner = book.claim("a", 1);
+  REQUIRE(creator.create);
+  REQUIRE_FALSE(joiner.create);
+  std::atomic<bool> joiner_failed{false};
+  const auto started = std::chrono::steady_clock::now();
+  (*binder)->bind_async(fraction_answer("j", joiner), "", [&](Status st, bool) { joiner_failed = !st.is_ok(); });  // waits: slot 2
+  CHECK((*binder)->waiting() == 2);
+  Status refused;
+  (*binder)->bind_async(fraction_answer("c", creator), "", [&](Status st, bool) { refused = st; });
+  CHECK(refused.code() == Code::kUnavailable);
+  REQUIRE(KubeRig::wait_until([&] { return joiner_failed.load(); }, 5s));
+  CHECK(std::chrono::steady_clock::now() - started < 5s);  // not the 30 s deadline
+  CHECK((*binder)->waiting() == 1);  // its slot is back at once
+  CHECK_FALSE(book.find(creator.group).has_value());
+  CHECK(first_done == 0);
+  book.seen(reservation(book.claim("a", 0), "GPU-a-0"));
+  REQUIRE(KubeRig::wait_until([&] { return first_done == 1; }, 5s));
+}
+
 }  // namespace
 }  // namespace fracpack::test

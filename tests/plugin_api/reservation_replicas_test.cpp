@@ -147,6 +147,70 @@ TEST_CASE("a reservation pod the kubelet refused, seen while following, is delet
   CHECK(deletions(*r.follower->reservations()) == std::vector<std::string>{"still-there"});
 }
 
+TEST_CASE("decisions of one term are dropped at the next: a deletion that failed is decided again from the ledger then") {
+  Replicas r;
+  r.listed("Node", {nvf("n", 1, 81920).obj});
+  r.listed("Pod", {});
+  const ReservationClaim claim = r.bind("f1", "30Gi").at(0);
+  const json res = reservation(claim, "GPU-n-0");
+  r.event(ApiEvent::Type::kAdded, res);
+  r.event(ApiEvent::Type::kModified, bound_behind(fraction("f1", "30Gi"), claim, "GPU-n-0", true));
+  r.event(ApiEvent::Type::kDeleted, bound_behind(fraction("f1", "30Gi"), claim, "GPU-n-0", true));
+  GpuReservations& book = *r.leader->reservations();
+  r.leader->sweep_reservations();
+  const auto taken = book.take_deletions();
+  REQUIRE(taken.size() == 1);
+  CHECK(book.claim("n", 0).blocked);  // its DELETE is on its way: one reservation pod per GPU at a time
+  book.deletion_failed(taken.front());  // the API server refused it; then this replica lost the lead
+  book.new_term();
+  // The other replica led meanwhile and bound f2 there, behind the same reservation pod.
+  const ReservationClaim joined{"n", 0, claim.group, claim.pod, "GPU-n-0", false};
+  r.event(ApiEvent::Type::kAdded, bound_behind(fraction("f2", "30Gi"), joined, "GPU-n-0", true));
+  book.new_term();  // it leads again
+  r.leader->sweep_reservations();
+  CHECK(deletions(book).empty());  // f2 runs there: the failed decision is not carried over
+  CHECK_FALSE(book.claim("n", 0).blocked);
+}
+
+TEST_CASE("right after a term starts nothing of this deployment's retires, so a Binding the old leader sent lands on a reserved GPU") {
+  ExtenderOptions o;
+  o.watching = true;
+  o.reservation = reservation_options();
+  o.reservation.predecessor_grace = 2s;
+  auto opened = Extender::open(o);
+  REQUIRE(opened.is_ok());
+  Extender& core = **opened;
+  const ReservationClaim claim{"n", 0, "g-0", "gpu-reservation-n-zero0", "", true};
+  core.watch_listed("Node", {nvf("n", 1, 81920).obj}, nullptr);
+  core.watch_listed("Pod", {reservation(claim, "GPU-n-0"), bound_behind(fraction("f", "30Gi"), claim, "GPU-n-0", true)}, nullptr);
+  core.set_synced(true);
+  core.watch_changed("Pod", {{ApiEvent::Type::kDeleted, bound_behind(fraction("f", "30Gi"), claim, "GPU-n-0", true)}}, nullptr);
+  core.reservations()->new_term();
+  core.sweep_reservations();
+  CHECK(deletions(*core.reservations()).empty());  // served, idle, but the term is young
+  std::this_thread::sleep_for(2100ms);
+  core.sweep_reservations();
+  CHECK(deletions(*core.reservations()) == std::vector<std::string>{claim.pod});
+}
+
+TEST_CASE("two reservation pods of this deployment naming one GPU: every replica keeps the newer, whichever it saw first") {
+  const ReservationClaim older{"n", 0, "g-old", "gpu-reservation-n-aaaaa", "", true};
+  const ReservationClaim newer{"n", 0, "g-new", "gpu-reservation-n-bbbbb", "", true};
+  json a = reservation(older, "GPU-n-0");
+  a["metadata"]["creationTimestamp"] = "2026-12-07T01:00:00Z";
+  json b = reservation(newer, "GPU-n-1");
+  b["metadata"]["creationTimestamp"] = "2026-12-07T01:00:05Z";
+  for (const bool newer_first : {false, true}) {
+    CAPTURE(newer_first);
+    auto core = following();
+    core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+    core->watch_listed("Pod", newer_first ? std::vector<json>{b, a} : std::vector<json>{a, b}, nullptr);
+    core->set_synced(true);
+    core->sweep_reservations();
+    CHECK(core->reservations()->claim("n", 0).group == "g-new");
+  }
+}
+
 TEST_CASE("a restarted replica knows its predecessor's reservation pods at once: their GPUs and groups; idle ones go after the grace") {
   const ReservationClaim old{"n", 1, "g-old", "gpu-reservation-n-olddd", "", true};
   json pod = reservation(old, "GPU-n-0");

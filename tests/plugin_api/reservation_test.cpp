@@ -87,6 +87,19 @@ TEST_CASE("the book: a second reservation pod of a group, a report that is no GP
   CHECK_FALSE(book.find("junk").has_value());
 }
 
+TEST_CASE("the book: a second reservation pod that becomes its group's only one is not deleted") {
+  ReservationBook book(reservation_options());
+  const ReservationClaim a = book.claim("n", 0);
+  book.seen(reservation(a, "GPU-a"));
+  ReservationClaim dup = a;
+  dup.pod = "gpu-reservation-n-dupli";
+  book.seen(reservation(dup, "GPU-a"));  // a second pod of the group: a stray
+  book.gone(a.pod);                      // the first goes; the second is all the group has
+  book.seen(reservation(dup, "GPU-a"));
+  CHECK(deletions(book).empty());
+  CHECK(book.find(a.group)->pod == dup.pod);
+}
+
 TEST_CASE("the book: a group seen on another node leaves its old GPU, and nothing dangles") {
   ReservationBook book(reservation_options());
   const ReservationClaim a = book.claim("n1", 0);
@@ -248,6 +261,25 @@ TEST_CASE("a fraction that joins a GPU whose fractions run without a reservation
   REQUIRE(beside->reservations.size() == 1);
   CHECK_FALSE(beside->reservations[0].create);
   CHECK(beside->reservations[0].group == big->reservations[0].group);
+}
+
+TEST_CASE("a KAI fraction whose group loses its reservation pod stays on its GPU: no guess moves it, no edit is read") {
+  auto core = following();
+  core->watch_listed("Node", {nvf("n", 4, 81920).obj}, nullptr);
+  core->watch_listed("Pod", {bound_whole("w", "n")}, nullptr);  // GPU 0 is a whole-GPU pod's
+  core->set_synced(true);
+  const ReservationClaim kai{"n", -1, "g-k", "gpu-reservation-n-kaiaa", "", false};
+  json f = fraction("f", "20Gi");
+  f["spec"]["nodeName"] = "n";
+  f["metadata"]["labels"]["runai-gpu-group"] = "g-k";
+  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, kai_reservation(kai, "GPU-k")}, {ApiEvent::Type::kAdded, f}}, nullptr);
+  const std::vector<int> where = held(*core).at("default/f").gpus;
+  json failed = kai_reservation(kai, "GPU-k");
+  failed["status"] = {{"phase", "Failed"}};
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, failed}, {ApiEvent::Type::kModified, f}}, nullptr);
+  CHECK(held(*core).at("default/f").gpus == where);
+  CHECK(core->gauges().pods_claim_edited == 0);
+  CHECK(core->verify().empty());
 }
 
 TEST_CASE("a reservation pod the kubelet refused is deleted; a KAI fraction listed before its node learns its group's GPU") {

@@ -19,11 +19,13 @@ namespace fracpack::test {
 
 using namespace std::chrono_literals;
 
-/// Reservations on, this deployment the default owner.
+/// Reservations on, this deployment the default owner; no grace after a term starts (tests that
+/// check the grace set it).
 inline GpuReservationOptions reservation_options(std::chrono::seconds timeout = 40s) {
   GpuReservationOptions o;
   o.enabled = true;
   o.timeout = timeout;
+  o.predecessor_grace = 0s;
   return o;
 }
 

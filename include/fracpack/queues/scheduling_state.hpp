@@ -176,6 +176,10 @@ class SchedulingState {
   /// What plan_gang would answer for `pod` now, with nothing held: the ledger is left as it was
   /// (Explain asks this; kPlanned names the node the plan would give it, `others` stays empty).
   GangDecision gang_outlook(const PodRequest& pod, const Policy& policy);
+  /// A pending member of a PodGroup the API server has that cannot be honoured, and of which no
+  /// valid version is held (set_invalid_groups): kRefused, unresolvable, saying why. nullopt for
+  /// any other pod. What plan_gang and gang_outlook answer for it; a read.
+  [[nodiscard]] std::optional<GangDecision> invalid_group_refusal(const PodRequest& pod) const;
   /// Whether plan_gang would change anything for `pod` (a pending gang member not planned yet:
   /// held pending, or not held and not bound; a running or planned member is not).
   [[nodiscard]] bool gang_needs_planning(const PodRequest& pod) const;

@@ -35,7 +35,8 @@ struct ExtenderOptions {
   std::string state_path = ":memory:";  ///< SQLite file, or ":memory:"
   /// The Kubernetes API server is the truth (serve --kube-api): nodes, pods, Queues, PodGroups
   /// and priority classes come from its watch (watch_listed, watch_changed); the state file keeps
-  /// only binds acknowledged and not yet seen in the API; Apply, Remove and Sync are refused; and
+  /// only binds not yet seen in the API (written before their Binding, so a restart's first pod
+  /// list settles those whose Binding was never made); Apply, Remove and Sync are refused; and
   /// Filter answers every node "fracpack is syncing with the API server" until set_synced(true).
   bool watching = false;
   /// How long a bind may stay unseen in the API server before the server asks for the pod

@@ -87,6 +87,9 @@ struct ReservationClaim {
   std::string pod;     ///< the reservation pod's name (in GpuReservationOptions::ns)
   std::string device;  ///< the reported GPU ("" until reported)
   bool create = false; ///< no reservation pod exists yet: the caller creates it
+  /// The GPU's reservation pod is being deleted (its DELETE is sent) and a GPU gets only one at a
+  /// time: nothing is claimed, and the Bind is refused until the watch shows it gone.
+  bool blocked = false;
 };
 
 /// The binder's side of the reservations (thread-safe; never waits on the scheduling state).
@@ -94,8 +97,10 @@ class GpuReservations {
  public:
   virtual ~GpuReservations() = default;
   [[nodiscard]] virtual const GpuReservationOptions& options() const = 0;
-  /// The reservation of ledger GPU `gpu` on `node`: the live one, or a new one (create = true)
-  /// that the caller must create. Concurrent claims of one GPU get the same group.
+  /// The reservation of ledger GPU `gpu` on `node`: the live one (one the leader decided to delete
+  /// and has not asked the API server to yet is kept after all), or a new one (create = true)
+  /// that the caller must create, or none while the GPU's reservation pod is being deleted
+  /// (blocked = true). Concurrent claims of one GPU get the same group.
   virtual ReservationClaim claim(const std::string& node, int gpu) = 0;
   /// Waits until the group's reservation pod reports its GPU (seen through the watch) and returns
   /// it. kInternal naming the pod when `deadline` passes first, or when the reservation pod is
@@ -120,11 +125,17 @@ class GpuReservations {
   virtual std::vector<ReservationDeletion> take_deletions() = 0;
   /// Whether the leader should sweep now: a GPU went idle, or a pod is to be deleted.
   [[nodiscard]] virtual bool sweep_due() const = 0;
-  /// A deletion failed (not 404; a 409 says another pod has the name now): asked again at the leader's next sweep, if the ledger
-  /// still wants it then.
+  /// A deletion failed (not 404; a 409 says another pod has the name now): the pod may still be
+  /// going, so claims of its GPU stay blocked; asked again at the leader's next sweep, and decided
+  /// again from the ledger when a new term of leading starts (new_term).
   virtual void deletion_failed(const ReservationDeletion& deletion) = 0;
   /// A deletion was answered 404: the pod is gone.
   virtual void deleted(const std::string& pod) = 0;
+  /// This replica took or lost the lead: decisions of the term before are dropped (a deletion not
+  /// sent, or failed, is decided again from the ledger by the next leader's sweep), and nothing
+  /// this deployment made is retired for GpuReservationOptions::predecessor_grace from now, so a
+  /// Binding the previous leader sent just before it stopped lands on a GPU still reserved.
+  virtual void new_term() = 0;
 };
 
 }  // namespace fracpack
