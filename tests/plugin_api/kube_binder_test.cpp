@@ -192,6 +192,19 @@ BindAnswer fraction_answer(const std::string& name, const ReservationClaim& clai
   return a;
 }
 
+/// A binder to `api` (its token) binding fractions behind `book`'s reservation pods, at most
+/// `most_waiting` of them waiting for reports.
+std::unique_ptr<api::KubeBinder> reserving_binder(const FakeApiServer& api, api::ReservationBook& book, std::size_t most_waiting) {
+  const auto token = std::filesystem::temp_directory_path() / fmt::format("fracpack-token-{}-{}", getpid(), most_waiting);
+  std::ofstream(token) << "s3cret\n";
+  auto binder = api::KubeBinder::open({fmt::format("http://127.0.0.1:{}", api.port), token.string(), ""});
+  std::filesystem::remove(token);
+  REQUIRE(binder.is_ok());
+  (*binder)->use_reservations(&book);
+  (*binder)->limit_waiting(most_waiting);
+  return std::move(*binder);
+}
+
 TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past the cap fails at once; the deadline fails the rest") {
   FakeApiServer api;
   std::atomic<int> done{0};  // before the binder: its threads may count until it is gone
@@ -199,13 +212,7 @@ TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past
   std::atomic<int> timed_out{0};
   std::atomic<bool> over_cap{false};
   api::ReservationBook book(reservation_options(1s));
-  const auto token = std::filesystem::temp_directory_path() / fmt::format("fracpack-token-wait-{}", getpid());
-  std::ofstream(token) << "s3cret\n";
-  auto binder = api::KubeBinder::open({fmt::format("http://127.0.0.1:{}", api.port), token.string(), ""});
-  std::filesystem::remove(token);
-  REQUIRE(binder.is_ok());
-  (*binder)->use_reservations(&book);
-  (*binder)->limit_waiting(300);
+  auto binder = reserving_binder(api, book, 300);
   auto count = [&](Status st, bool) { (st.is_ok() ? done : failed) += 1; };
   const int before = threads();
   ReservationClaim first;
@@ -213,18 +220,18 @@ TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past
     const ReservationClaim claim = book.claim("a", 0);
     CHECK(claim.create == (i == 0));  // the first Bind creates the reservation pod; the others join it
     if (i == 0) first = claim;
-    (*binder)->bind_async(fraction_answer(fmt::format("p{}", i), claim), "", count);
+    binder->bind_async(fraction_answer(fmt::format("p{}", i), claim), "", count);
   }
-  CHECK((*binder)->waiting() == 300);
+  CHECK(binder->waiting() == 300);
   CHECK(threads() - before < 8);  // 300 Binds wait, and no thread waits for each
-  (*binder)->bind_async(fraction_answer("late", book.claim("a", 0)), "", [&](Status st, bool) {
+  binder->bind_async(fraction_answer("late", book.claim("a", 0)), "", [&](Status st, bool) {
     over_cap = st.code() == Code::kUnavailable && st.message().find("--max-waiting-binds") != std::string::npos;
   });
   CHECK(over_cap);  // answered at once
   book.seen(reservation(first, "GPU-a-0"));  // the watch shows the report: every waiting Bind goes on
-  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return done == 300; }, 10s), done.load() << " bound, " << failed.load() << " failed, " << (*binder)->waiting() << " waiting");
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return done == 300; }, 10s), done.load() << " bound, " << failed.load() << " failed, " << binder->waiting() << " waiting");
   CHECK(failed == 0);
-  CHECK((*binder)->waiting() == 0);
+  CHECK(binder->waiting() == 0);
   {
     std::lock_guard lock(api.mu);
     CHECK(api.created == 1);
@@ -237,40 +244,34 @@ TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past
   // A reservation pod that never reports: each waiting Bind fails at its deadline, naming it.
   const ReservationClaim silent = book.claim("a", 1);
   for (int i = 0; i < 5; ++i) {
-    (*binder)->bind_async(fraction_answer(fmt::format("q{}", i), silent), "", [&](Status st, bool maybe) {
+    binder->bind_async(fraction_answer(fmt::format("q{}", i), silent), "", [&](Status st, bool maybe) {
       if (st.message().find("did not report its GPU") != std::string::npos && !maybe) ++timed_out;
     });
   }
   REQUIRE(KubeRig::wait_until([&] { return timed_out == 5; }, 10s));
-  CHECK((*binder)->waiting() == 0);
+  CHECK(binder->waiting() == 0);
 }
 
 TEST_CASE("a Bind refused at the cap gives up its claims: a Bind joining its group fails at once, not at the deadline") {
   FakeApiServer api;
   api::ReservationBook book(reservation_options(30s));
-  const auto token = std::filesystem::temp_directory_path() / fmt::format("fracpack-token-cap-{}", getpid());
-  std::ofstream(token) << "s3cret\n";
-  auto binder = api::KubeBinder::open({fmt::format("http://127.0.0.1:{}", api.port), token.string(), ""});
-  std::filesystem::remove(token);
-  REQUIRE(binder.is_ok());
-  (*binder)->use_reservations(&book);
-  (*binder)->limit_waiting(2);
+  auto binder = reserving_binder(api, book, 2);
   std::atomic<int> first_done{0};
-  (*binder)->bind_async(fraction_answer("a", book.claim("a", 0)), "", [&](Status, bool) { ++first_done; });  // waits: slot 1
+  binder->bind_async(fraction_answer("a", book.claim("a", 0)), "", [&](Status, bool) { ++first_done; });  // waits: slot 1
   const ReservationClaim creator = book.claim("a", 1);  // its Bind comes last
   const ReservationClaim joiner = book.claim("a", 1);
   REQUIRE(creator.create);
   REQUIRE_FALSE(joiner.create);
   std::atomic<bool> joiner_failed{false};
   const auto started = std::chrono::steady_clock::now();
-  (*binder)->bind_async(fraction_answer("j", joiner), "", [&](Status st, bool) { joiner_failed = !st.is_ok(); });  // waits: slot 2
-  CHECK((*binder)->waiting() == 2);
+  binder->bind_async(fraction_answer("j", joiner), "", [&](Status st, bool) { joiner_failed = !st.is_ok(); });  // waits: slot 2
+  CHECK(binder->waiting() == 2);
   Status refused;
-  (*binder)->bind_async(fraction_answer("c", creator), "", [&](Status st, bool) { refused = st; });
+  binder->bind_async(fraction_answer("c", creator), "", [&](Status st, bool) { refused = st; });
   CHECK(refused.code() == Code::kUnavailable);
   REQUIRE(KubeRig::wait_until([&] { return joiner_failed.load(); }, 5s));
   CHECK(std::chrono::steady_clock::now() - started < 5s);  // not the 30 s deadline
-  CHECK((*binder)->waiting() == 1);  // its slot is back at once
+  CHECK(binder->waiting() == 1);  // its slot is back at once
   CHECK_FALSE(book.find(creator.group).has_value());
   CHECK(first_done == 0);
   book.seen(reservation(book.claim("a", 0), "GPU-a-0"));
