@@ -132,6 +132,10 @@ void ClusterWatch::resync() {
   }
 }
 
+void ClusterWatch::new_term() {
+  if (GpuReservations* r = core_.reservations()) r->new_term();
+}
+
 bool ClusterWatch::resynced() const {
   for (const auto& r : reflectors_) {
     if (r->kind() == "Pod") return r->listed_since(resync_generation_.load());

@@ -45,6 +45,9 @@ class ClusterWatch final : public ReflectorSink {
   /// made must be in its ledger before it binds); resynced() once that list is applied.
   void resync();
   [[nodiscard]] bool resynced() const;
+  /// This replica took or lost the lead: GpuReservations::new_term (the reservations' decisions of
+  /// the term before are dropped; this deployment's pods wait out the grace before any retires).
+  void new_term();
   /// The ledger against a fresh list of the API server's pods (Extender::verify_against). A
   /// difference may be one the watch has yet to deliver: the list is asked for again (up to 5
   /// times, 300 ms apart) while any shows, and only what every comparison found is reported.

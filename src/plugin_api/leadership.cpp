@@ -47,6 +47,7 @@ void Leadership::stop() {
 }
 
 void Leadership::on_leading(bool leading) {
+  if (watch_ != nullptr) watch_->new_term();  // what the term before decided is dropped: decided again from the ledger
   if (leading && watch_ != nullptr) watch_->resync();  // before the elector lets a Bind through
   want_label(leading);
 }
