@@ -32,7 +32,7 @@ struct ServeOptions {
   std::size_t http_max_connections_per_client = 2048;
   /// Binds waiting for a new reservation pod's report at once (each holds a caller's connection,
   /// no thread); a Bind beyond it fails at once, UNAVAILABLE, and kube-scheduler retries the pod.
-  /// A burst of 2,000 fractions onto 400 new GPUs had 859 waiting at once (docs/benchmarks.md).
+  /// A burst of 2,000 fractions onto 400 new GPUs had 922 waiting at once (docs/benchmarks.md).
   std::size_t max_waiting_binds = 1536;
   LogLevel log_level = LogLevel::kInfo;
   LogFormat log_format = LogFormat::kText;
