@@ -10,7 +10,8 @@
 //
 // A reservation pod reports start-ms plus up to jitter-ms after the kubelet (the tests'
 // DeviceAgent) admits it: a container start. Needs kube-rig (../shared/tools/kube-rig, or
-// FRACPACK_KUBE_RIG).
+// FRACPACK_KUBE_RIG). Exits 1 when a configuration did not bind every pod within 300 s (the old
+// caps do not), 2 when kube-rig is missing.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -104,15 +106,14 @@ Outcome run(const fs::path& rig, const fs::path& dir, const Options& o, const st
 int main(int argc, char** argv) {
   using namespace fracpack::bench;
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const std::string value = argv[i + 1];
-    if (flag == "--nodes") o.nodes = std::stoi(value);
-    if (flag == "--pods") o.pods = std::stoi(value);
-    if (flag == "--start-ms") o.start_ms = std::stoi(value);
-    if (flag == "--jitter-ms") o.jitter_ms = std::stoi(value);
-    if (flag == "--compare") o.compare.push_back(value);
-  }
+  CLI::App app("A burst of fractions onto new GPUs through kube-rig's kube-scheduler, fracpack binding behind reservation pods.",
+               "reservation_burst_bench");
+  app.add_option("--nodes", o.nodes, "nodes of 8 GPUs each")->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--pods", o.pods, "fractions of 16,000 MiB created at once")->check(CLI::Range(1, 100000))->capture_default_str();
+  app.add_option("--start-ms", o.start_ms, "a reservation pod reports this long after admission")->check(CLI::Range(0, 60000))->capture_default_str();
+  app.add_option("--jitter-ms", o.jitter_ms, "... plus up to this much more")->check(CLI::Range(0, 60000))->capture_default_str();
+  app.add_option("--compare", o.compare, "another configuration's fracpack serve flags, in one string (repeatable)");
+  CLI11_PARSE(app, argc, argv);
   auto rig = fracpack::test::kube_rig_binary();
   if (!rig) {
     fmt::print(stderr, "kube-rig not found (../shared/tools/kube-rig/kube-rig, or set FRACPACK_KUBE_RIG)\n");
@@ -129,12 +130,14 @@ int main(int argc, char** argv) {
   }
   fmt::print("{} fractions of 16,000 MiB on {} nodes x 8 GPUs; reservation pods report {}-{} ms after admission\n", o.pods, o.nodes,
              o.start_ms, o.start_ms + o.jitter_ms);
+  bool all_bound = true;
   for (const auto& [name, flags] : configurations) {
     const Outcome r = run(*rig, dir, o, flags);
     fmt::print("  {}: {} of {} bound in {:.1f} s; at most {} Binds waited at once, on {} connections; {} connections closed at accept\n",
                name, r.bound, o.pods, r.seconds, r.waiting, r.connections, r.refused);
     std::fflush(stdout);
+    all_bound = all_bound && r.bound == o.pods;
   }
   fs::remove_all(dir);
-  return 0;
+  return all_bound ? 0 : 1;  // a configuration that did not bind every pod within 300 s
 }

@@ -53,6 +53,7 @@ ServeCommand::ServeCommand(CLI::App& app) {
   add_kube_api();
   add_reservations();
   add_leader_election();
+  app_->get_option("--max-waiting-binds")->needs(app_->get_option("--kube-api"));  // only Bindings through the API server wait
 }
 
 void ServeCommand::add_fronts() {
@@ -72,8 +73,8 @@ void ServeCommand::add_fronts() {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
       ->capture_default_str();
   app_->add_option("--max-waiting-binds", serve_.max_waiting_binds,
-                   "Binds waiting for a new reservation pod's report at once (each holds a caller's connection, no thread); "
-                   "a Bind beyond it fails at once and kube-scheduler retries the pod")
+                   "--kube-api: Binds waiting for a new reservation pod's report at once (each holds a caller's connection, "
+                   "no thread); a Bind beyond it fails at once, and fracpack nudges its pod when a waiting Bind ends")
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
       ->capture_default_str();
   app_->add_flag("--http-gzip", serve_.http_gzip,

@@ -45,7 +45,11 @@ class VerdictBuilder {
 std::string describe_gpu(const ClusterState& state, std::size_t n, std::size_t g) {
   const GpuUsage& u = state.usage(n).gpus[g];
   const GpuDevice& d = state.node(n).gpus[g];
-  if (u.fenced()) return fmt::format("GPU {} fenced (claimed by a running pod the ledger could not adopt)", d.index);
+  if (u.fenced()) {
+    return fmt::format("GPU {} fenced (named by a running pod whose claim the ledger could not adopt, or by an edit of a running "
+                       "pod's recorded claim)",
+                       d.index);
+  }
   switch (u.state) {
     case GpuState::kIdle: return fmt::format("GPU {} idle {} MiB", d.index, state.usable(n, g).count());
     case GpuState::kWhole: return fmt::format("GPU {} held whole", d.index);

@@ -120,6 +120,7 @@ void ClusterWatch::check_synced() {
   if (synced_.exchange(true)) return;
   core_.set_synced(true);
   spdlog::info("watch: every kind listed; serving decisions");
+  retry_pending_when_able();  // a restart: pods kube-scheduler failed on while this process was down
   if (on_synced_) on_synced_();
 }
 
@@ -134,6 +135,11 @@ void ClusterWatch::resync() {
 
 void ClusterWatch::new_term() {
   if (GpuReservations* r = core_.reservations()) r->new_term();
+}
+
+void ClusterWatch::retry_pending_when_able() {
+  retry_owed_ = true;
+  wake();
 }
 
 bool ClusterWatch::resynced() const {
@@ -214,6 +220,7 @@ void ClusterWatch::settle_loop() {
       });
     }
     if (stopping_) break;
+    if (retry_owed_ && core_.may_act().is_ok() && retry_owed_.exchange(false)) core_.retry_pending();
     const auto stamp = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (const std::string& key : nudges) {
       const auto slash = key.find('/');

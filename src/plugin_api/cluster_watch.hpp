@@ -48,6 +48,11 @@ class ClusterWatch final : public ReflectorSink {
   /// This replica took or lost the lead: GpuReservations::new_term (the reservations' decisions of
   /// the term before are dropped; this deployment's pods wait out the grace before any retires).
   void new_term();
+  /// Once this replica may act (synced, leading, its pods listed again), the pending pods that now
+  /// fit are nudged (Extender::retry_pending): those whose Filter or Bind failed while no replica
+  /// could act wait in kube-scheduler's unschedulable queue otherwise. Called on taking the lead;
+  /// the first sync owes it too.
+  void retry_pending_when_able();
   /// The ledger against a fresh list of the API server's pods (Extender::verify_against). A
   /// difference may be one the watch has yet to deliver: the list is asked for again (up to 5
   /// times, 300 ms apart) while any shows, and only what every comparison found is reported.
@@ -84,6 +89,7 @@ class ClusterWatch final : public ReflectorSink {
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> resync_generation_{0};
+  std::atomic<bool> retry_owed_{false};  ///< retry_pending_when_able() not carried out yet
   WatchLag lag_;
   std::atomic<std::uint64_t> apply_micros_{0};   ///< time spent applying batches, in µs
   std::atomic<std::uint64_t> batches_{0};

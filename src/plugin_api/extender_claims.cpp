@@ -145,7 +145,11 @@ bool ExtenderImpl::claim_edited(const std::string& key, const PodRequest* raw, c
     if (!claim_edit_writers_.contains(writer) && claim_edit_writers_.size() >= kWriters) writer = "other";
     ++claim_edit_writers_[writer];
   }
-  (void)state_.fence_claim(key, raw != nullptr ? raw->bound->devices : readable_gpus(object, node));
+  // What the edit names, read every way it can be: the GPUs its groups lead to, and the indices and
+  // devices its annotations write (a group left as it was must not hide an index written beside it).
+  std::vector<int> named = readable_gpus(object, node);
+  if (raw != nullptr) named.insert(named.end(), raw->bound->devices.begin(), raw->bound->devices.end());
+  (void)state_.fence_claim(key, named);
   return true;
 }
 

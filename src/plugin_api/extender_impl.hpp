@@ -77,6 +77,7 @@ class ExtenderImpl final : public Extender {
   void set_act_gate(std::function<Status()> gate) override { act_gate_ = std::move(gate); }
   [[nodiscard]] Status may_act() const override { return act_gate_ ? act_gate_() : Status::ok(); }
   void on_retry_wanted(std::function<void(const std::vector<std::string>& pods)> hook) override { retry_wanted_ = std::move(hook); }
+  void retry_pending() override;
   [[nodiscard]] bool synced() const override { return synced_; }
   [[nodiscard]] bool follows_api_server() const override { return options_.watching; }
   [[nodiscard]] std::vector<AssumedBind> assumed_binds() const override;

@@ -24,6 +24,16 @@ void ExtenderImpl::set_synced(bool synced) {
   retry_refused(lock);
 }
 
+void ExtenderImpl::retry_pending() {
+  constexpr std::size_t kMostPending = 1024;  // a quarter of what RecentRefusals remembers
+  std::unique_lock lock(mu_);
+  if (!synced_ || !options_.watching || options_.retry_refused_within.count() <= 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  for (const std::string& key : state_.pending_keys(kMostPending)) refusals_.refused(key, now);
+  freed_room(kQueueRetryWindow);
+  retry_refused(lock);
+}
+
 void ExtenderImpl::note_refusal(const PodRequest& pod, const FilterAnswer& answer) {
   if (!options_.watching || options_.retry_refused_within.count() <= 0 || !answer.passed.empty()) return;
   refusals_.refused(pod.key(), std::chrono::steady_clock::now());

@@ -32,6 +32,7 @@ struct KubeBinder::Pending {
   std::size_t missing = 0;                       ///< reports still awaited (under mu)
   std::vector<std::uint64_t> waiters;            ///< the book's when_reported ids (under mu)
   bool over = false;                             ///< done was called, or is being (under mu)
+  bool said = false;                             ///< its failure is already in the log
   /// Its deadline, on a strand of its own: the timer is only touched there (asio timers are not
   /// thread-safe), so the report that beats it cancels it through the strand.
   std::optional<boost::asio::strand<boost::asio::thread_pool::executor_type>> strand;

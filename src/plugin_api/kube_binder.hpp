@@ -73,6 +73,11 @@ class KubeBinder {
   /// At most `most` Binds wait for reservation pods' reports at once (ServeOptions::max_waiting_binds);
   /// one more fails at once, kUnavailable, before it creates anything.
   void limit_waiting(std::size_t most) { most_waiting_ = most; }
+  /// Called (from the binder's threads, with no lock held) with a pod refused for want of a
+  /// waiting slot, once a waiting Bind ends and frees one: kube-scheduler holds that pod in its
+  /// unschedulable queue (60 s in v1.20) unless it is touched (ClusterWatch::nudge). One pod per
+  /// slot freed, oldest refusal first; at most 4,096 remembered.
+  void on_slot_freed(std::function<void(const std::vector<std::string>& pods)> retry);
   /// Binds waiting for a report now (metrics).
   [[nodiscard]] std::size_t waiting() const { return waiting_.load(); }
 
@@ -132,6 +137,15 @@ class KubeBinder {
   std::function<Status()> gate_;  ///< empty: always allowed
   std::size_t most_waiting_ = 1536;
   std::atomic<std::size_t> waiting_{0};  ///< Binds waiting for a report
+  std::mutex capped_mu_;
+  std::function<void(const std::vector<std::string>&)> slot_freed_;  ///< under capped_mu_
+  std::deque<std::string> capped_;  ///< pods refused for want of a slot, oldest first (under capped_mu_)
+  std::chrono::steady_clock::time_point capped_said_{};  ///< when the cap was last logged (under capped_mu_)
+  std::size_t capped_unsaid_ = 0;  ///< refusals since (under capped_mu_)
+  /// A Bind refused for want of a slot: remembered for slot_freed_, said in the log at most every 10 s.
+  void refused_at_cap(const std::string& pod);
+  /// A waiting slot was given back: the oldest pod refused for want of one goes to slot_freed_.
+  void slot_given_back();
   std::mutex label_mu_;
   std::condition_variable label_wake_;
   std::deque<DueLabel> labels_due_;  ///< under label_mu_, in order (a retry goes to the back)

@@ -61,8 +61,11 @@ Status KubeBinder::prepare_reservations(Pending& p) {
     do {
       if (now >= most_waiting_) {
         give_up_from(0);
+        refused_at_cap(answer.pod);
+        p.said = true;  // refused_at_cap logs it, at most every 10 s
         return Status(Code::kUnavailable, fmt::format("{} Binds already wait for reservation pods to report their GPUs "
-                                                      "(--max-waiting-binds); kube-scheduler retries the pod",
+                                                      "(--max-waiting-binds); fracpack nudges the pod for kube-scheduler to "
+                                                      "retry it when one of them ends",
                                                       most_waiting_));
       }
     } while (!waiting_.compare_exchange_weak(now, now + 1));
@@ -134,14 +137,50 @@ void KubeBinder::reported(const std::shared_ptr<Pending>& p, std::size_t i, Resu
   finish(p);
 }
 
+void KubeBinder::refused_at_cap(const std::string& pod) {
+  constexpr std::size_t kMostRemembered = 4096;
+  constexpr std::chrono::seconds kSayEvery{10};
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(capped_mu_);
+  if (std::find(capped_.begin(), capped_.end(), pod) == capped_.end()) capped_.push_back(pod);
+  if (capped_.size() > kMostRemembered) capped_.pop_front();
+  ++capped_unsaid_;
+  if (now - capped_said_ < kSayEvery) return;
+  spdlog::warn("{} Bind(s) refused since the last warning, pod {} the latest: {} Binds already wait for reservation pods to report "
+               "their GPUs (--max-waiting-binds). Each is nudged for kube-scheduler to retry it when a waiting Bind ends; if "
+               "this repeats, reservation pods start slowly (their image, the node) or --max-waiting-binds is low for the bursts",
+               capped_unsaid_, pod, most_waiting_);
+  capped_said_ = now;
+  capped_unsaid_ = 0;
+}
+
+void KubeBinder::on_slot_freed(std::function<void(const std::vector<std::string>& pods)> retry) {
+  std::lock_guard lock(capped_mu_);
+  slot_freed_ = std::move(retry);
+}
+
+void KubeBinder::slot_given_back() {
+  std::string pod;
+  std::function<void(const std::vector<std::string>&)> retry;
+  {
+    std::lock_guard lock(capped_mu_);
+    if (capped_.empty() || !slot_freed_) return;
+    pod = std::move(capped_.front());
+    capped_.pop_front();
+    retry = slot_freed_;
+  }
+  retry({pod});
+}
+
 void KubeBinder::fail(Pending& p, Status st) {
-  spdlog::warn("pod {}: {}", p.answer.pod, st.message());
+  if (!p.said) spdlog::warn("pod {}: {}", p.answer.pod, st.message());
   conclude(p, std::move(st), false);
 }
 
 void KubeBinder::conclude(Pending& p, Status st, bool maybe_bound) {
   std::vector<std::uint64_t> waiters;
   BindDone done;
+  bool freed = false;
   {
     std::lock_guard lock(p.mu);
     p.over = true;
@@ -149,11 +188,13 @@ void KubeBinder::conclude(Pending& p, Status st, bool maybe_bound) {
     if (p.slot != nullptr) {
       --*p.slot;
       p.slot = nullptr;
+      freed = true;
     }
     done = std::exchange(p.done, nullptr);
   }
   for (std::uint64_t id : waiters) reservations_->forget_waiter(id);
   if (done) done(std::move(st), maybe_bound);
+  if (freed) slot_given_back();
 }
 
 void KubeBinder::label_groups(const std::string& pod, const std::vector<std::string>& groups) {

@@ -48,7 +48,10 @@ void Leadership::stop() {
 
 void Leadership::on_leading(bool leading) {
   if (watch_ != nullptr) watch_->new_term();  // what the term before decided is dropped: decided again from the ledger
-  if (leading && watch_ != nullptr) watch_->resync();  // before the elector lets a Bind through
+  if (leading && watch_ != nullptr) {
+    watch_->resync();  // before the elector lets a Bind through
+    watch_->retry_pending_when_able();  // pods that failed while no replica led are tried again once it may act
+  }
   want_label(leading);
 }
 

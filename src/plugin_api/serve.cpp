@@ -112,6 +112,12 @@ std::unique_ptr<api::Leadership> make_leadership(const ServeOptions& options, co
   // The pod to label is this replica's own only when the identity is its pod name.
   const char* ns = std::getenv("POD_NAMESPACE");
   const std::string pod_namespace = ns != nullptr && pod != nullptr && o.identity == pod ? ns : "";
+  if (pod_namespace.empty()) {
+    spdlog::warn("leader election: the leader's pod will not be labelled {} (that needs POD_NAME and POD_NAMESPACE from the "
+                 "downward API, and the identity equal to POD_NAME): a Service selecting that label routes to no replica "
+                 "(docs/ha.md, \"Routing\")",
+                 api::kLeaderLabel);
+  }
   spdlog::info("leader election on Lease {}/{} as {} (lease {} ms, renew deadline {} ms, retry {} ms){}", o.lease_namespace, o.lease_name,
                o.identity, o.lease_duration.count(), o.renew_deadline.count(), o.retry_period.count(),
                pod_namespace.empty() ? "" : fmt::format("; the leader's pod is labelled {}", api::kLeaderLabel));
@@ -317,10 +323,13 @@ bool ServeRun::connect_kube() {
                        "caller's connection, no thread).\n# TYPE fracpack_binds_waiting gauge\nfracpack_binds_waiting {}\n",
                        b->waiting());
   });
-  if (options_.http_max_connections_per_client < options_.max_waiting_binds + 64) {
-    spdlog::warn("--http-max-connections-per-client {} leaves kube-scheduler fewer than 64 connections for its Filters when "
-                 "--max-waiting-binds {} Binds wait for reservation pods; its extra connections would be closed at accept (EOF)",
-                 options_.http_max_connections_per_client, options_.max_waiting_binds);
+  // Each Bind waiting for a reservation pod holds one of kube-scheduler's connections.
+  const std::size_t room = std::min(options_.http_max_connections, options_.http_max_connections_per_client);
+  if (options_.core.reservation.enabled && room < options_.max_waiting_binds + 64) {
+    spdlog::warn("--http-max-connections {} and --http-max-connections-per-client {} leave kube-scheduler fewer than 64 "
+                 "connections for its Filters when --max-waiting-binds {} Binds wait for reservation pods; its extra "
+                 "connections would be closed at accept (EOF)",
+                 options_.http_max_connections, options_.http_max_connections_per_client, options_.max_waiting_binds);
   }
   core_options_.watching = true;
   name_reservations(options_, core_options_.reservation);
@@ -414,6 +423,7 @@ void ServeRun::follow_cluster() {
     watching_ = watch_.get();
     metrics_.add_source([w = watch_.get()] { return w->metrics(); });
     core_->on_retry_wanted([w = watch_.get()](const std::vector<std::string>& pods) { w->nudge(pods); });
+    if (binder_) binder_->on_slot_freed([w = watch_.get()](const std::vector<std::string>& pods) { w->nudge(pods); });
     watch_->start();
   }
   if (leadership_) {
@@ -430,6 +440,7 @@ void ServeRun::follow_cluster() {
 void ServeRun::stop() {
   if (leadership_) leadership_->stop();
   for (auto& front : fronts_) front->stop();
+  if (binder_) binder_->on_slot_freed(nullptr);  // the watch it nudges through goes first
   if (watch_) watch_->stop();
 }
 

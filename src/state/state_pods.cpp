@@ -40,6 +40,16 @@ std::size_t SchedulingState::pending_count() const {
       std::count_if(pods_.begin(), pods_.end(), [](const auto& entry) { return entry.second.standing == PodStanding::kPending; }));
 }
 
+std::vector<std::string> SchedulingState::pending_keys(std::size_t most) const {
+  std::vector<std::string> out;
+  for (const auto& [key, record] : pods_) {
+    if (record.standing == PodStanding::kPending) out.push_back(key);
+  }
+  std::sort(out.begin(), out.end());
+  if (out.size() > most) out.resize(most);
+  return out;
+}
+
 std::vector<std::string> SchedulingState::pod_keys() const {
   std::vector<std::string> out;
   out.reserve(pods_.size() + succeeded_.size());

@@ -3,7 +3,8 @@
 // calling whichever replica leads: failover changes nothing (docs/ha.md). A GPU a follower saw
 // idle before the leader's last Binding keeps its reservation pod after failover; a follower's
 // ledger equals the leader's through churn; a tenant's edit of its running pod's GPU claim frees
-// nothing; and ten kill -9s of the leader leave every invariant true in the API server's objects.
+// nothing; a pod kube-scheduler failed on while no replica led is nudged by the new leader; and
+// ten kill -9s of the leader leave every invariant true in the API server's objects.
 #include <random>
 
 #include <doctest/doctest.h>
@@ -171,6 +172,24 @@ TEST_CASE("a tenant's edit of its running fraction's GPU claim frees nothing: it
   std::this_thread::sleep_for(3s);
   CHECK(reservation_pods(c.api()).size() == 1);
   CHECK(c.agent().violations().empty());
+}
+
+TEST_CASE("a pod kube-scheduler failed on while no replica led is nudged by the new leader, not left to kube-scheduler's 60 s") {
+  auto rig = require_kube_rig();
+  if (!rig) return;
+  Cluster c(*rig, small_cluster(1, 8), two_replicas());
+  REQUIRE(KubeRig::wait_until([&] { return c.leader_index() >= 0; }, 15s));
+  const auto killed = static_cast<std::size_t>(c.leader_index());
+  c.kill_replica(killed);
+  // kube-scheduler tries it at once: the Lease still names the dead replica, so its Filter fails,
+  // and v1.20 keeps the pod in its unschedulable queue for 60 s unless the pod changes.
+  REQUIRE(c.api().create(gpu_pod("late", 1)) == 201);
+  REQUIRE(KubeRig::wait_until([&] { return c.leader_index() >= 0 && c.leader_index() != static_cast<int>(killed); }, 15s));
+  CHECK(bound(c, "default/late", 20s));
+  const json late = c.api().pod("default/late");
+  CHECK(late["metadata"]["annotations"].contains("fracpack.io/retry"));  // the new leader touched it
+  c.restart_replica(killed);
+  c.converged(30s);
 }
 
 TEST_CASE("HA soak: churn with latency, the leader killed -9 ten times at random; every failover leaves every invariant true") {

@@ -212,7 +212,13 @@ TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past
   std::atomic<int> timed_out{0};
   std::atomic<bool> over_cap{false};
   api::ReservationBook book(reservation_options(1s));
+  std::mutex nudged_mu;
+  std::vector<std::string> nudged;  // pods refused at the cap, handed on as slots free
   auto binder = reserving_binder(api, book, 300);
+  binder->on_slot_freed([&](const std::vector<std::string>& pods) {
+    std::lock_guard lock(nudged_mu);
+    nudged.insert(nudged.end(), pods.begin(), pods.end());
+  });
   auto count = [&](Status st, bool) { (st.is_ok() ? done : failed) += 1; };
   const int before = threads();
   ReservationClaim first;
@@ -228,10 +234,22 @@ TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past
     over_cap = st.code() == Code::kUnavailable && st.message().find("--max-waiting-binds") != std::string::npos;
   });
   CHECK(over_cap);  // answered at once
+  {
+    std::lock_guard lock(nudged_mu);
+    CHECK(nudged.empty());  // no slot has freed yet
+  }
   book.seen(reservation(first, "GPU-a-0"));  // the watch shows the report: every waiting Bind goes on
   REQUIRE_MESSAGE(KubeRig::wait_until([&] { return done == 300; }, 10s), done.load() << " bound, " << failed.load() << " failed, " << binder->waiting() << " waiting");
   CHECK(failed == 0);
   CHECK(binder->waiting() == 0);
+  CHECK(KubeRig::wait_until([&] {  // a slot is handed on after its Bind's answer
+    std::lock_guard lock(nudged_mu);
+    return !nudged.empty();
+  }, 10s));
+  {
+    std::lock_guard lock(nudged_mu);
+    CHECK(nudged == std::vector<std::string>{"team-a/late"});  // the first slot freed nudged it; the other 299 found none
+  }
   {
     std::lock_guard lock(api.mu);
     CHECK(api.created == 1);

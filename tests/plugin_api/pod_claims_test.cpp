@@ -28,11 +28,20 @@ bool fits_whole(Extender& core, const std::string& name, int gpus) {
   return !answer->passed.empty();
 }
 
+/// A following core holding default/f, a fraction of 30Gi bound behind its reservation pod
+/// (reported as GPU-n-0), as the watch first showed it.
+struct RunningFraction {
+  std::unique_ptr<Extender> core = following();
+  ReservationClaim claim = first_fraction_bound(*core, "f", 8);
+  json bound = bound_behind(fraction("f", "30Gi"), claim, "GPU-n-0", true);
+  RunningFraction() {
+    core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(claim, "GPU-n-0")}, {ApiEvent::Type::kModified, bound}}, nullptr);
+  }
+};
+
 TEST_CASE("an edit of a running fraction's GPU claim frees nothing: it keeps its GPU and reservation, the edit's GPUs are fenced") {
-  auto core = following();
-  const ReservationClaim claim = first_fraction_bound(*core, "f", 8);
-  const json bound = bound_behind(fraction("f", "30Gi"), claim, "GPU-n-0", true);
-  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(claim, "GPU-n-0")}, {ApiEvent::Type::kModified, bound}}, nullptr);
+  RunningFraction running;
+  auto& [core, claim, bound] = running;
   const int other = (claim.gpu + 5) % 8;
   // The tenant, with patch rights on its own pod only, points it at another GPU and drops its group.
   json edited = bound;
@@ -70,11 +79,23 @@ TEST_CASE("an edit of a running fraction's GPU claim frees nothing: it keeps its
   CHECK(core->verify().empty());
 }
 
+TEST_CASE("an edit of only the GPU index, its group left as it was, still fences the GPU it names") {
+  RunningFraction running;
+  auto& [core, claim, bound] = running;
+  const int other = (claim.gpu + 2) % 8;
+  json edited = bound;
+  edited["metadata"]["annotations"]["fracpack.io/gpus"] = std::to_string(other);  // its group still leads to its own GPU
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, edited}}, nullptr);
+  CHECK(held(*core) == std::map<std::string, Held>{{"default/f", {"n", {claim.gpu}, true}}});
+  CHECK(fenced(*core) == std::vector<int>{other});
+  CHECK(core->gauges().pods_claim_edited == 1);
+  CHECK(core->gauges().claim_edits_by_writer == std::map<std::string, std::uint64_t>{{"unknown", 1}});  // no managedFields
+  CHECK(core->verify().empty());
+}
+
 TEST_CASE("a running fraction edited until it does not read keeps its GPU and its reservation pod") {
-  auto core = following();
-  const ReservationClaim claim = first_fraction_bound(*core, "f", 8);
-  const json bound = bound_behind(fraction("f", "30Gi"), claim, "GPU-n-0", true);
-  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, reservation(claim, "GPU-n-0")}, {ApiEvent::Type::kModified, bound}}, nullptr);
+  RunningFraction running;
+  auto& [core, claim, bound] = running;
   json broken = bound;
   broken["metadata"]["annotations"]["nvidia.com/container.main.gpu-memory.request"] = "lots";
   broken["metadata"]["annotations"]["fracpack.io/gpus"] = std::to_string((claim.gpu + 3) % 8);

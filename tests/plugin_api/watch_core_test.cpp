@@ -405,6 +405,27 @@ TEST_CASE("a pod refused just before the watch frees room is asked for again; he
   CHECK(r.core->verify().empty());
 }
 
+TEST_CASE("a process that may act anew (started, or took the lead) asks for its pending pods that fit, though it never refused them") {
+  Retries r(std::chrono::seconds(60));
+  json other = pending("o");
+  other["spec"]["schedulerName"] = "default-scheduler";  // another scheduler's: never asked for
+  listed(*r.core, {running("a"), pending("b"), pending("c", 2), other}, 2);
+  // kube-scheduler failed b and c while no replica could act (a connection refused, a Bind a
+  // follower turned away): this process never saw their Filters.
+  CHECK(r.asked.empty());
+  r.core->retry_pending();
+  CHECK(r.asked == std::vector<std::string>{"default/b"});  // c asks for two GPUs and one is free
+  // Once a's GPU frees, c is remembered as refused with the rest and asked for.
+  r.core->watch_changed("Pod", {{ApiEvent::Type::kDeleted, running("a")}}, nullptr);
+  CHECK(r.asked == std::vector<std::string>{"default/b", "default/c"});
+  // Before the first list, nothing is asked: the ledger does not know the cluster yet.
+  Retries early(std::chrono::seconds(60));
+  early.core->watch_listed("Node", {nvf("n", 2, 80000).obj}, nullptr);
+  early.core->watch_listed("Pod", {pending("b")}, nullptr);
+  early.core->retry_pending();
+  CHECK(early.asked.empty());
+}
+
 TEST_CASE("the one refused pod that now fits is found behind hundreds that fit nowhere") {
   Retries r(std::chrono::seconds(60));
   std::vector<json> pods{running("a"), pending("b")};

@@ -273,6 +273,8 @@ class SchedulingState {
   [[nodiscard]] std::size_t pod_count() const { return pods_.size(); }
   /// Pending pods of ours (their asks count in their queues' demand). O(pods).
   [[nodiscard]] std::size_t pending_count() const;
+  /// Keys of the pending pods of ours, sorted, at most `most` of them. O(pods).
+  [[nodiscard]] std::vector<std::string> pending_keys(std::size_t most) const;
   /// Keys of every pod the state holds a record of, and of the Succeeded pods it remembers
   /// (observe_succeeded), in no particular order.
   [[nodiscard]] std::vector<std::string> pod_keys() const;

@@ -332,6 +332,12 @@ class Extender {
   [[nodiscard]] virtual Status may_act() const = 0;
   /// Readiness: set once the first list of every watched kind is applied.
   virtual void set_synced(bool synced) = 0;
+  /// This process may act anew (it started, or took the lead): the pending pods of ours (at most
+  /// 1,024, by key) are taken as refused just now, and those that would be admitted and fit are
+  /// handed to on_retry_wanted (at most 64 at once; the rest at the next change that frees room, or
+  /// at kube-scheduler's own retry). kube-scheduler may hold pods whose Filter or Bind failed
+  /// while no replica could act in its unschedulable queue (60 s in v1.20) until an event moves them.
+  virtual void retry_pending() {}
   /// ExtenderOptions::watching: the watch, not the callers, tells the server the cluster.
   [[nodiscard]] virtual bool follows_api_server() const = 0;
   [[nodiscard]] virtual bool synced() const = 0;
