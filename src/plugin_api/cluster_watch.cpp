@@ -105,6 +105,7 @@ void ClusterWatch::delete_reservations() {
       r->deleted(d.pod);  // gone already
     } else if (res && res->status == 409) {
       spdlog::info("reservation pod {}/{}: not deleted, it is another pod (uid) by now", r->options().ns, d.pod);
+      r->deletion_refused(d);
     } else {
       spdlog::warn("reservation pod {}/{}: cannot delete it ({}); asked again in a second", r->options().ns, d.pod, api_message(res));
       r->deletion_failed(d);

@@ -54,7 +54,7 @@ std::string claim_text(const json& pod) {
   }
   std::sort(parts.begin(), parts.end());
   parts.push_back(fmt::format("groups={}", fmt::join(bound_gpu_groups(pod), ",")));
-  return excerpt(fmt::format("{}", fmt::join(parts, ", ")), 1024);
+  return fmt::format("{}", fmt::join(parts, ", "));  // whole: an edit past any excerpt is an edit
 }
 
 /// spec.nodeName, or "" (whatever type a hostile writer gave it).
@@ -124,7 +124,9 @@ bool ExtenderImpl::claim_edited(const std::string& key, const PodRequest* raw, c
   const std::string node = bound_node(object);
   if (rec == recorded_claims_.end() || uid.empty() || rec->second.uid != uid || rec->second.node != node) return false;
   const PodRecord* held = state_.pod(key);
-  if (held == nullptr || held->standing != PodStanding::kBound) return false;
+  // A conflict (two pods claimed one GPU) stays held as recorded too: its fence is what protects
+  // the GPU its containers use.
+  if (held == nullptr || (held->standing != PodStanding::kBound && held->standing != PodStanding::kConflict)) return false;
   const std::string now = claim_text(object);
   if (now == rec->second.text) {
     if (claim_edits_.erase(key) > 0) {
@@ -138,7 +140,7 @@ bool ExtenderImpl::claim_edited(const std::string& key, const PodRequest* raw, c
     std::string writer = last_writer(object);
     spdlog::warn("pod {} on node {}: its GPU claim was edited on the running pod by {}: recorded [{}], now [{}]{}; it keeps holding "
                  "what was recorded (its containers run there), and GPUs the edit names are fenced while the edit stands",
-                 key, node, writer.empty() ? std::string("an unknown writer (no managedFields)") : excerpt(writer), rec->second.text, now,
+                 key, node, writer.empty() ? std::string("an unknown writer (no managedFields)") : excerpt(writer), excerpt(rec->second.text, 1024), excerpt(now, 1024),
                  raw == nullptr ? " (unreadable)" : "");
     constexpr std::size_t kWriters = 64;  // writer names come from the API server's objects: bounded
     if (writer.empty()) writer = "unknown";

@@ -214,7 +214,12 @@ void ExtenderImpl::group_changes(const std::vector<json>& upserts, const std::ve
     auto g = queues::decode_pod_group(o, notes);
     if (!g) {
       note(notes, g.status().message());
-      if (!k8s::metadata_string(o, "name").empty()) invalid_groups_[key_of(o)] = g.status().message();
+      if (!k8s::metadata_string(o, "name").empty()) {
+        const std::string key = key_of(o);
+        invalid_groups_[key] = g.status().message();
+        // Edited from valid to invalid: its valid version goes, as a fresh list would drop it.
+        if (!replace && api_groups_.contains(key)) change.removed_groups.push_back(key);
+      }
       continue;
     }
     seen.insert(g->key());

@@ -264,6 +264,14 @@ void ReservationBook::deletion_failed(const ReservationDeletion& deletion) {
   deletions_.push_back(deletion);
 }
 
+void ReservationBook::deletion_refused(const ReservationDeletion& deletion) {
+  std::lock_guard lock(mu_);
+  if (auto stray = strays_.find(deletion.pod); stray != strays_.end() && stray->second.uid == deletion.uid) strays_.erase(stray);
+  for (auto& [group, e] : groups_) {
+    if (e.pod == deletion.pod && e.deleting) e.deleting = e.delete_sent = false;
+  }
+}
+
 void ReservationBook::new_term() {
   std::lock_guard lock(mu_);
   term_start_ = std::chrono::steady_clock::now();
@@ -320,6 +328,7 @@ bool ReservationBook::is_reservation(const json& pod) const {
 }
 
 ReservationBook::Entry ReservationBook::seen(const json& pod, int gpu_count) {
+  static const json::json_pointer kDeletionTimestamp("/metadata/deletionTimestamp");
   const std::vector<std::string> groups = gpu_groups(pod);
   const std::string name = k8s::metadata_string(pod, "name");
   const std::string node = string_at(pod, "/spec/nodeName");
@@ -358,6 +367,11 @@ ReservationBook::Entry ReservationBook::seen(const json& pod, int gpu_count) {
   e.creator = string_at(pod, "/metadata/annotations/fracpack.io~1created-by");
   e.created = k8s::metadata_string(pod, "creationTimestamp");
   e.visible = true;
+  if (pod.contains(kDeletionTimestamp) && !pod[kDeletionTimestamp].is_null()) {
+    // Deleted by someone (an eviction, an administrator) and terminating: its GPU goes from the
+    // kubelet's count when it ends, so no fraction joins it meanwhile (one at a time).
+    e.deleting = e.delete_sent = true;
+  }
   if (index) place_indexed(e, node, *index);
   take_report(e, string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index"));
   return e;

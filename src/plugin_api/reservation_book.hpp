@@ -61,6 +61,7 @@ class ReservationBook final : public GpuReservations {
   std::vector<ReservationDeletion> take_deletions() override;
   [[nodiscard]] bool sweep_due() const override;
   void deleted(const std::string& pod) override;
+  void deletion_refused(const ReservationDeletion& deletion) override;
   void new_term() override;
   /// When the current term of leading (or this process) started: what this deployment made is
   /// not retired in its first predecessor_grace (retirement()).

@@ -85,7 +85,7 @@ TEST_CASE("a new leader keeps the reservation of a GPU its watch saw idle before
   // The leader is killed; the follower takes over, and sweeps a few times.
   c.kill_replica(leader);
   REQUIRE(KubeRig::wait_until([&] { return c.leader_index() == static_cast<int>(follower); }, 15s));
-  std::this_thread::sleep_for(3s);
+  std::this_thread::sleep_for(7s);  // past the grace a new term gives the old leader's pods (5 s), and a sweep
   CHECK(reservation_pods(c.api()).size() == 1);  // f2 still runs there: its GPU is still held at the kubelet
   check_invariants(c, "after failover");
   check_verify(c, follower);
@@ -169,7 +169,7 @@ TEST_CASE("a tenant's edit of its running fraction's GPU claim frees nothing: it
   const std::size_t follower = follower_of(c);
   c.kill_replica(leader);
   REQUIRE(KubeRig::wait_until([&] { return c.leader_index() == static_cast<int>(follower); }, 15s));
-  std::this_thread::sleep_for(3s);
+  std::this_thread::sleep_for(7s);  // past the new term's grace (5 s), and a sweep
   CHECK(reservation_pods(c.api()).size() == 1);
   CHECK(c.agent().violations().empty());
 }

@@ -203,6 +203,30 @@ TEST_CASE("a PodGroup that cannot be honoured (minMember above the limit) refuse
   answer = core->filter(member, std::vector<std::string>{"n"});
   REQUIRE(answer.is_ok());
   CHECK(answer->passed == std::vector<std::string>{"n"});
+  // Edited back to what cannot be honoured, through the watch as through a list: refused again.
+  core->watch_changed("PodGroup", {{ApiEvent::Type::kModified, group}}, nullptr);
+  answer = core->filter(member, std::vector<std::string>{"n"});
+  REQUIRE(answer.is_ok());
+  CHECK(answer->passed.empty());
+  CHECK(answer->unresolvable.size() == 1);
+}
+
+TEST_CASE("a conflicting pod's edit is refused too: it stays held as recorded, and keeps its fence") {
+  RunningFraction running;
+  auto& [core, claim, bound] = running;
+  // Two whole-GPU pods bound by another binder on one GPU: the second is a conflict, fencing it.
+  auto whole = [](const std::string& name, const std::string& gpus) {
+    return PodBuilder(name).uid("u-" + name).whole(1).bound_to("n").annotation("fracpack.io/gpus", gpus).obj;
+  };
+  const std::string taken = std::to_string((claim.gpu + 1) % 8);
+  const std::string free_gpu = std::to_string((claim.gpu + 2) % 8);
+  core->watch_changed("Pod", {{ApiEvent::Type::kAdded, whole("w1", taken)}, {ApiEvent::Type::kAdded, whole("w2", taken)}}, nullptr);
+  REQUIRE(core->gauges().pods_conflicting == 1);
+  // The second's tenant points it at a free GPU: still a conflict, held as recorded.
+  core->watch_changed("Pod", {{ApiEvent::Type::kModified, whole("w2", free_gpu)}}, nullptr);
+  CHECK(core->gauges().pods_conflicting == 1);
+  CHECK(core->gauges().pods_claim_edited == 1);
+  CHECK(core->verify().empty());
 }
 
 TEST_CASE("a bind the state file holds from before a crash is settled by the first list after the restart, not held for its time") {

@@ -63,6 +63,27 @@ TEST_CASE("the book: one reservation per GPU, claims wait for its report, a fail
   CHECK(book.claim("n", 2).create);  // the GPU gets a new reservation, not the one on its way out
 }
 
+TEST_CASE("the book: a reservation pod someone deletes takes no new fraction; a DELETE refused 409 blocks nothing") {
+  ReservationBook book(reservation_options(1s));
+  const ReservationClaim a = book.claim("n", 0);
+  json going = reservation(a, "GPU-a");
+  book.seen(going);
+  CHECK_FALSE(book.claim("n", 0).blocked);
+  going["metadata"]["deletionTimestamp"] = "2026-12-07T12:00:00Z";  // an eviction, an administrator
+  book.seen(going);
+  CHECK(book.claim("n", 0).blocked);  // terminating: its GPU leaves the kubelet's count when it ends
+  // The leader's DELETE was refused 409: the pod of that name is another by now; nothing is going.
+  const ReservationClaim b = book.claim("n", 1);
+  book.seen(reservation(b, "GPU-b"));
+  book.retire(b.group);
+  const auto taken = book.take_deletions();
+  REQUIRE(taken.size() == 1);
+  CHECK(book.claim("n", 1).blocked);
+  book.deletion_refused(taken.front());
+  CHECK_FALSE(book.claim("n", 1).blocked);
+  CHECK(book.take_deletions().empty());
+}
+
 TEST_CASE("the book: a second reservation pod of a group, a report that is no GPU, a relabelled pod") {
   ReservationBook book(reservation_options());
   const ReservationClaim a = book.claim("n", 0);

@@ -131,6 +131,10 @@ class GpuReservations {
   virtual void deletion_failed(const ReservationDeletion& deletion) = 0;
   /// A deletion was answered 404: the pod is gone.
   virtual void deleted(const std::string& pod) = 0;
+  /// A deletion was refused 409 (its uid precondition): the pod of that name is another one now,
+  /// and the one decided is gone. Nothing is going: claims of its GPU are no longer blocked, and
+  /// the leader's next sweep decides again from what the watch shows.
+  virtual void deletion_refused(const ReservationDeletion& deletion) = 0;
   /// This replica took or lost the lead: decisions of the term before are dropped (a deletion not
   /// sent, or failed, is decided again from the ledger by the next leader's sweep), and nothing
   /// this deployment made is retired for GpuReservationOptions::predecessor_grace from now, so a
