@@ -66,7 +66,7 @@ Result<BindAnswer> ExtenderImpl::bind(const std::string& ns, const std::string& 
     (void)state_.forget(key);
     if (before) (void)state_.observe(*before);
   };
-  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice), false, {}};
+  BindAnswer answer{key, node, allocation->choice, annotations_for(seen->pod, allocation->choice), false, {}, {}};
   if (Status st = reserve(answer, seen->pod); !st.is_ok()) {
     undo();
     return st;
@@ -100,7 +100,7 @@ std::optional<Result<BindAnswer>> ExtenderImpl::bound_already(const std::string&
   if (where != node) return Status(Code::kAlreadyExists, fmt::format("pod {} is already bound to node {}", key, where));
   // Held for its gang's plan there: the Bind confirms the plan (else it would lapse while the pod runs).
   if (record.planned_until) (void)state_.bind(record.pod, held->node, *policy_);
-  BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice), false, {}};
+  BindAnswer answer{key, where, held->choice, annotations_for(record.pod, held->choice), false, {}, {}};
   if (Status st = reserve(answer, record.pod); !st.is_ok()) return st;
   return answer;
 }

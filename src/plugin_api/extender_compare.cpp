@@ -54,11 +54,27 @@ struct GroupsSeen {
 
 }  // namespace
 
+ExtenderImpl::RecordedMembers ExtenderImpl::recorded_members(const std::vector<json>& pods) const {
+  RecordedMembers out;
+  if (!book_) return out;
+  for (const json& p : pods) {
+    if (!p.is_object() || finished_pod(p) || !book_->is_reservation(p)) continue;
+    if (text_at(p, "/metadata/annotations/fracpack.io~1reservation-owner") != book_->options().owner) continue;
+    const auto index = indices(text_at(p, "/metadata/annotations/fracpack.io~1gpu"));
+    if (!index || index->size() != 1 || !p["metadata"]["annotations"].is_object()) continue;
+    for (const auto& [k, v] : p["metadata"]["annotations"].items()) {
+      if (k.starts_with(kReservationMemberPrefix)) out[k.substr(kReservationMemberPrefix.size())][text_at(p, "/spec/nodeName")].push_back(index->front());
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> ExtenderImpl::verify_against(const std::vector<json>& pods) const {
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
   std::set<std::string> bound;
   GroupsSeen groups;
+  const RecordedMembers recorded = recorded_members(pods);
   for (const json& p : pods) {
     if (!p.is_object() || finished_pod(p)) continue;
     const std::string key = listed_pod_key(p);
@@ -77,7 +93,7 @@ std::vector<std::string> ExtenderImpl::verify_against(const std::vector<json>& p
       continue;
     }
     bound.insert(key);
-    compare_bound(key, node, p, out);
+    compare_bound(key, node, p, recorded, out);
     if (book_ && !bound_gpu_groups(p).empty()) groups.fractions.emplace_back(key, p);
   }
   const std::string reservations = book_ ? book_->key("") : std::string();  // "namespace/": reservation pods hold idle GPUs
@@ -99,7 +115,8 @@ std::vector<std::string> ExtenderImpl::verify_against(const std::vector<json>& p
   return out;
 }
 
-void ExtenderImpl::compare_bound(const std::string& key, const std::string& node, const json& pod, std::vector<std::string>& out) const {
+void ExtenderImpl::compare_bound(const std::string& key, const std::string& node, const json& pod, const RecordedMembers& recorded,
+                                 std::vector<std::string>& out) const {
   const Allocation* a = state_.cluster().allocation(key);
   const PodRecord* r = state_.pod(key);
   if (a == nullptr) {
@@ -115,12 +132,30 @@ void ExtenderImpl::compare_bound(const std::string& key, const std::string& node
                               r != nullptr ? r->raw.uid : std::string()));
     return;
   }
+  if (compare_recorded(key, node, uid, *a, recorded, out)) return;
   const std::string named = text_at(pod, "/metadata/annotations/fracpack.io~1gpus");
   if (named.empty() || a->holder == Holder::kConflict || claim_edits_.contains(key)) return;  // guessed, fenced, or an edit refused
   if (auto gpus = indices(named); gpus && *gpus != a->choice.gpus) {
     out.push_back(fmt::format("pod {}: holds GPUs [{}] of node {} here; its {} says {}", key, fmt::join(a->choice.gpus, ","), node,
                               k8s::kLedgerGpusAnnotation, named));
   }
+}
+
+bool ExtenderImpl::compare_recorded(const std::string& key, const std::string& node, const std::string& uid, const Allocation& a,
+                                    const RecordedMembers& members, std::vector<std::string>& out) const {
+  if (uid.empty() || a.holder == Holder::kConflict) return false;
+  const auto of_uid = members.find(uid);
+  const auto there = of_uid != members.end() ? of_uid->second.find(node) : std::map<std::string, std::vector<int>>::const_iterator{};
+  if (of_uid == members.end() || there == of_uid->second.end()) return false;
+  std::vector<int> recorded = there->second;
+  std::vector<int> held = a.choice.gpus;
+  std::sort(held.begin(), held.end());
+  std::sort(recorded.begin(), recorded.end());
+  if (held != recorded) {
+    out.push_back(fmt::format("pod {}: holds GPUs [{}] of node {} here; its reservation pods record it a member on GPUs [{}]", key,
+                              fmt::join(held, ","), node, fmt::join(recorded, ",")));
+  }
+  return true;
 }
 
 void ExtenderImpl::compare_reservation(const json& pod, std::vector<std::string>& out) const {

@@ -213,6 +213,10 @@ class ExtenderImpl final : public Extender {
   Status reserve(BindAnswer& answer, const PodRequest& pod);
   /// The claims of `answer` that were to create a reservation pod are given up (their groups go).
   void give_up_claims(BindAnswer& answer);
+  /// Whether the pod of uid `uid`, `key`, is held bound on `node` (a reservation pod's member that runs).
+  [[nodiscard]] bool member_runs(const std::string& uid, const std::string& key, const std::string& node) const;
+  /// The members `group`'s reservation pod names whose pods are gone (at most 64): dropped with the next member written.
+  [[nodiscard]] std::vector<std::string> stale_members(const std::string& group) const;
   /// sweep_reservations() with mu_ held.
   void sweep_locked();
   /// The lowest idle ledger GPU of node `n` no reservation names, and not in `taken`.
@@ -231,7 +235,16 @@ class ExtenderImpl final : public Extender {
                                                                      const std::vector<std::string>& offered) const;
   // The ledger against the API server's pods (extender_compare.cpp). Caller holds mu_.
   /// A pod bound in the API server: held there, as the same pod, on the GPUs its fracpack.io/gpus names.
-  void compare_bound(const std::string& key, const std::string& node, const json& pod, std::vector<std::string>& out) const;
+  /// Of the listed reservation pods of this deployment: member uid → node → the ledger indices
+  /// (fracpack.io/gpu) of those that name it (kReservationMemberPrefix).
+  using RecordedMembers = std::map<std::string, std::map<std::string, std::vector<int>>>;
+  [[nodiscard]] RecordedMembers recorded_members(const std::vector<json>& pods) const;
+  void compare_bound(const std::string& key, const std::string& node, const json& pod, const RecordedMembers& recorded,
+                     std::vector<std::string>& out) const;
+  /// A running pod the listed reservation pods record a member: held on their GPUs, else a
+  /// difference; false when no record names it (its annotations are compared then).
+  bool compare_recorded(const std::string& key, const std::string& node, const std::string& uid, const Allocation& a,
+                        const RecordedMembers& members, std::vector<std::string>& out) const;
   /// A reservation pod: its group's, and on the ledger GPU its fracpack.io/gpu names (ours).
   void compare_reservation(const json& pod, std::vector<std::string>& out) const;
   /// An answer that passes no node, refused by no check before the nodes: kNodes.

@@ -1,11 +1,13 @@
 // The extender core's side of reservation pods (gpu_reservations.hpp): what the watch shows of
 // them, the fractions that follow them, and the GPUs that go idle.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <climits>
 
+#include "fracpack/core/quoting.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "plugin_api/extender_impl.hpp"
 
@@ -67,9 +69,27 @@ Status ExtenderImpl::reserve(BindAnswer& answer, const PodRequest& pod) {
                                 answer.pod, g, answer.node, book_->key(claim.pod)),
                     "node:" + answer.node);
     }
+    if (!claim.create) answer.stale_members[claim.group] = stale_members(claim.group);
     answer.reservations.push_back(std::move(claim));
   }
   return Status::ok();
+}
+
+bool ExtenderImpl::member_runs(const std::string& uid, const std::string& key, const std::string& node) const {
+  const PodRecord* r = state_.pod(key);
+  return r != nullptr && r->raw.uid == uid && r->raw.bound && r->raw.bound->node == node;
+}
+
+std::vector<std::string> ExtenderImpl::stale_members(const std::string& group) const {
+  constexpr std::size_t kMostPerWrite = 64;
+  std::vector<std::string> out;
+  const auto e = book_->find(group);
+  if (!e) return out;
+  for (const auto& [uid, key] : e->members) {
+    const PodRecord* r = state_.pod(key);
+    if ((r == nullptr || r->raw.uid != uid) && out.size() < kMostPerWrite) out.push_back(uid);  // gone, or another pod of that name
+  }
+  return out;
 }
 
 void ExtenderImpl::give_up_claims(BindAnswer& answer) {
@@ -124,9 +144,25 @@ void ExtenderImpl::forget_held(const std::string& key) {
 }
 
 std::optional<ExtenderImpl::GroupPlan> ExtenderImpl::plan_groups(const PodRequest& raw, const json& object) const {
-  std::vector<std::string> groups = bound_gpu_groups(object);
-  if (groups.empty() || !raw.bound || raw.fraction() == nullptr) return std::nullopt;
+  if (!raw.bound || raw.fraction() == nullptr) return std::nullopt;
   const std::string& node = raw.bound->node;
+  std::vector<std::string> groups = bound_gpu_groups(object);
+  // The reservation pods' record of their members is believed over the pod's own words, which its
+  // tenant may have edited (docs/security.md, "What fracpack believes").
+  if (std::vector<std::string> recorded = raw.uid.empty() ? std::vector<std::string>{} : book_->groups_of_member(raw.uid, node);
+      !recorded.empty() && recorded != groups) {
+    std::vector<std::string> sorted = groups;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::string> recorded_sorted = recorded;
+    std::sort(recorded_sorted.begin(), recorded_sorted.end());
+    if (sorted != recorded_sorted) {
+      spdlog::warn("pod {} on node {}: it names GPU group(s) [{}], and the reservation pods record it a member of [{}]: held by the "
+                   "record (its labels and annotations are its tenant's to edit)",
+                   raw.key(), node, excerpt(fmt::format("{}", fmt::join(groups, ",")), 256), fmt::join(recorded, ","));
+      groups = std::move(recorded);
+    }
+  }
+  if (groups.empty()) return std::nullopt;
   for (const auto& group : groups) {
     if (auto e = book_->find(group); e && e->visible && e->node != node) {
       // A label copied from a pod elsewhere (kubectl get -o yaml, say): its group's reservation
@@ -229,6 +265,9 @@ void ExtenderImpl::retire_idle() {
     const GpuUsage& usage = state_.cluster().usage(*n).gpus[static_cast<std::size_t>(e.gpu)];
     if (std::any_of(usage.holders.begin(), usage.holders.end(), [&](const std::string& h) { return h != hold; })) continue;  // a fraction holds it
     if (usage.fenced()) continue;  // a running pod claims it that the ledger could not hold as it says: it may be a fraction there
+    if (std::any_of(e.members.begin(), e.members.end(), [&](const auto& m) { return member_runs(m.first, m.second, e.node); })) {
+      continue;  // its record names a fraction that runs: whatever that pod now says, its GPU is this one
+    }
     if (auto why = retirement(e)) {
       spdlog::info("reservation pod {}: {}; deleting it", hold, *why);
       book_->retire(e.group);

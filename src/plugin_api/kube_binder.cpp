@@ -106,7 +106,10 @@ void KubeBinder::finish(const std::shared_ptr<Pending>& p) {
     bool answered = false;
     Idle conn = client();  // taken now, not held through the wait: a burst of waiting Binds opens no connection each
     Status st = send_binding(p->answer, p->uid, p->annotations, p->groups, *conn.client, &maybe_bound, &answered);
-    if (st.is_ok() && !p->groups.empty()) label_groups(p->answer.pod, p->groups);
+    if (st.is_ok() && !p->groups.empty()) {
+      label_groups(p->answer.pod, p->groups);
+      record_members(p->answer, p->uid);
+    }
     if (answered) give_back(std::move(conn));  // a connection that failed is not reused
     conclude(*p, std::move(st), maybe_bound);
   } catch (const std::exception& e) {  // from a pool thread: an answer, never std::terminate
@@ -136,7 +139,10 @@ Status KubeBinder::send_binding(const BindAnswer& answer, const std::string& uid
     const json current = pod && pod->status == 200 ? json::parse(pod->body, nullptr, false) : json();
     static const json::json_pointer kNodeName("/spec/nodeName");
     if (current.is_object() && current.contains(kNodeName) && current[kNodeName] == answer.node) {
-      if (!groups.empty()) label_groups(answer.pod, groups);  // the first Bind may have died before it labelled
+      if (!groups.empty()) {  // the first Bind may have died before it labelled
+        label_groups(answer.pod, groups);
+        record_members(answer, uid);
+      }
       return Status::ok();
     }
     return Status(Code::kAlreadyExists, fmt::format("the API server refused to bind pod {} to node {}: {}", answer.pod, answer.node, why));

@@ -118,15 +118,22 @@ class KubeBinder {
   /// scheduling again) and off the Bind's path. A failure is logged only: the Binding's
   /// fracpack.io/gpu-groups annotation keeps the link.
   void label_groups(const std::string& pod, const std::vector<std::string>& groups);
-  struct DueLabel {
-    std::string pod;
-    std::vector<std::string> groups;
+  /// Records a bound fraction as a member of each of its groups (kReservationMemberPrefix), on
+  /// that group's reservation pod, dropping the members found gone (BindAnswer::stale_members);
+  /// as the label, off the Bind's path, and only once the Binding is made: a record is a fact.
+  void record_members(const BindAnswer& answer, const std::string& uid);
+  /// A merge patch due on a pod: a fraction's group labels, a reservation pod's members.
+  struct DueWrite {
+    std::string path;   ///< the pod's API path
+    nlohmann::json patch;
+    std::string what;   ///< for the log: "pod x: its GPU group label g"
     int attempts = 0;
     std::chrono::steady_clock::time_point not_before;
   };
+  void queue_write(DueWrite write);
   void label_loop();
-  /// One label PATCH; true when done (or the pod is gone).
-  bool send_label(const DueLabel& due, std::unique_ptr<httplib::Client>& c);
+  /// One PATCH; true when done (or the pod is gone).
+  bool send_write(const DueWrite& due, std::unique_ptr<httplib::Client>& c);
   /// Creates the claim's reservation pod; kInternal quoting the API server otherwise.
   Status create_reservation(const ReservationClaim& claim, httplib::Client& c);
 
@@ -148,7 +155,7 @@ class KubeBinder {
   void slot_given_back();
   std::mutex label_mu_;
   std::condition_variable label_wake_;
-  std::deque<DueLabel> labels_due_;  ///< under label_mu_, in order (a retry goes to the back)
+  std::deque<DueWrite> labels_due_;  ///< under label_mu_, in order (a retry goes to the back)
   bool stopping_ = false;                                                    ///< under label_mu_
   std::thread labeller_;
   /// Finishes Binds whose reports came, and runs their deadlines' timers: the Binding is sent

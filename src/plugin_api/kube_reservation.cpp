@@ -198,33 +198,55 @@ void KubeBinder::conclude(Pending& p, Status st, bool maybe_bound) {
 }
 
 void KubeBinder::label_groups(const std::string& pod, const std::vector<std::string>& groups) {
-  constexpr std::size_t kMostDue = 100'000;  // an API server down for long: the oldest labels give way
+  json labels = json::object();
+  if (groups.size() == 1) {
+    labels[std::string(kGpuGroupLabel)] = groups.front();
+  } else {
+    for (const auto& group : groups) labels[std::string(kGpuGroupLabelPrefix) + group] = group;
+  }
+  const auto slash = pod.find('/');
+  DueWrite write;
+  write.path = fmt::format("/api/v1/namespaces/{}/pods/{}", pod.substr(0, slash), pod.substr(slash + 1));
+  write.patch = {{"metadata", {{"labels", labels}}}};
+  write.what = fmt::format("pod {}: bound, but not labelled with its GPU group {} yet", pod, fmt::join(groups, ","));
+  queue_write(std::move(write));
+}
+
+void KubeBinder::record_members(const BindAnswer& answer, const std::string& uid) {
+  if (uid.empty()) return;  // a caller that sent no uid: the pod's own annotations are all there is
+  for (const ReservationClaim& claim : answer.reservations) {
+    json annotations = {{std::string(kReservationMemberPrefix) + uid, answer.pod}};
+    if (auto stale = answer.stale_members.find(claim.group); stale != answer.stale_members.end()) {
+      for (const auto& gone : stale->second) annotations[std::string(kReservationMemberPrefix) + gone] = nullptr;
+    }
+    DueWrite write;
+    write.path = fmt::format("/api/v1/namespaces/{}/pods/{}", reservations_->options().ns, claim.pod);
+    write.patch = {{"metadata", {{"annotations", annotations}}}};
+    write.what = fmt::format("reservation pod {}/{}: not yet recording pod {} as a member of group {}", reservations_->options().ns,
+                             claim.pod, answer.pod, claim.group);
+    queue_write(std::move(write));
+  }
+}
+
+void KubeBinder::queue_write(DueWrite write) {
+  constexpr std::size_t kMostDue = 100'000;  // an API server down for long: the oldest writes give way
   {
     std::lock_guard lock(label_mu_);
     if (labels_due_.size() >= kMostDue) {
-      spdlog::warn("pod {}: not labelled with its GPU group (too many labels due); fracpack.io/gpu-groups keeps it",
-                   labels_due_.front().pod);
+      spdlog::warn("{} (too many writes due; given up)", labels_due_.front().what);
       labels_due_.pop_front();
     }
-    labels_due_.push_back({pod, groups, 0, std::chrono::steady_clock::now()});
+    write.not_before = std::chrono::steady_clock::now();
+    labels_due_.push_back(std::move(write));
     if (!labeller_.joinable()) labeller_ = std::thread([this] { label_loop(); });
   }
   label_wake_.notify_one();
 }
 
-bool KubeBinder::send_label(const DueLabel& due, std::unique_ptr<httplib::Client>& c) {
-  json labels = json::object();
-  if (due.groups.size() == 1) {
-    labels[std::string(kGpuGroupLabel)] = due.groups.front();
-  } else {
-    for (const auto& group : due.groups) labels[std::string(kGpuGroupLabelPrefix) + group] = group;
-  }
-  const auto slash = due.pod.find('/');
-  const json patch = {{"metadata", {{"labels", labels}}}};
-  auto res = c->Patch(fmt::format("/api/v1/namespaces/{}/pods/{}", due.pod.substr(0, slash), due.pod.substr(slash + 1)), patch.dump(),
-                      "application/merge-patch+json");
-  if (res && (res->status == 200 || res->status == 404)) return true;  // labelled, or gone
-  spdlog::warn("pod {}: bound, but not labelled with its GPU group {} yet: {}", due.pod, fmt::join(due.groups, ","), api_message(res));
+bool KubeBinder::send_write(const DueWrite& due, std::unique_ptr<httplib::Client>& c) {
+  auto res = c->Patch(due.path, due.patch.dump(), "application/merge-patch+json");
+  if (res && (res->status == 200 || res->status == 404)) return true;  // written, or gone
+  spdlog::warn("{}: {}", due.what, api_message(res));
   if (!res) c = connection_->client();
   return false;
 }
@@ -240,10 +262,10 @@ void KubeBinder::label_loop() {
       label_wake_.wait_until(lock, labels_due_.front().not_before, [&] { return stopping_; });
       continue;
     }
-    DueLabel due = std::move(labels_due_.front());
+    DueWrite due = std::move(labels_due_.front());
     labels_due_.pop_front();
     lock.unlock();
-    const bool sent = send_label(due, c);
+    const bool sent = send_write(due, c);
     lock.lock();
     if (!sent && !stopping_ && ++due.attempts < kAttempts) {
       due.not_before = std::chrono::steady_clock::now() + std::chrono::seconds(1 << due.attempts);

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <climits>
 #include <charconv>
 
 #include "fracpack/core/quoting.hpp"
@@ -30,6 +31,26 @@ std::string string_at(const json& object, const char* pointer) {
 bool newer(const ReservationBook::Entry& a, const ReservationBook::Entry& b) {
   if (a.created != b.created) return a.created.empty() || (!b.created.empty() && a.created > b.created);
   return a.pod > b.pod;
+}
+
+/// Which of two of this deployment's reservation pods naming one GPU keeps it: the one whose
+/// record names members (fractions were bound behind it), else the newer.
+bool outranks(const ReservationBook::Entry& a, const ReservationBook::Entry& b) {
+  if (a.members.empty() != b.members.empty()) return !a.members.empty();
+  return newer(a, b);
+}
+
+/// The members a reservation pod names (kReservationMemberPrefix): uid → "namespace/name".
+std::map<std::string, std::string> members_of(const json& pod) {
+  static const json::json_pointer kAnnotations("/metadata/annotations");
+  std::map<std::string, std::string> out;
+  if (!pod.contains(kAnnotations) || !pod[kAnnotations].is_object()) return out;
+  for (const auto& [key, value] : pod[kAnnotations].items()) {
+    if (key.starts_with(kReservationMemberPrefix) && key.size() > kReservationMemberPrefix.size() && value.is_string()) {
+      out.emplace(key.substr(kReservationMemberPrefix.size()), value.get<std::string>());
+    }
+  }
+  return out;
 }
 
 /// The ledger index a reservation pod of ours names (fracpack.io/gpu), when it is one of a node of
@@ -372,6 +393,7 @@ ReservationBook::Entry ReservationBook::seen(const json& pod, int gpu_count) {
     // kubelet's count when it ends, so no fraction joins it meanwhile (one at a time).
     e.deleting = e.delete_sent = true;
   }
+  e.members = owner == options_.owner ? members_of(pod) : std::map<std::string, std::string>{};
   if (index) place_indexed(e, node, *index);
   take_report(e, string_at(pod, "/metadata/annotations/run.ai~1reserve_for_gpu_index"));
   return e;
@@ -398,11 +420,12 @@ void ReservationBook::place_indexed(Entry& e, const std::string& node, int gpu) 
   if (e.indexed && e.node == node && e.gpu == gpu) return;
   if (auto at = at_.find({node, gpu}); at != at_.end() && at->second != e.group) {
     auto other = groups_.find(at->second);
-    if (other != groups_.end() && other->second.indexed && !other->second.deleting && !newer(e, other->second)) {
+    if (other != groups_.end() && other->second.indexed && !other->second.deleting && !outranks(e, other->second)) {
       // Two of this deployment's pods name one GPU (a creation whose answer was lost, then a
-      // second): every replica keeps the newer, whatever order its watch showed them in.
-      spdlog::warn("reservation pods {}/{} (group {}) and {} (group {}) both say they hold GPU {} of node {}; the newer, {}, keeps "
-                   "it, and the other's GPU is learned as a stranger's",
+      // second): every replica keeps the one fractions were bound behind, else the newer,
+      // whatever order its watch showed them in.
+      spdlog::warn("reservation pods {}/{} (group {}) and {} (group {}) both say they hold GPU {} of node {}; {} keeps it (fractions "
+                   "were bound behind it, or it is the newer), and the other's GPU is learned as a stranger's",
                    options_.ns, other->second.pod, other->first, e.pod, e.group, gpu, node, other->second.pod);
       return;
     }
@@ -491,6 +514,16 @@ std::optional<ReservationBook::Entry> ReservationBook::find(const std::string& g
   auto it = groups_.find(group);
   if (it == groups_.end()) return std::nullopt;
   return it->second;
+}
+
+std::vector<std::string> ReservationBook::groups_of_member(const std::string& uid, const std::string& node) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;  // the node's placed groups only (a few): at_ is ordered by node, then index
+  for (auto it = at_.lower_bound({node, INT_MIN}); it != at_.end() && it->first.first == node; ++it) {
+    const auto e = groups_.find(it->second);
+    if (e != groups_.end() && e->second.visible && e->second.members.contains(uid)) out.push_back(e->first);
+  }
+  return out;
 }
 
 std::vector<ReservationBook::Entry> ReservationBook::entries() const {

@@ -40,6 +40,9 @@ class ReservationBook final : public GpuReservations {
     bool deleting = false;      ///< the leader decided to delete it (retire)
     bool delete_sent = false;   ///< its DELETE was taken (take_deletions): it may be going, its GPU's claims are blocked
     std::string created;        ///< metadata.creationTimestamp ("" until seen: a claim of this process, the newest)
+    /// The running fractions it names (kReservationMemberPrefix): uid → "namespace/name". This
+    /// deployment's pods only.
+    std::map<std::string, std::string> members;
     std::chrono::steady_clock::time_point since;  ///< when fracpack first knew it
   };
 
@@ -100,6 +103,10 @@ class ReservationBook final : public GpuReservations {
   /// The group at ledger GPU (`node`, `gpu`), if any.
   [[nodiscard]] std::optional<Entry> at(const std::string& node, int gpu) const;
   [[nodiscard]] std::optional<Entry> find(const std::string& group) const;
+  /// The groups on `node` whose reservation pods name the pod of uid `uid` a member
+  /// (kReservationMemberPrefix), by ledger index: its groups, as recorded where its tenant
+  /// cannot write. Groups with no ledger index yet are not counted. O(log groups + the node's GPUs).
+  [[nodiscard]] std::vector<std::string> groups_of_member(const std::string& uid, const std::string& node) const;
   /// Every entry (copies), for the sweep of idle GPUs.
   [[nodiscard]] std::vector<Entry> entries() const;
   /// Asks for the deletion of the group's reservation pod (once; a failed deletion is asked again).
@@ -144,7 +151,8 @@ class ReservationBook final : public GpuReservations {
 };
 
 /// The reservation pod KAI's binder creates (createResourceReservationPod), for `claim`, with
-/// fracpack's owner, creator and ledger-index annotations.
+/// fracpack's owner, creator and ledger-index annotations (its members are written after their
+/// Bindings: KubeBinder::record_members).
 nlohmann::json reservation_pod(const GpuReservationOptions& options, const ReservationClaim& claim);
 
 /// The GPU groups a pod's labels name: `runai-gpu-group`, then each `runai-gpu-group/<g>` in

@@ -507,7 +507,7 @@ TEST_CASE("shared GPUs are held on the node by reservation pods in KAI's format,
   CHECK(d1 != d3);
   // f3 goes: its GPU is idle, its reservation pod is deleted, and a whole-GPU pod takes the GPU.
   REQUIRE(c.api().delete_pod("default/f3") == 200);
-  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return reservation_pods(c.api()).size() == 1; }, std::chrono::seconds(5)),
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return reservation_pods(c.api()).size() == 1; }, std::chrono::seconds(15)),
                   reservation_pods(c.api()).size() << " reservation pods");
   CHECK(reservation_pods(c.api()).contains(g1));
   REQUIRE(c.api().create(gpu_pod("w", 1)) == 201);

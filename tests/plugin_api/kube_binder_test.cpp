@@ -31,6 +31,8 @@ struct FakeApiServer {
   int answer = 201;                    ///< status for the next Binding
   std::string node_of_pod;             ///< spec.nodeName served by GET pods/<name>
   int created = 0;                     ///< pods created (reservation pods)
+  std::vector<json> pods;              ///< their bodies
+  std::vector<std::pair<std::string, json>> patches;  ///< path, merge patch
 
   FakeApiServer() {
     server.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [this](const httplib::Request& req, httplib::Response& res) {
@@ -46,10 +48,16 @@ struct FakeApiServer {
         res.set_content(json{{"kind", "Status"}, {"status", "Success"}}.dump(), "application/json");
       }
     });
-    server.Post(R"(/api/v1/namespaces/([^/]+)/pods)", [this](const httplib::Request&, httplib::Response& res) {
+    server.Post(R"(/api/v1/namespaces/([^/]+)/pods)", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu);
       ++created;  // a reservation pod
+      pods.push_back(json::parse(req.body));
       res.status = 201;
+      res.set_content("{}", "application/json");
+    });
+    server.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu);
+      patches.emplace_back(req.path, json::parse(req.body));
       res.set_content("{}", "application/json");
     });
     server.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request&, httplib::Response& res) {
@@ -268,6 +276,36 @@ TEST_CASE("Binds waiting for a reservation pod's report hold no thread; one past
   }
   REQUIRE(KubeRig::wait_until([&] { return timed_out == 5; }, 10s));
   CHECK(binder->waiting() == 0);
+}
+
+TEST_CASE("a group's reservation pod records each member once its Binding is made, by a patch that drops the members gone") {
+  FakeApiServer api;
+  std::atomic<int> done{0};
+  api::ReservationBook book(reservation_options(5s));
+  auto binder = reserving_binder(api, book, 10);
+  auto count = [&](Status st, bool) { done += st.is_ok() ? 1 : 100; };
+  const ReservationClaim first = book.claim("a", 0);
+  binder->bind_async(fraction_answer("p0", first), "uid-0", count);
+  book.seen(reservation(first, "GPU-a-0"));
+  REQUIRE(KubeRig::wait_until([&] { return done == 1; }, 10s));
+  BindAnswer joining = fraction_answer("p1", book.claim("a", 0));
+  joining.stale_members[first.group] = {"uid-gone"};
+  binder->bind_async(joining, "uid-1", count);
+  const std::string path = fmt::format("/api/v1/namespaces/{}/pods/{}", reservation_options().ns, first.pod);
+  auto member_patches = [&] {
+    std::vector<json> out;
+    std::lock_guard lock(api.mu);
+    for (const auto& [at, patch] : api.patches) {
+      if (at == path) out.push_back(patch["metadata"]["annotations"]);
+    }
+    return out;
+  };
+  REQUIRE(KubeRig::wait_until([&] { return done == 2 && member_patches().size() == 2; }, 10s));
+  CHECK(member_patches() == std::vector<json>{{{"members.fracpack.io/uid-0", "team-a/p0"}},
+                                              {{"members.fracpack.io/uid-1", "team-a/p1"}, {"members.fracpack.io/uid-gone", nullptr}}});
+  std::lock_guard lock(api.mu);
+  REQUIRE(api.pods.size() == 1);
+  CHECK_FALSE(api.pods.front()["metadata"]["annotations"].contains("members.fracpack.io/uid-0"));  // created before its Binding: no record yet
 }
 
 TEST_CASE("a Bind refused at the cap gives up its claims: a Bind joining its group fails at once, not at the deadline") {

@@ -93,6 +93,44 @@ TEST_CASE("an edit of only the GPU index, its group left as it was, still fences
   CHECK(core->verify().empty());
 }
 
+/// default/f, edited by its tenant: its group dropped, its index and device pointed at `other`.
+json stripped(const json& bound, int other) {
+  json edited = bound;
+  edited["metadata"]["annotations"]["fracpack.io/gpus"] = std::to_string(other);
+  edited["metadata"]["annotations"]["nvidia.com/container.main.gpus.devices"] = "GPU-n-7";
+  edited["metadata"]["annotations"].erase("fracpack.io/gpu-groups");
+  edited["metadata"]["labels"].erase("runai-gpu-group");
+  return edited;
+}
+
+TEST_CASE("a replica started while a tenant's edit stands holds the pod where its reservation pod records it, and keeps that pod") {
+  RunningFraction running;
+  auto& [core, claim, bound] = running;
+  const int other = (claim.gpu + 3) % 8;
+  const json edited = stripped(bound, other);
+  json recorded = reservation(claim, "GPU-n-0");  // as the leader wrote it: f is its member
+  recorded["metadata"]["annotations"]["members.fracpack.io/u-f"] = "default/f";
+  auto started = [&](const json& reservation_pod) {
+    auto fresh = following(40s, "fracpack-1/b2");  // its first view of f is the edited one
+    fresh->watch_listed("Node", {nvf("n", 8, 81920).obj}, nullptr);
+    fresh->watch_listed("Pod", {reservation_pod, edited}, nullptr);
+    fresh->set_synced(true);
+    fresh->sweep_reservations();
+    return fresh;
+  };
+  auto fresh = started(recorded);
+  CHECK(held(*fresh) == std::map<std::string, Held>{{"default/f", {"n", {claim.gpu}, true}}});
+  CHECK(deletions(*fresh->reservations()).empty());  // its member runs: its GPU stays reserved
+  CHECK(fresh->verify_against({recorded, edited}).empty());
+  // Without the record the edit would be believed: the pod moved, the GPU it runs on unreserved.
+  auto unrecorded = started(reservation(claim, "GPU-n-0"));
+  CHECK(held(*unrecorded).at("default/f") == Held{"n", {other}, true});
+  CHECK(deletions(*unrecorded->reservations()) == std::vector<std::string>{claim.pod});
+  // A replica holding f elsewhere than the record says: /debug/verify names it.
+  const auto drift = unrecorded->verify_against({recorded, edited});
+  CHECK(std::any_of(drift.begin(), drift.end(), [](const std::string& d) { return d.find("record it a member") != std::string::npos; }));
+}
+
 TEST_CASE("a running fraction edited until it does not read keeps its GPU and its reservation pod") {
   RunningFraction running;
   auto& [core, claim, bound] = running;

@@ -193,7 +193,7 @@ TEST_CASE("right after a term starts nothing of this deployment's retires, so a 
   CHECK(deletions(*core.reservations()) == std::vector<std::string>{claim.pod});
 }
 
-TEST_CASE("two reservation pods of this deployment naming one GPU: every replica keeps the newer, whichever it saw first") {
+TEST_CASE("two reservation pods of this deployment naming one GPU: every replica keeps the one with members, else the newer, in any order") {
   const ReservationClaim older{"n", 0, "g-old", "gpu-reservation-n-aaaaa", "", true};
   const ReservationClaim newer{"n", 0, "g-new", "gpu-reservation-n-bbbbb", "", true};
   json a = reservation(older, "GPU-n-0");
@@ -208,6 +208,23 @@ TEST_CASE("two reservation pods of this deployment naming one GPU: every replica
     core->set_synced(true);
     core->sweep_reservations();
     CHECK(core->reservations()->claim("n", 0).group == "g-new");
+  }
+  // The older one records a running member (fractions were bound behind it; the newer is a
+  // stray of a split-second double leader, or forged): it keeps the GPU, and its fraction its
+  // reservation, on every replica whatever the order.
+  a["metadata"]["annotations"]["members.fracpack.io/u-f"] = "default/f";
+  const json f = bound_behind(fraction("f", "30Gi"), older, "GPU-n-0", true);
+  for (const bool newer_first : {false, true}) {
+    CAPTURE(newer_first);
+    auto core = following();
+    core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+    core->watch_listed("Pod", newer_first ? std::vector<json>{b, a, f} : std::vector<json>{a, b, f}, nullptr);
+    core->set_synced(true);
+    core->sweep_reservations();
+    CHECK(held(*core).at("default/f") == Held{"n", {0}, true});
+    const auto deleted = deletions(*core->reservations());
+    CHECK(std::find(deleted.begin(), deleted.end(), older.pod) == deleted.end());
+    CHECK(core->reservations()->claim("n", 0).group == "g-old");
   }
 }
 

@@ -169,14 +169,20 @@ class Cluster {
   [[nodiscard]] const DeviceAgent& agent() const { return *agent_; }
   /// GET on fracpack: JSON, the text of a 200 text answer as a string, else null.
   [[nodiscard]] json fracpack_get(const std::string& path) const {
+    const auto [status, body] = fracpack_answer(path);
+    if (status != 200) return json();
+    json parsed = json::parse(body, nullptr, false);
+    return parsed.is_discarded() ? json(body) : parsed;
+  }
+  /// GET `path` from fracpack: the HTTP status (0: no answer) and the body.
+  [[nodiscard]] std::pair<int, std::string> fracpack_answer(const std::string& path) const {
     httplib::Client c(fmt::format("{}://127.0.0.1:{}", pki_ ? "https" : "http", fracpack_port_), pki_ ? pki_->client_cert : "",
                       pki_ ? pki_->client_key : "");
     if (pki_) c.set_ca_cert_path(pki_->ca.c_str());
     c.set_read_timeout(10, 0);
     auto res = c.Get(path);
-    if (!res || res->status != 200) return json();
-    json parsed = json::parse(res->body, nullptr, false);
-    return parsed.is_discarded() ? json(res->body) : parsed;
+    if (!res) return {0, ""};
+    return {res->status, res->body};
   }
   /// fracpack's bindings: pod → node, for pods holding resources.
   [[nodiscard]] std::map<std::string, std::string> held() const {
@@ -205,7 +211,8 @@ class Cluster {
   void converged(std::chrono::seconds timeout = std::chrono::seconds(10)) const {
     const bool same = KubeRig::wait_until([&] { return held() == truth(); }, timeout);
     CHECK_MESSAGE(same, "fracpack holds " << json(held()).dump() << "; the API server has " << json(truth()).dump());
-    CHECK(fracpack_get("/debug/verify").is_string());  // 200: equal to a ledger rebuilt from scratch
+    const auto [status, verified] = fracpack_answer("/debug/verify");
+    CHECK_MESSAGE(status == 200, verified);  // equal to a ledger rebuilt from scratch, and to the API server
   }
 
  private:

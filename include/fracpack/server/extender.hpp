@@ -160,6 +160,9 @@ struct BindAnswer {
   /// bind so that concurrent Binds of one GPU share one; empty without reservations, for other
   /// pods, and when joins_unreserved.
   std::vector<ReservationClaim> reservations;
+  /// Per group joined (not created): the members its reservation pod names whose pods are gone
+  /// (uids), dropped from it when this pod is recorded a member (kReservationMemberPrefix).
+  std::map<std::string, std::vector<std::string>> stale_members;
 };
 
 /// The ledger as it stands: every node's GPUs, every binding, every queue's usage.

@@ -45,6 +45,13 @@ inline constexpr std::string_view kReservedGpuAnnotation = "run.ai/reserve_for_g
 inline constexpr std::string_view kReservationOwnerAnnotation = "fracpack.io/reservation-owner";
 inline constexpr std::string_view kReservationCreatorAnnotation = "fracpack.io/created-by";
 inline constexpr std::string_view kReservationGpuAnnotation = "fracpack.io/gpu";
+/// The group's members, one annotation each on its reservation pod: `members.fracpack.io/<pod
+/// uid>: <namespace>/<name>`, written by the leader after each Binding into the group (pods gone
+/// are dropped then): a record of Bindings made, never of Binds attempted. A fraction's own
+/// annotations and labels are its tenant's to edit; this record is not: a running pod it names is
+/// the group's member on every replica, a restarted one too, whatever the pod now says, and its
+/// group's reservation pod is never retired while that pod runs.
+inline constexpr std::string_view kReservationMemberPrefix = "members.fracpack.io/";
 
 struct GpuReservationOptions {
   bool enabled = false;  ///< serve --gpu-reservation kai (default when following an API server)
