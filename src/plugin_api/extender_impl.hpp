@@ -317,6 +317,9 @@ class ExtenderImpl final : public Extender {
     std::string text;  ///< claim_text: the claim as first seen bound
   };
   std::map<std::string, RecordedClaim> recorded_claims_;  ///< running pods' claims as the watch first showed them
+  /// uids of pods whose own GPU groups the reservation pods' record overrode: said once each
+  /// (plan_groups, under mu_ held exclusively; forgotten past 4,096).
+  mutable std::set<std::string> overridden_members_;
   /// Edits refused since start, by who wrote them (managedFields' manager; at most 64 writers).
   std::map<std::string, std::uint64_t> claim_edit_writers_;
 };

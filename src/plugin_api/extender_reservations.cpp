@@ -155,10 +155,15 @@ std::optional<ExtenderImpl::GroupPlan> ExtenderImpl::plan_groups(const PodReques
     std::sort(sorted.begin(), sorted.end());
     std::vector<std::string> recorded_sorted = recorded;
     std::sort(recorded_sorted.begin(), recorded_sorted.end());
-    if (sorted != recorded_sorted) {
-      spdlog::warn("pod {} on node {}: it names GPU group(s) [{}], and the reservation pods record it a member of [{}]: held by the "
-                   "record (its labels and annotations are its tenant's to edit)",
-                   raw.key(), node, excerpt(fmt::format("{}", fmt::join(groups, ",")), 256), fmt::join(recorded, ","));
+    // A record that is part of what the pod names (a fraction on several GPUs whose last member
+    // patch has not landed) leaves the pod's groups as they are.
+    if (!std::includes(sorted.begin(), sorted.end(), recorded_sorted.begin(), recorded_sorted.end())) {
+      if (overridden_members_.size() >= 4096) overridden_members_.clear();
+      if (overridden_members_.insert(raw.uid).second) {  // said once per pod, not at every event
+        spdlog::warn("pod {} on node {}: it names GPU group(s) [{}], and the reservation pods record it a member of [{}]: held by "
+                     "the record (its labels and annotations are its tenant's to edit)",
+                     raw.key(), node, excerpt(fmt::format("{}", fmt::join(groups, ",")), 256), fmt::join(recorded, ","));
+      }
       groups = std::move(recorded);
     }
   }

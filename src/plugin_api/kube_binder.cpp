@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "fracpack/core/labels.hpp"
 #include "plugin_api/kube_bind_pending.hpp"
@@ -105,8 +106,9 @@ void KubeBinder::finish(const std::shared_ptr<Pending>& p) {
     bool maybe_bound = false;
     bool answered = false;
     Idle conn = client();  // taken now, not held through the wait: a burst of waiting Binds opens no connection each
-    Status st = send_binding(p->answer, p->uid, p->annotations, p->groups, *conn.client, &maybe_bound, &answered);
-    if (st.is_ok() && !p->groups.empty()) {
+    bool ours = true;
+    Status st = send_binding(p->answer, p->uid, p->annotations, p->groups, *conn.client, &maybe_bound, &answered, &ours);
+    if (st.is_ok() && ours && !p->groups.empty()) {
       label_groups(p->answer.pod, p->groups);
       record_members(p->answer, p->uid);
     }
@@ -118,7 +120,7 @@ void KubeBinder::finish(const std::shared_ptr<Pending>& p) {
 }
 
 Status KubeBinder::send_binding(const BindAnswer& answer, const std::string& uid, const std::map<std::string, std::string>& annotations,
-                                const std::vector<std::string>& groups, httplib::Client& c, bool* maybe_bound, bool* answered) {
+                                const std::vector<std::string>& groups, httplib::Client& c, bool* maybe_bound, bool* answered, bool* ours) {
   const auto slash = answer.pod.find('/');
   const std::string ns = slash == std::string::npos ? "default" : answer.pod.substr(0, slash);
   const std::string name = slash == std::string::npos ? answer.pod : answer.pod.substr(slash + 1);
@@ -139,9 +141,15 @@ Status KubeBinder::send_binding(const BindAnswer& answer, const std::string& uid
     const json current = pod && pod->status == 200 ? json::parse(pod->body, nullptr, false) : json();
     static const json::json_pointer kNodeName("/spec/nodeName");
     if (current.is_object() && current.contains(kNodeName) && current[kNodeName] == answer.node) {
-      if (!groups.empty()) {  // the first Bind may have died before it labelled
-        label_groups(answer.pod, groups);
-        record_members(answer, uid);
+      // The first Bind may have died before it labelled and recorded the pod: done now, only if
+      // that Binding was this one's (the same pod, the same groups), never from this Bind's claims.
+      static const json::json_pointer kGroups("/metadata/annotations/fracpack.io~1gpu-groups");
+      static const json::json_pointer kUid("/metadata/uid");
+      *ours = groups.empty() || (current.value(kGroups, std::string()) == fmt::format("{}", fmt::join(groups, ",")) &&
+                                 (uid.empty() || current.value(kUid, std::string()) == uid));
+      if (!*ours) {
+        spdlog::info("pod {}: bound to node {} already, by another Bind with other GPU groups; its labels and membership are "
+                     "that Bind's", answer.pod, answer.node);
       }
       return Status::ok();
     }

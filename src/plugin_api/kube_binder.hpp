@@ -110,9 +110,10 @@ class KubeBinder {
   /// and dropped (nothing of the caller's stays alive in the book).
   void conclude(Pending& p, Status st, bool maybe_bound);
   /// The Binding itself; `*maybe_bound` as BindDone's; `*answered`: the API server answered (the
-  /// connection may be used again).
+  /// connection may be used again); `*ours`: false when the pod was bound there already by
+  /// another Bind with other GPU groups (OK all the same; its labels and members are not this one's).
   Status send_binding(const BindAnswer& answer, const std::string& uid, const std::map<std::string, std::string>& annotations,
-                      const std::vector<std::string>& groups, httplib::Client& c, bool* maybe_bound, bool* answered);
+                      const std::vector<std::string>& groups, httplib::Client& c, bool* maybe_bound, bool* answered, bool* ours);
   /// Labels a bound fraction with its GPU groups (runai-gpu-group), from a thread of its own: after
   /// the Binding (a label change on a pod kube-scheduler is still binding would send it through
   /// scheduling again) and off the Bind's path. A failure is logged only: the Binding's

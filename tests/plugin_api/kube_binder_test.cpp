@@ -30,6 +30,7 @@ struct FakeApiServer {
   std::vector<json> bindings;          ///< bodies received
   int answer = 201;                    ///< status for the next Binding
   std::string node_of_pod;             ///< spec.nodeName served by GET pods/<name>
+  json pod_metadata = json::object();  ///< metadata served by GET pods/<name>
   int created = 0;                     ///< pods created (reservation pods)
   std::vector<json> pods;              ///< their bodies
   std::vector<std::pair<std::string, json>> patches;  ///< path, merge patch
@@ -62,7 +63,7 @@ struct FakeApiServer {
     });
     server.Get(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request&, httplib::Response& res) {
       std::lock_guard lock(mu);
-      res.set_content(json{{"kind", "Pod"}, {"spec", {{"nodeName", node_of_pod}}}}.dump(), "application/json");
+      res.set_content(json{{"kind", "Pod"}, {"metadata", pod_metadata}, {"spec", {{"nodeName", node_of_pod}}}}.dump(), "application/json");
     });
     port = server.bind_to_any_port("127.0.0.1");
     thread = std::thread([this] { server.listen_after_bind(); });
@@ -306,6 +307,30 @@ TEST_CASE("a group's reservation pod records each member once its Binding is mad
   std::lock_guard lock(api.mu);
   REQUIRE(api.pods.size() == 1);
   CHECK_FALSE(api.pods.front()["metadata"]["annotations"].contains("members.fracpack.io/uid-0"));  // created before its Binding: no record yet
+}
+
+TEST_CASE("a Bind the API server already made (409) labels and records the pod only if that Binding was this one's") {
+  FakeApiServer api;
+  api::ReservationBook book(reservation_options(5s));
+  auto binder = reserving_binder(api, book, 10);
+  const ReservationClaim first = book.claim("a", 0);
+  book.seen(reservation(first, "GPU-a-0"));  // reported: the Bind goes straight to its Binding
+  api.answer = 409;
+  api.node_of_pod = "a";
+  auto patched = [&] {
+    std::lock_guard lock(api.mu);
+    return api.patches.size();
+  };
+  // Bound there by another Bind, with another group (the old leader's): nothing written.
+  api.pod_metadata = {{"uid", "uid-0"}, {"annotations", {{"fracpack.io/gpu-groups", "some-other-group"}}}};
+  bool maybe = false;
+  CHECK(binder->bind(fraction_answer("p0", book.claim("a", 0)), "uid-0", &maybe).is_ok());
+  std::this_thread::sleep_for(300ms);
+  CHECK(patched() == 0);
+  // Bound there by this very Bind, retried: its label and its membership follow.
+  api.pod_metadata = {{"uid", "uid-0"}, {"annotations", {{"fracpack.io/gpu-groups", first.group}}}};
+  CHECK(binder->bind(fraction_answer("p0", book.claim("a", 0)), "uid-0", &maybe).is_ok());
+  CHECK(KubeRig::wait_until([&] { return patched() == 2; }, 10s));  // the label, the member
 }
 
 TEST_CASE("a Bind refused at the cap gives up its claims: a Bind joining its group fails at once, not at the deadline") {

@@ -131,6 +131,22 @@ TEST_CASE("a replica started while a tenant's edit stands holds the pod where it
   CHECK(std::any_of(drift.begin(), drift.end(), [](const std::string& d) { return d.find("record it a member") != std::string::npos; }));
 }
 
+TEST_CASE("a fraction on two GPUs whose record names one group so far keeps both: a record is a lower bound of its own words") {
+  const ReservationClaim a{"n", 0, "gA", "gpu-reservation-n-aaaaa", "", true};
+  const ReservationClaim b{"n", 1, "gB", "gpu-reservation-n-bbbbb", "", true};
+  json ra = reservation(a, "GPU-n-0");
+  ra["metadata"]["annotations"]["members.fracpack.io/u-m"] = "default/m";  // gB's member patch has not landed
+  const json m = PodBuilder("m").uid("u-m").fraction("0.5").annotation("gpu-fraction-num-devices", "2").bound_to("n")
+                     .label("runai-gpu-group/gA", "gA").label("runai-gpu-group/gB", "gB").obj;
+  auto core = following();
+  core->watch_listed("Node", {nvf("n", 2, 81920).obj}, nullptr);
+  core->watch_listed("Pod", {ra, reservation(b, "GPU-n-1"), m}, nullptr);
+  core->set_synced(true);
+  core->sweep_reservations();
+  CHECK(held(*core).at("default/m") == Held{"n", {0, 1}, true});
+  CHECK(deletions(*core->reservations()).empty());
+}
+
 TEST_CASE("a running fraction edited until it does not read keeps its GPU and its reservation pod") {
   RunningFraction running;
   auto& [core, claim, bound] = running;
