@@ -267,7 +267,9 @@ class ExtenderImpl final : public Extender {
   void note_gang_waiting(const PodRequest& pod);
   /// Of the pods told their gang waits (within kQueueRetryWindow, at most 4096), for each gang
   /// that could be planned now, the earliest of its planners (SchedulingState::gang_planners)
-  /// among them; that gang's entries are then forgotten (asked once). Caller holds mu_ exclusively.
+  /// among them; that gang's entries are then forgotten (asked once). Besides, each pod told so
+  /// before the watch showed it, once it does: its reason then counts it (asked once). Caller
+  /// holds mu_ exclusively.
   std::vector<std::string> gang_retries();
   /// take_retries(), then `lock` (held exclusively) is released and on_retry_wanted called.
   void retry_refused(std::unique_lock<std::shared_mutex>& lock);
@@ -289,8 +291,14 @@ class ExtenderImpl final : public Extender {
   /// Under mu_: how far back refusals are retried after the change being applied (0: it freed no
   /// room; retry_refused_within; kQueueRetryWindow after a Queue edit or the first full list).
   std::chrono::milliseconds room_freed_{0};
-  /// Under mu_: pods plan_gang told their gang waits for members, and when (gang_retries).
-  std::map<std::string, std::chrono::steady_clock::time_point> gang_waiting_;
+  /// A pod plan_gang told its gang waits for members: when, and whether the watch showed it
+  /// pending then (if not, its reason was "not yet seen"; gang_retries asks for it once it is).
+  struct GangWait {
+    std::chrono::steady_clock::time_point at;
+    bool seen = false;
+  };
+  /// Under mu_: pods plan_gang told their gang waits for members (gang_retries).
+  std::map<std::string, GangWait> gang_waiting_;
   struct Assumed {
     std::string uid;
     std::string node;

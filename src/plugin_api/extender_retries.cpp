@@ -48,9 +48,10 @@ void ExtenderImpl::note_gang_waiting(const PodRequest& pod) {
   constexpr std::size_t kMostRemembered = 4096;  // as RecentRefusals: beyond it the oldest goes
   if (gang_waiting_.size() >= kMostRemembered && !gang_waiting_.contains(pod.key())) {
     gang_waiting_.erase(std::min_element(gang_waiting_.begin(), gang_waiting_.end(),
-                                         [](const auto& a, const auto& b) { return a.second < b.second; }));
+                                         [](const auto& a, const auto& b) { return a.second.at < b.second.at; }));
   }
-  gang_waiting_[pod.key()] = std::chrono::steady_clock::now();
+  const PodRecord* r = state_.pod(pod.key());
+  gang_waiting_[pod.key()] = {std::chrono::steady_clock::now(), r != nullptr && r->standing == PodStanding::kPending};
 }
 
 std::vector<std::string> ExtenderImpl::gang_retries() {
@@ -62,21 +63,27 @@ std::vector<std::string> ExtenderImpl::gang_retries() {
   // stay: a Filter can come before the watch shows its pod.
   std::erase_if(gang_waiting_, [&](const auto& entry) {
     const PodRecord* r = state_.pod(entry.first);
-    return now - entry.second > kQueueRetryWindow ||
+    return now - entry.second.at > kQueueRetryWindow ||
            (r != nullptr && (r->standing != PodStanding::kPending || !state_.gang_needs_planning(r->pod)));
   });
   if (!synced_ || !retry_wanted_) return pods;
   std::map<std::string, std::vector<std::string>> gangs;  // gang → its waiting members: one check per gang
-  for (const auto& [key, _] : gang_waiting_) {
+  for (auto& [key, wait] : gang_waiting_) {
     const PodRecord* r = state_.pod(key);
-    if (r != nullptr && r->pod.gang) gangs[r->pod.gang_key()].push_back(key);
+    if (r == nullptr || !r->pod.gang) continue;
+    gangs[r->pod.gang_key()].push_back(key);
+    // Told "not yet seen" (its Filter came before the watch showed it): asked again so the
+    // reason kube-scheduler shows counts it. Without this it keeps the stale one until the gang
+    // can be planned, or kube-scheduler's own retry, up to 5 minutes later.
+    if (!wait.seen) pods.push_back(key);
+    wait.seen = true;
   }
   for (const auto& [gang, waiting] : gangs) {
     // Any of the members to place together plans the gang at its Filter: the earliest told to wait.
     const std::vector<std::string> planners = state_.gang_planners(state_.pod(waiting.front())->pod);
     const auto asked = std::find_if(planners.begin(), planners.end(), [&](const std::string& p) { return gang_waiting_.contains(p); });
     if (asked == planners.end()) continue;
-    pods.push_back(*asked);
+    if (std::find(pods.begin(), pods.end(), *asked) == pods.end()) pods.push_back(*asked);
     for (const std::string& key : waiting) gang_waiting_.erase(key);  // asked once; its planning touches the others
   }
   return pods;

@@ -409,10 +409,11 @@ TEST_CASE("a PodGroup's sub-groups bind together, the one that requires a rack i
   REQUIRE(c.api().create(member("worker-0", 8, "workers")) == 201);
   REQUIRE(c.api().create(member("worker-1", 8, "workers")) == 201);
   // The leader is missing: the workers wait, saying for what.
-  REQUIRE(KubeRig::wait_until([&] {
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] {
     return c.api().failed_scheduling("default/worker-0").find("sub-group leader has 0 of the 1 members") != std::string::npos ||
            c.api().failed_scheduling("default/worker-1").find("sub-group leader has 0 of the 1 members") != std::string::npos;
-  }, std::chrono::seconds(30)));
+  }, std::chrono::seconds(30)), "worker-0: " << c.api().failed_scheduling("default/worker-0")
+                                  << "; worker-1: " << c.api().failed_scheduling("default/worker-1"));
   CHECK(c.truth().empty());
   REQUIRE(c.api().create(member("leader-0", 1, "leader")) == 201);
   REQUIRE_MESSAGE(KubeRig::wait_until([&] { return c.truth().size() == 3; }, std::chrono::seconds(30)),

@@ -496,6 +496,27 @@ TEST_CASE("members refused while their gang waited are asked for once the last o
   }
 }
 
+TEST_CASE("a gang member refused before the watch showed it is asked for once it does, though its gang still waits: its reason then counts it") {
+  Retries r(std::chrono::seconds(60));
+  json group = gang_group();
+  group["spec"]["minMember"] = 4;
+  r.core->watch_listed("PodGroup", {group}, nullptr);
+  listed(*r.core, {gang_member(0), gang_member(1)}, 4);
+  // kube-scheduler filters m2 before fracpack's watch shows it.
+  auto before = r.core->filter(gang_member(2), std::vector<std::string>{"n"});
+  REQUIRE(before.is_ok());
+  REQUIRE(before->passed.empty());
+  CHECK(before->failed.at("n").find("2 of the 4 members") != std::string::npos);  // m2 itself not counted
+  CHECK(r.asked.empty());
+  r.core->watch_changed("Pod", {{ApiEvent::Type::kAdded, gang_member(2)}}, nullptr);
+  REQUIRE(r.asked == std::vector<std::string>{"default/m2"});  // the gang cannot be planned, yet m2's reason is stale
+  auto after = r.core->filter(gang_member(2), std::vector<std::string>{"n"});
+  REQUIRE(after.is_ok());
+  CHECK(after->failed.at("n").find("3 of the 4 members") != std::string::npos);
+  r.core->watch_changed("Node", {{ApiEvent::Type::kModified, nvf("n", 4, 80000).obj}}, nullptr);  // a heartbeat
+  CHECK(r.asked.size() == 1);  // once
+}
+
 TEST_CASE("a bind released because the API server never showed it frees room for the pods refused meanwhile") {
   Retries r(std::chrono::seconds(60), std::chrono::seconds(0));
   listed(*r.core, {pending("a"), pending("b")}, 1);
