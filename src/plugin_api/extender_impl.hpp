@@ -262,6 +262,10 @@ class ExtenderImpl final : public Extender {
   /// somewhere, newest refusal first (at most 64; one check per pod shape and queue, at most 256);
   /// the window is reset. Caller holds mu_ exclusively.
   std::vector<std::string> take_retries();
+  /// Every pending pod of ours (at most 1024) counts as just refused and room as freed: the next
+  /// retry_refused asks for those that now fit, though fracpack never refused them (kube-scheduler
+  /// did, or no replica could act). Caller holds mu_ exclusively.
+  void mark_pending_refused();
   /// plan_gang said "waiting for members" to `pod`: remembered for gang_retries. Caller holds mu_
   /// exclusively.
   void note_gang_waiting(const PodRequest& pod);

@@ -116,10 +116,12 @@ void ExtenderImpl::reservation_seen(const json& object) {
 void ExtenderImpl::reservation_gone(const json& object, bool finished) {
   const std::string name = k8s::metadata_string(object, "name");
   forget_held(book_->key(name));  // its whole-GPU hold, if any
+  bool held_gpu = false;
   for (const auto& group : gpu_groups(object)) {
     auto e = book_->find(group);
     auto n = e && e->gpu >= 0 ? state_.cluster().find_node(e->node) : std::nullopt;
     if (!n || e->pod != name) continue;
+    held_gpu = true;
     const auto& holders = state_.cluster().usage(*n).gpus.at(static_cast<std::size_t>(e->gpu)).holders;
     if (!holders.empty()) {
       spdlog::warn("reservation pod {}/{} is gone ({}), and its GPU on node {} still has {}: that GPU is no longer held at the "
@@ -127,6 +129,10 @@ void ExtenderImpl::reservation_gone(const json& object, bool finished) {
                    book_->options().ns, name, finished ? "it finished" : "deleted", e->node, fmt::join(holders, ", "));
     }
   }
+  // Its device is free at the kubelet only now: kube-scheduler refused pods on its own count of
+  // nvidia.com/gpu while it stood (the ledger had let go already, and nudged them too early), and
+  // waits out a growing backoff unless asked again.
+  if (held_gpu) mark_pending_refused();
   book_->gone(name);
   // A reservation pod the kubelet refused or evicted (Failed) still exists: the leader deletes it.
   if (finished) book_->stray(name, k8s::metadata_string(object, "uid"));

@@ -25,13 +25,18 @@ void ExtenderImpl::set_synced(bool synced) {
 }
 
 void ExtenderImpl::retry_pending() {
-  constexpr std::size_t kMostPending = 1024;  // a quarter of what RecentRefusals remembers
   std::unique_lock lock(mu_);
   if (!synced_ || !options_.watching || options_.retry_refused_within.count() <= 0) return;
+  mark_pending_refused();
+  retry_refused(lock);
+}
+
+void ExtenderImpl::mark_pending_refused() {
+  constexpr std::size_t kMostPending = 1024;  // a quarter of what RecentRefusals remembers
+  if (!options_.watching || options_.retry_refused_within.count() <= 0) return;
   const auto now = std::chrono::steady_clock::now();
   for (const std::string& key : state_.pending_keys(kMostPending)) refusals_.refused(key, now);
   freed_room(kQueueRetryWindow);
-  retry_refused(lock);
 }
 
 void ExtenderImpl::note_refusal(const PodRequest& pod, const FilterAnswer& answer) {

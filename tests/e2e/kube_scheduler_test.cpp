@@ -96,6 +96,9 @@ TEST_CASE("pods that finish or are deleted give their GPUs back: the next pods b
   auto rig = require_kube_rig();
   if (!rig) return;
   Cluster c(*rig, small_cluster(1, 2));
+  // A leader retires no reservation pod in its term's first 5 s (a Binding its predecessor sent
+  // may still land: docs/ha.md); b's is deleted after that, as in any term but a new one.
+  const auto term_settled = std::chrono::steady_clock::now() + std::chrono::seconds(6);
   REQUIRE(c.api().create(gpu_pod("a", 1)) == 201);
   REQUIRE(c.api().create(fraction_pod("b", "40Gi")) == 201);
   REQUIRE(KubeRig::wait_until([&] { return !c.api().node_of("default/a").empty() && !c.api().node_of("default/b").empty(); },
@@ -115,6 +118,7 @@ TEST_CASE("pods that finish or are deleted give their GPUs back: the next pods b
   // b is deleted: its shared GPU is idle again, and a whole-GPU pod takes it.
   REQUIRE(c.api().create(gpu_pod("d", 1)) == 201);
   REQUIRE(KubeRig::wait_until([&] { return !c.api().failed_scheduling("default/d").empty(); }, std::chrono::seconds(10)));
+  std::this_thread::sleep_until(term_settled);
   REQUIRE(c.api().delete_pod("default/b") == 200);
   const auto again = std::chrono::steady_clock::now();
   REQUIRE(KubeRig::wait_until([&] { return c.held().count("default/b") == 0; }, std::chrono::seconds(5)));
