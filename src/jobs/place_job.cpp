@@ -179,8 +179,9 @@ class OutcomeReport {
     const PodRequest& pod = job.members[i];
     NotPlaced np = not_placed(pod.key(), why);
     if (tree_ != nullptr && np.status == "Unschedulable" && job.members.size() == 1) {
-      // The ledger no longer changes here: one search per shape, queue and priority.
-      const std::string key = fmt::format("{}#{}#{}", pod_shape(pod), pod.queue, pod.priority);
+      // The ledger no longer changes here: one search per shape, queue, priority and
+      // preemptibility (which decides who may reclaim: docs/queues.md rule 12).
+      const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pod), pod.queue, pod.priority, pod.preemptible);
       auto [it, fresh] = victims_by_shape_.try_emplace(key);
       if (fresh) it->second = state_.find_victims(pod, policy_, nullptr);
       if (it->second) np.preemption = Preemption{it->second->node, it->second->pods};

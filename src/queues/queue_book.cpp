@@ -152,6 +152,12 @@ std::optional<Refusal> QueueBook::admit(std::size_t q, const Amounts& request, b
                                    : std::string()};
 }
 
+void QueueBook::set_figures(std::size_t q, const Amounts& allocated, const Amounts& non_preemptible, const Amounts& fair_share) {
+  allocated_[q] = allocated;
+  non_preemptible_[q] = non_preemptible;
+  fair_share_[q] = fair_share;
+}
+
 bool QueueBook::over_fair_share(std::size_t q) const {
   for (Resource r : kResources) {
     if (fair_share_[q][r] >= allocated_[q][r]) return false;

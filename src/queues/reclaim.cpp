@@ -1,47 +1,22 @@
+// Reclaim and preemption victims, searched in KAI's victim order (reclaim.hpp).
 #include "fracpack/queues/reclaim.hpp"
 
 #include <algorithm>
 #include <map>
 
+#include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/min_runtime.hpp"
-#include "fracpack/binpack/scheduler.hpp"
+#include "fracpack/queues/reclaimable.hpp"
+#include "queues/victim_order.hpp"
 
 namespace fracpack::queues {
 namespace {
-
 
 bool fits_on(ClusterState& state, const PodRequest& pod, const Policy& policy, std::size_t node) {
   NodeMask only(state.node_count(), false);
   only[node] = true;
   return select(state, pod, policy, &only).has_value();
-}
-
-/// KAI CanReclaimResources, along the whole path: the reclaimer's queue and every ancestor stay
-/// within fair share holding the pod (and within quota for non-preemptible work).
-bool may_reclaim(const QueueBook& book, std::size_t queue, const Amounts& charge, bool preemptible) {
-  for (std::size_t q : book.tree().path_to_root(queue)) {
-    if (!book.within_fair_share(q, charge)) return false;
-    if (!preemptible) {
-      for (Resource r : kResources) {
-        const std::int64_t quota = book.tree().queue(q).resource(r).quota;
-        if (charge[r] > 0 && quota != kUnlimited && book.allocated_non_preemptible(q)[r] + charge[r] > quota) return false;
-      }
-    }
-  }
-  return true;
-}
-
-/// The victim's queue at the level where its branch meets the reclaimer's (KAI getLeveledQueues).
-std::size_t leveled(const QueueTree& tree, std::size_t reclaimer, std::size_t victim) {
-  auto mine = tree.path_to_root(reclaimer);
-  auto theirs = tree.path_to_root(victim);
-  std::reverse(mine.begin(), mine.end());
-  std::reverse(theirs.begin(), theirs.end());
-  for (std::size_t i = 0; i < std::min(mine.size(), theirs.size()); ++i) {
-    if (mine[i] != theirs[i]) return theirs[i];
-  }
-  return theirs.back();
 }
 
 /// Min-runtime protection within one search (the reclaimer is fixed): each victim queue's min
@@ -71,99 +46,95 @@ struct MinRuntimes {
   }
 };
 
+/// One pass of the search: reclaim (other queues' pods) or preemption (the pod's own queue's).
+struct Pass {
+  ClusterState& state;
+  const QueueBook& book;
+  const PodRequest& pod;
+  const Reclaimer& reclaimer;
+  bool reclaim;
+  MinRuntimes& min_runtimes;
+
+  /// KAI's victim filters: preemptible, scheduled by us, not shielded; reclaim: another queue
+  /// may_take_from allows; preemption: the pod's own queue, lower priority.
+  [[nodiscard]] std::vector<Candidate> candidates(const NodeMask* nodes) const {
+    const QueueTree& tree = book.tree();
+    std::map<std::size_t, bool> allowed;  // per victim queue: may_take_from, asked once
+    std::vector<Candidate> out;
+    for (std::size_t n = 0; n < state.node_count(); ++n) {
+      if (nodes != nullptr && !(*nodes)[n]) continue;
+      for (const std::string& key : state.pods_on(n)) {
+        const Allocation& a = *state.allocation(key);
+        if (a.holder != Holder::kScheduled || !a.preemptible) continue;
+        if ((a.queue == pod.queue) == reclaim) continue;
+        if (!reclaim && a.priority >= pod.priority) continue;
+        const auto victim_queue = tree.find(a.queue);  // after the cheap tests: most candidates stop there
+        if (reclaim) {
+          if (!victim_queue) continue;
+          auto [it, fresh] = allowed.try_emplace(*victim_queue, false);
+          if (fresh) it->second = may_take_from(book, reclaimer, *victim_queue);
+          if (!it->second) continue;
+        }
+        if (a.started && min_runtimes.shields(a, !reclaim, victim_queue)) continue;
+        out.push_back({a, victim_queue, charge_of_allocation(state, a)});
+      }
+    }
+    return out;
+  }
+
+  /// Takes candidates in victim order until the pod fits on the node of the last one taken (and,
+  /// for reclaim, the victims there are a valid reclaim). The ledger ends as it began.
+  std::optional<Victims> search(const Policy& policy, std::vector<Candidate> found) {
+    VictimOrder order(book, std::move(found));
+    std::vector<std::size_t> taken;
+    std::optional<Victims> answer;
+    while (!answer && !order.empty()) {
+      const std::size_t i = order.pop();
+      const Candidate& c = order.candidates()[i];
+      state.take(c.allocation.pod);
+      taken.push_back(i);
+      if (fits_on(state, pod, policy, c.allocation.node)) answer = victims_on(order, taken, c.allocation.node);
+    }
+    for (std::size_t k = taken.size(); k-- > 0;) state.restore(order.candidates()[taken[k]].allocation);
+    return answer;
+  }
+
+  [[nodiscard]] std::optional<Victims> victims_on(const VictimOrder& order, const std::vector<std::size_t>& taken,
+                                                  std::size_t node) const {
+    Victims v;
+    v.node = state.node(node).name;
+    std::vector<Release> releases;
+    for (std::size_t i : taken) {
+      const Candidate& c = order.candidates()[i];
+      if (c.allocation.node != node) continue;
+      v.pods.push_back(c.allocation.pod);
+      v.gpu_memory += c.allocation.choice.memory_held();
+      if (reclaim) releases.push_back({*c.queue, c.give_back});
+    }
+    if (reclaim && !reclaimable(book, reclaimer, releases)) return std::nullopt;
+    std::sort(v.pods.begin(), v.pods.end());
+    return v;
+  }
+};
+
 }  // namespace
 
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
                                     const VictimShield& shield, const NodeMask* nodes) {
-  const QueueTree& tree = book.tree();
   // Over its queue's quota a non-preemptible pod stays refused whatever is evicted (every victim
   // is preemptible, and only non-preemptible pods count against that quota).
   if (queue && !pod.preemptible && !book.non_preemptible_fits(*queue, charge)) return std::nullopt;
-  const bool reclaim = queue && may_reclaim(book, *queue, charge, pod.preemptible);
-  struct Candidate {
-    Allocation allocation;
-    std::optional<std::size_t> level;  ///< the victim's leveled queue (reclaim); nullopt: same queue
-    Amounts give_back;
-  };
-  MinRuntimes min_runtimes{tree, queue, shield, {}};
-  // Candidates node by node, each node's in key order (pods_on() keeps arrival order).
-  std::vector<std::pair<std::size_t, std::vector<Candidate>>> by_node;
-  for (std::size_t n = 0; n < state.node_count(); ++n) {
-    if (nodes != nullptr && !(*nodes)[n]) continue;
-    std::vector<Candidate> here;
-    for (const std::string& key : state.pods_on(n)) {
-      const Allocation& a = *state.allocation(key);
-      if (a.holder != Holder::kScheduled || !a.preemptible) continue;
-      const bool preemption = a.queue == pod.queue;
-      if (preemption && a.priority >= pod.priority) continue;  // preemption: lower priority of the same queue only
-      const auto victim_queue = tree.find(a.queue);  // after the cheap test: most candidates stop there
-      if (!preemption && (!reclaim || !victim_queue)) continue;
-      if (a.started && min_runtimes.shields(a, preemption, victim_queue)) continue;
-      Candidate c{a, std::nullopt, charge_of_allocation(state, a)};
-      if (!preemption) c.level = leveled(tree, *queue, *victim_queue);
-      here.push_back(std::move(c));
-    }
-    if (here.empty()) continue;
-    std::sort(here.begin(), here.end(), [](const Candidate& a, const Candidate& b) { return a.allocation.pod < b.allocation.pod; });
-    by_node.emplace_back(n, std::move(here));
+  const Reclaimer reclaimer{queue.value_or(0), charge, pod.preemptible};
+  MinRuntimes min_runtimes{book.tree(), queue, shield, {}};
+  for (const bool reclaim : {true, false}) {  // KAI's cycle: reclaim, then preempt
+    if (reclaim && (!queue || !can_reclaim(book, reclaimer))) continue;
+    Pass pass{state, book, pod, reclaimer, reclaim, min_runtimes};
+    std::vector<Candidate> found = pass.candidates(nodes);
+    if (found.empty()) continue;
+    if (auto victims = pass.search(policy, std::move(found))) return victims;
   }
-
-  std::optional<Victims> best;
-  for (auto& [node, candidates] : by_node) {
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      return a.allocation.choice.memory_held() > b.allocation.choice.memory_held();
-    });
-    std::map<std::size_t, Amounts> taken;  // per leveled queue, what the chosen victims give back
-    auto still_over = [&](const Candidate& c) {
-      if (!c.level) return true;
-      const Amounts after = book.allocated(*c.level) - taken[*c.level] - c.give_back;
-      for (Resource r : kResources) {
-        if (charge[r] > 0 && after[r] >= book.fair_share(*c.level)[r] && book.allocated(*c.level)[r] > book.fair_share(*c.level)[r]) {
-          return true;
-        }
-      }
-      return false;
-    };
-    std::vector<Candidate> removed;
-    bool fits = false;
-    for (const Candidate& c : candidates) {
-      if (!still_over(c)) continue;
-      removed.push_back(c);
-      if (c.level) taken[*c.level] += c.give_back;
-      state.take(c.allocation.pod);
-      if (fits_on(state, pod, policy, node)) {
-        fits = true;
-        break;
-      }
-    }
-    if (fits) {
-      // Put back every victim the pod does not need, smallest first.
-      for (std::size_t i = removed.size(); i-- > 0;) {
-        state.restore(removed[i].allocation);
-        if (fits_on(state, pod, policy, node)) {
-          removed.erase(removed.begin() + static_cast<std::ptrdiff_t>(i));
-        } else {
-          state.take(removed[i].allocation.pod);
-        }
-      }
-      Victims v;
-      v.node = state.node(node).name;
-      for (const Candidate& c : removed) {
-        v.pods.push_back(c.allocation.pod);
-        v.gpu_memory += c.allocation.choice.memory_held();
-      }
-      std::sort(v.pods.begin(), v.pods.end());
-      const auto better = [](const Victims& x, const Victims& y) {
-        if (x.pods.size() != y.pods.size()) return x.pods.size() < y.pods.size();
-        if (x.gpu_memory != y.gpu_memory) return x.gpu_memory < y.gpu_memory;
-        return x.node < y.node;
-      };
-      if (!best || better(v, *best)) best = std::move(v);
-    }
-    for (Candidate& c : removed) state.restore(std::move(c.allocation));
-  }
-  return best;
+  return std::nullopt;
 }
 
 }  // namespace fracpack::queues

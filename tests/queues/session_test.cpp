@@ -249,8 +249,24 @@ TEST_CASE("a quota -1 sibling never eats into another queue's quota") {
   CHECK(totals(r, "guaranteed").fair_share[Resource::kGpu] == 2000);
   CHECK(totals(r, "greedy").fair_share[Resource::kGpu] == 2000);
   REQUIRE(r.unschedulable.size() == 1);
-  REQUIRE(r.unschedulable[0].preemption);  // greedy holds 4 of its 2: two of its pods make room
-  CHECK(r.unschedulable[0].preemption->victims.size() == 2);
+  // Yet greedy is never reclaimed from, as in KAI: with quota -1 its allocatable share is its
+  // limit, unlimited, so it is never over it (strategies.go FitsMaintainFairShare), nor over its
+  // quota (ReclaimeeExceedsDeservedQuota).
+  CHECK_FALSE(r.unschedulable[0].preemption);
+}
+
+TEST_CASE("a queue with quota -1 and a limit is reclaimed from above its limit-capped share") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  std::vector<json> objects{n.obj, queue("greedy", "", -1, 3, 1), queue("guaranteed", "", 2, -1, 1)};
+  for (int i = 0; i < 4; ++i) {
+    objects.push_back(PodBuilder("g" + std::to_string(i)).whole(1).label("kai.scheduler/queue", "greedy").priority_class("train").bound_to("n").obj);
+  }
+  objects.push_back(PodBuilder("mine").whole(1).label("kai.scheduler/queue", "guaranteed").obj);
+  PlaceReport r = run(objects);
+  REQUIRE(r.unschedulable.size() == 1);
+  REQUIRE(r.unschedulable[0].preemption);  // greedy holds 4, its allocatable share is its limit 3
+  CHECK(r.unschedulable[0].preemption->victims.size() == 1);
 }
 
 TEST_CASE("admission names every limit on the path before any quota") {
@@ -304,6 +320,76 @@ TEST_CASE("queue totals in the JSON report, in KAI's units") {
   CHECK(j["queues"][1]["gpu"]["limit"] == -1);
   CHECK(j["queues"][1]["cpu"]["deserved"] == -1);  // quota -1 stays -1
   CHECK(report_table(r).find("QUEUES") != std::string::npos);
+}
+
+
+/// A running pod of `queue_name` started at `start` (RFC 3339), one GPU, preemptible.
+json running_in(const std::string& name, const std::string& queue_name, const std::string& start,
+                const std::string& priority = "train") {
+  json p = PodBuilder(name).whole(1).label("kai.scheduler/queue", queue_name).priority_class(priority).bound_to("n").obj;
+  p["status"]["startTime"] = start;
+  return p;
+}
+
+TEST_CASE("a queue under its quota takes a GPU back from a sibling under the same parent: the youngest of the lowest priority") {
+  // The reproduction: q0 and q1 (quota 1 each) under dept (quota 2); q0 runs two pods.
+  // KAI credits what the victim gives back at dept before checking it (reclaimable.go
+  // subtractReclaimedResources); checking dept holding q1's pod and giving nothing back found
+  // no victim.
+  NodeBuilder n("n");
+  n.gpus(2, 80000);
+  for (const bool with_parent : {true, false}) {
+    CAPTURE(with_parent);
+    const std::string parent = with_parent ? "dept" : "";
+    std::vector<json> objects{n.obj, queue("q0", parent, 1, -1, 1), queue("q1", parent, 1, -1, 1),
+                              running_in("old", "q0", "2026-01-01T10:00:00Z"), running_in("young", "q0", "2026-01-01T11:00:00Z"),
+                              PodBuilder("wants").whole(1).label("kai.scheduler/queue", "q1").obj};
+    if (with_parent) objects.push_back(queue("dept", "", 2, -1, 1));
+    PlaceReport r = run(objects);
+    REQUIRE(r.unschedulable.size() == 1);
+    REQUIRE(r.unschedulable[0].preemption);
+    CHECK(r.unschedulable[0].preemption->node == "n");
+    CHECK(r.unschedulable[0].preemption->victims == std::vector<std::string>{"default/young"});
+  }
+}
+
+TEST_CASE("victims go lowest priority first, then youngest") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  // q0 (quota 1) runs three pods: an old low-priority one, and two younger higher-priority ones.
+  // q2 (quota 1) runs one: at its quota, it is not reclaimed from.
+  PlaceReport r = run({n.obj, queue("q0", "", 1, -1, 1), queue("q1", "", 1, -1, 1), queue("q2", "", 1, -1, 1),
+                       running_in("low", "q0", "2026-01-01T08:00:00Z", "train"),
+                       running_in("high-a", "q0", "2026-01-01T10:00:00Z", "build-preemptible"),
+                       running_in("high-b", "q0", "2026-01-01T11:00:00Z", "build-preemptible"),
+                       running_in("own", "q2", "2026-01-01T12:00:00Z", "train"),
+                       PodBuilder("wants").whole(1).label("kai.scheduler/queue", "q1").obj});
+  REQUIRE(r.unschedulable.size() == 1);
+  REQUIRE(r.unschedulable[0].preemption);
+  CHECK(r.unschedulable[0].preemption->victims == std::vector<std::string>{"default/low"});
+}
+
+TEST_CASE("the victim order descends the tree: the department over its fair share gives first, not the leaf most over its own") {
+  // d1 (quota 2) runs 3 pods in b; d2 (quota 3) runs 3 pods in c, exactly its quota, while c2's
+  // pending pod gives c2 a share of d2 and leaves c far over its own. KAI's victim queue compares
+  // d1 and d2 first: d1 is over its fair share, d2 is not, so b gives. Taking c instead (the leaf
+  // most over its share) is no valid reclaim: d2 would fall below its quota.
+  NodeBuilder n("n");
+  n.gpus(6, 80000);
+  std::vector<json> objects{n.obj, queue("d0", "", 2, -1, 1), queue("a", "d0", 2, -1, 1), queue("d1", "", 2, -1, 1),
+                            queue("b", "d1", 1, -1, 1), queue("b2", "d1", 1, -1, 1), queue("d2", "", 3, -1, 1),
+                            queue("c", "d2", 1, -1, 1), queue("c2", "d2", 2, -1, 1)};
+  for (int i = 0; i < 3; ++i) {
+    objects.push_back(running_in("b" + std::to_string(i), "b", fmt::format("2026-01-01T1{}:00:00Z", i)));
+    objects.push_back(running_in("c" + std::to_string(i), "c", fmt::format("2026-01-01T1{}:30:00Z", i)));
+  }
+  objects.push_back(PodBuilder("c2-wants").whole(2).label("kai.scheduler/queue", "c2").obj);
+  objects.push_back(PodBuilder("a-wants").whole(1).label("kai.scheduler/queue", "a").obj);
+  PlaceReport r = run(objects);
+  const auto it = std::find_if(r.unschedulable.begin(), r.unschedulable.end(), [](const NotPlaced& np) { return np.pod == "default/a-wants"; });
+  REQUIRE(it != r.unschedulable.end());
+  REQUIRE(it->preemption);
+  CHECK(it->preemption->victims == std::vector<std::string>{"default/b2"});  // b's youngest
 }
 
 }  // namespace

@@ -33,11 +33,17 @@ class QueueBook {
   [[nodiscard]] const Amounts& allocated(std::size_t q) const { return allocated_[q]; }
   [[nodiscard]] const Amounts& allocated_non_preemptible(std::size_t q) const { return non_preemptible_[q]; }
   [[nodiscard]] const Amounts& fair_share(std::size_t q) const { return fair_share_[q]; }
+  /// What the last compute_fair_shares() divided (the cluster's allocatable).
+  [[nodiscard]] const Amounts& total() const { return total_; }
   /// The quota per resource, kUnlimited for -1.
   [[nodiscard]] Amounts deserved(std::size_t q) const;
 
   /// Adds (or, with `sign` -1, removes) a job's charge to leaf `q` and every ancestor.
   void charge(std::size_t q, const Amounts& amount, bool preemptible, int sign = 1);
+
+  /// Sets one queue's figures as given, without summing leaves into ancestors: for checking rules
+  /// on figures written out by hand, as KAI's unit tests do (tests/queues/kai_reclaimable_test.cpp).
+  void set_figures(std::size_t q, const Amounts& allocated, const Amounts& non_preemptible, const Amounts& fair_share);
 
   /// Recomputes every queue's fair share for `total` (the cluster's allocatable) given what each
   /// leaf requests (held plus pending), top-down: top-level queues divide `total`, each parent's

@@ -1,21 +1,19 @@
-// Preemption and reclaim candidates: which running pods could make room for a pending one.
+// Reclaim and preemption victims: which running pods to evict so a pending one fits, decided as
+// KAI's reclaim and preempt actions decide (pkg/scheduler/actions/reclaim/reclaim.go,
+// actions/preempt/preempt.go, with the proportion plugin's rules in reclaimable.hpp).
 //
-// Following KAI (pkg/scheduler/plugins/proportion/reclaimable/):
-//   reclaim   pending pod P of queue Q may take from another queue only when Q, and each of its
-//             ancestors, would stay within its fair share holding P (and, for a non-preemptible P,
-//             its non-preemptible pods within quota). A candidate victim is a preemptible pod whose
-//             queue, at the level where its branch meets Q's, is over its fair share in a resource P
-//             needs — and stays a candidate only while taking it leaves that queue at or above its
-//             fair share.
-//   preempt   a preemptible pod of Q itself with a lower priority than P.
-// A pod min-runtime protection shields at the shield's `now` is never a candidate
-// (min_runtime.hpp: preemptMinRuntime for preemption, reclaimMinRuntime for reclaim).
-// Neither applies to a non-preemptible P whose queue (or an ancestor) already holds its quota in
-// non-preemptible pods: admission would still refuse P after any eviction.
-// On each node that could ever take P, candidates are removed (tentatively) largest GPU memory
-// first until P fits, then any removed pod P does not need is put back. The answer is the node
-// needing the fewest victims, then the least GPU memory taken back, then the node name. The ledger
-// ends as it began.
+//   reclaim   first (KAI runs it before preempt). Only when the pod's queue may reclaim at all
+//             (can_reclaim); candidates are preemptible pods of other queues whose queue passes
+//             may_take_from.
+//   preempt   then, when reclaim finds nothing: preemptible pods of the pod's own queue with a
+//             lower priority.
+// Candidates are taken one at a time in KAI's victim order (victim_order.hpp; docs/queues.md
+// rule 12, item 4). After each one, the node it ran on is tried: the first node where the pod then
+// fits is the answer, its victims every candidate taken there — provided, for reclaim, that they
+// are a valid reclaim (reclaimable()). Pods min-runtime protection shields at the shield's
+// `now` are never candidates (min_runtime.hpp). Neither applies to a non-preemptible pod whose
+// queue (or an ancestor) already holds its quota in non-preemptible pods: admission would still
+// refuse it after any eviction. The ledger ends as it began.
 #pragma once
 
 #include <cstdint>
@@ -46,9 +44,10 @@ struct Victims {
   MiB gpu_memory{0};              ///< GPU memory they hold on that node
 };
 
-/// The best set of victims for `pod` (in leaf queue `queue`, charged `charge`; without a queue
-/// only preemption within its own queue name applies), on the nodes of `nodes` (all when null),
-/// or nullopt when no candidates make it fit. O(nodes · candidates · a fit check).
+/// The victims for `pod` (in leaf queue `queue`, charged `charge`; without a queue only
+/// preemption within its own queue name applies), on the nodes of `nodes` (all when null), or
+/// nullopt when no candidates make it fit. O(candidates · (log candidates + queues + a fit check
+/// on one node)).
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
                                     const VictimShield& shield, const NodeMask* nodes = nullptr);

@@ -3,9 +3,8 @@
 // admission, placement: queues/session.hpp) over the pending pods. Time advances from event to
 // event, never second by second, so a 149-day trace replays in seconds.
 //
-// Reclaim: after a session, each pod still pending whose queue would stay within its fair share
-// takes room from preemptible pods of queues over their fair share (queues::find_victims, KAI's
-// reclaimable rules; also preemption of lower-priority pods of its own queue); the victims go back
+// Reclaim: after a session, each pod still pending gets the victims KAI's reclaim and preempt
+// actions would give it (queues::find_victims; docs/queues.md rule 12); the victims go back
 // to pending with their original arrival time and start over when they run again, and one more
 // session runs in the same cycle. Pods evicted in a cycle do not reclaim in that cycle.
 //

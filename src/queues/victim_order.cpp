@@ -1,0 +1,158 @@
+// KAI's victim order (victim_order.hpp).
+#include "queues/victim_order.hpp"
+
+#include <algorithm>
+
+namespace fracpack::queues {
+namespace {
+
+/// KAI's job order reversed (priority, then creation, then UID; the victim queue pops the job the
+/// order puts last): the lowest priority first, then the youngest — the latest start, a pod with
+/// none (just bound) before any — then the larger key.
+bool leaves_first(const Candidate& a, const Candidate& b) {
+  const Allocation& x = a.allocation;
+  const Allocation& y = b.allocation;
+  if (x.priority != y.priority) return x.priority < y.priority;
+  if (x.started != y.started) {
+    if (!x.started || !y.started) return !x.started;
+    return *x.started > *y.started;
+  }
+  return x.pod > y.pod;
+}
+
+/// KAI GetDominantResourceShare: the largest allocated ÷ allocatable share (the cluster's total
+/// for an unlimited one; allocated × 1000 where the share is 0, KAI's noFairShareDrfMultiplier).
+double dominant_share(const QueueBook& book, std::size_t q, const Amounts& allocated) {
+  double best = 0;
+  for (Resource r : kResources) {
+    std::int64_t share = book.allocatable(q, r);
+    if (share == kUnlimited) share = book.total()[r];
+    const double value = share == 0 ? static_cast<double>(allocated[r]) * 1000
+                                    : static_cast<double>(allocated[r]) / static_cast<double>(share);
+    best = std::max(best, value);
+  }
+  return best;
+}
+
+/// KAI prioritizeUnderQuotaWithJob with no job, reversed: over its quota in some resource.
+bool over_quota(const QueueBook& book, std::size_t q) {
+  for (Resource r : kResources) {
+    const std::int64_t quota = book.deserved(q)[r];
+    if (quota != kUnlimited && book.allocated(q)[r] > quota) return true;
+  }
+  return false;
+}
+
+/// KAI penalizeZeroShareWithJob with no job: holds a resource it has no allocatable share of.
+bool holds_unshared(const QueueBook& book, std::size_t q) {
+  for (Resource r : kResources) {
+    if (book.allocatable(q, r) == 0 && book.allocated(q)[r] > 0) return true;
+  }
+  return false;
+}
+
+/// KAI prioritizeBasedOnAllocatableShare: `a`'s allocatable share ≤ `b`'s everywhere and below it
+/// somewhere (KAI's compareQuantities: unlimited above all).
+bool smaller_allocatable(const QueueBook& book, std::size_t a, std::size_t b) {
+  bool below = false;
+  for (Resource r : kResources) {
+    const std::int64_t x = book.allocatable(a, r);
+    const std::int64_t y = book.allocatable(b, r);
+    if (x == y) continue;
+    const bool less = y == kUnlimited || (x != kUnlimited && x < y);
+    if (!less) return false;
+    below = true;
+  }
+  return below;
+}
+
+}  // namespace
+
+VictimOrder::VictimOrder(const QueueBook& book, std::vector<Candidate> candidates)
+    : book_(book),
+      candidates_(std::move(candidates)),
+      leaves_(book.tree().size()),
+      waiting_(book.tree().size(), 0),
+      memo_(book.tree().size()),
+      left_(candidates_.size()) {
+  for (std::size_t i = 0; i < candidates_.size(); ++i) {
+    const auto& q = candidates_[i].queue;
+    if (!q) {
+      unknown_.members.push_back(i);
+      continue;
+    }
+    if (!leaves_[*q]) leaves_[*q].emplace();
+    leaves_[*q]->members.push_back(i);
+    for (std::size_t up : book.tree().path_to_root(*q)) ++waiting_[up];
+  }
+  const auto by_job_order = [&](std::size_t a, std::size_t b) { return leaves_first(candidates_[a], candidates_[b]); };
+  for (auto& leaf : leaves_) {
+    if (leaf) std::sort(leaf->members.begin(), leaf->members.end(), by_job_order);
+  }
+  std::sort(unknown_.members.begin(), unknown_.members.end(), by_job_order);
+}
+
+Amounts VictimOrder::after_victims(std::size_t q, std::size_t leaf) const {
+  const Leaf& l = *leaves_[leaf];
+  return book_.allocated(q) - l.given - candidates_[l.members[l.next]].give_back;
+}
+
+bool VictimOrder::gives_first(std::size_t a, std::size_t b) {
+  if (book_.over_fair_share(a) != book_.over_fair_share(b)) return book_.over_fair_share(a);
+  if (over_quota(book_, a) != over_quota(book_, b)) return over_quota(book_, a);
+  const QueueSpec& qa = book_.tree().queue(a);
+  const QueueSpec& qb = book_.tree().queue(b);
+  if (qa.priority != qb.priority) return qa.priority < qb.priority;
+  if (holds_unshared(book_, a) != holds_unshared(book_, b)) return holds_unshared(book_, a);
+  const double with_a = dominant_share(book_, a, after_victims(a, chosen_leaf(a)));
+  const double with_b = dominant_share(book_, b, after_victims(b, chosen_leaf(b)));
+  if (with_a != with_b) return with_a > with_b;
+  const double now_a = dominant_share(book_, a, book_.allocated(a));
+  const double now_b = dominant_share(book_, b, book_.allocated(b));
+  if (now_a != now_b) return now_a > now_b;
+  if (smaller_allocatable(book_, b, a) != smaller_allocatable(book_, a, b)) return smaller_allocatable(book_, b, a);
+  if (qa.created != qb.created) return qa.created > qb.created;
+  return qa.name > qb.name;
+}
+
+std::vector<std::size_t> VictimOrder::active_among(const std::vector<std::size_t>& queues) const {
+  std::vector<std::size_t> out;
+  for (std::size_t q : queues) {
+    if (waiting_[q] > 0) out.push_back(q);
+  }
+  return out;
+}
+
+std::size_t VictimOrder::chosen_leaf(std::size_t q) {
+  if (memo_[q]) return *memo_[q];
+  std::size_t leaf = q;
+  const bool holds = leaves_[q] && leaves_[q]->next < leaves_[q]->members.size();  // a pod may name a parent queue
+  if (!holds) {
+    const std::vector<std::size_t> children = active_among(book_.tree().children(q));
+    std::size_t best = children.front();
+    for (std::size_t c : children) {
+      if (c != best && gives_first(c, best)) best = c;
+    }
+    leaf = chosen_leaf(best);
+  }
+  memo_[q] = leaf;
+  return leaf;
+}
+
+std::size_t VictimOrder::pop() {
+  --left_;
+  const std::vector<std::size_t> roots = active_among(book_.tree().roots());
+  if (roots.empty()) return unknown_.members[unknown_.next++];
+  std::fill(memo_.begin(), memo_.end(), std::nullopt);
+  std::size_t best = roots.front();
+  for (std::size_t r : roots) {
+    if (r != best && gives_first(r, best)) best = r;
+  }
+  Leaf& leaf = *leaves_[chosen_leaf(best)];
+  const std::size_t i = leaf.members[leaf.next++];
+  leaf.given += candidates_[i].give_back;
+  for (std::size_t up : book_.tree().path_to_root(*candidates_[i].queue)) --waiting_[up];
+  return i;
+}
+
+}  // namespace fracpack::queues

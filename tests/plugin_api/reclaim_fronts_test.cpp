@@ -1,0 +1,90 @@
+// One reclaim asked of every front: `place`, the HTTP extender's Preempt and gRPC Preempt give
+// the same victim (docs/queues.md rule 12). The cluster is the one KAI reclaims in and fracpack
+// once did not: two sibling queues under a parent, one borrowing the other's GPU.
+#include <httplib.h>
+
+#include <grpcpp/grpcpp.h>
+
+#include <doctest/doctest.h>
+
+#include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/sim/place_job.hpp"
+#include "fracpack/v1/extender.grpc.pb.h"
+#include "plugin_api/grpc_front.hpp"
+#include "plugin_api/http_front.hpp"
+#include "support/builders.hpp"
+#include "support/front_fixture.hpp"
+
+namespace fracpack::test {
+namespace {
+
+/// One node with 2 GPUs; q0 and q1 (quota 1 each) under dept (quota 2); q0 runs `old` and
+/// `young`; q1's `wants` (one GPU, a higher priority so kube-scheduler offers victims) waits.
+std::vector<json> borrowed_cluster() {
+  std::vector<json> out{nvf("n", 2, 80000).obj, queue_object("dept", "", 2), queue_object("q0", "dept", 1),
+                        queue_object("q1", "dept", 1)};
+  for (const auto& [name, start] : {std::pair{"old", "2026-01-01T10:00:00Z"}, std::pair{"young", "2026-01-01T11:00:00Z"}}) {
+    json p = PodBuilder(name).uid(std::string("u-") + name).whole(1).priority_class("train").label("kai.scheduler/queue", "q0").bound_to("n").obj;
+    p["status"]["startTime"] = start;
+    out.push_back(p);
+  }
+  return out;
+}
+
+json wants() {
+  return PodBuilder("wants").uid("u-wants").whole(1).priority_class("build-preemptible").label("kai.scheduler/queue", "q1").obj;
+}
+
+/// Loads the cluster into a front's core: objects by Apply, running pods by Sync.
+void load(Extender& core) {
+  std::vector<json> objects;
+  std::vector<json> pods;
+  for (const json& o : borrowed_cluster()) (o.value("kind", "") == "Pod" ? pods : objects).push_back(o);
+  REQUIRE(core.apply(objects, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  REQUIRE(core.sync(pods, false, &conflicts).is_ok());
+  REQUIRE(core.filter(wants(), {"n"})->passed.empty());
+}
+
+TEST_CASE("place, HTTP Preempt and gRPC Preempt name the same victim: q0's youngest pod") {
+  std::vector<json> objects = borrowed_cluster();
+  objects.push_back(wants());
+  auto placed = run_place(k8s::with_origins(objects, "test"), PlaceOptions{});
+  REQUIRE(placed.is_ok());
+  REQUIRE(placed->unschedulable.size() == 1);
+  REQUIRE(placed->unschedulable[0].preemption);
+  CHECK(placed->unschedulable[0].preemption->victims == std::vector<std::string>{"default/young"});
+
+  api::HttpOptions http_options;
+  http_options.listen.max_body = 1u << 20;
+  FrontFixture<api::HttpFront, api::HttpOptions> http(http_options);
+  load(*http.core);
+  httplib::Client client("127.0.0.1", http.port);
+  const json args = {{"Pod", wants()},
+                     {"NodeNameToMetaVictims", {{"n", {{"Pods", {{{"UID", "u-old"}}, {{"UID", "u-young"}}}}, {"NumPDBViolations", 0}}}}}};
+  auto res = client.Post("/preempt", args.dump(), "application/json");
+  REQUIRE(res);
+  REQUIRE_MESSAGE(res->status == 200, res->body);
+  const json answer = json::parse(res->body);
+  CHECK(answer["NodeNameToMetaVictims"]["n"]["Pods"] == json::array({{{"UID", "u-young"}}}));
+
+  api::GrpcOptions grpc_options;
+  grpc_options.max_message_bytes = 1 << 20;
+  FrontFixture<api::GrpcFront, api::GrpcOptions> grpc(grpc_options);
+  load(*grpc.core);
+  auto stub = v1::Extender::NewStub(grpc::CreateChannel(fmt::format("127.0.0.1:{}", grpc.port), grpc::InsecureChannelCredentials()));
+  v1::ExtenderPreemptionArgs request;
+  request.set_pod(wants().dump());
+  auto& offered = (*request.mutable_node_name_to_victims())["n"];
+  offered.add_pod_uids("u-old");
+  offered.add_pod_uids("u-young");
+  v1::ExtenderPreemptionResult result;
+  grpc::ClientContext ctx;
+  REQUIRE(stub->Preempt(&ctx, request, &result).ok());
+  REQUIRE(result.node_name_to_victims().count("n") == 1);
+  const auto& uids = result.node_name_to_victims().at("n").pod_uids();
+  CHECK(std::vector<std::string>(uids.begin(), uids.end()) == std::vector<std::string>{"u-young"});
+}
+
+}  // namespace
+}  // namespace fracpack::test
