@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/queues/charge.hpp"
@@ -55,50 +56,110 @@ struct Pass {
   bool reclaim;
   MinRuntimes& min_runtimes;
 
-  /// KAI's victim filters: preemptible, scheduled by us, not shielded; reclaim: another queue
-  /// may_take_from allows; preemption: the pod's own queue, lower priority.
-  [[nodiscard]] std::vector<Candidate> candidates(const NodeMask* nodes) const {
-    const QueueTree& tree = book.tree();
+  /// KAI's victim filters for one pod: preemptible, scheduled by us, not shielded; reclaim:
+  /// another queue may_take_from allows; preemption: the pod's own queue, lower priority. Its
+  /// queue (nullopt inside: unknown to the tree), or nullopt when it may not be a victim.
+  std::optional<std::optional<std::size_t>> eligible(const Allocation& a, std::map<std::size_t, bool>& allowed) const {
+    if (a.holder != Holder::kScheduled || !a.preemptible) return std::nullopt;
+    if ((a.queue == pod.queue) == reclaim) return std::nullopt;
+    if (!reclaim && a.priority >= pod.priority) return std::nullopt;
+    const auto victim_queue = book.tree().find(a.queue);  // after the cheap tests: most candidates stop there
+    if (reclaim) {
+      if (!victim_queue) return std::nullopt;
+      auto [it, fresh] = allowed.try_emplace(*victim_queue, false);
+      if (fresh) it->second = may_take_from(book, reclaimer, *victim_queue);
+      if (!it->second) return std::nullopt;
+    }
+    if (a.started && min_runtimes.shields(a, !reclaim, victim_queue)) return std::nullopt;
+    return victim_queue;
+  }
+
+  /// The candidates with a pod on `nodes` (all when null): single pods, and gang cores whose
+  /// every member may be a victim (wherever it runs).
+  [[nodiscard]] std::vector<Candidate> candidates(const NodeMask* nodes, const VictimJobs* jobs) const {
     std::map<std::size_t, bool> allowed;  // per victim queue: may_take_from, asked once
+    std::map<std::string, std::vector<std::string>> cores;  // job → its core members
+    if (jobs != nullptr) {
+      for (const auto& [key, job] : *jobs) {
+        if (job.core) cores[job.job].push_back(key);
+      }
+    }
+    std::set<std::string> seen_cores;
     std::vector<Candidate> out;
     for (std::size_t n = 0; n < state.node_count(); ++n) {
       if (nodes != nullptr && !(*nodes)[n]) continue;
       for (const std::string& key : state.pods_on(n)) {
         const Allocation& a = *state.allocation(key);
-        if (a.holder != Holder::kScheduled || !a.preemptible) continue;
-        if ((a.queue == pod.queue) == reclaim) continue;
-        if (!reclaim && a.priority >= pod.priority) continue;
-        const auto victim_queue = tree.find(a.queue);  // after the cheap tests: most candidates stop there
-        if (reclaim) {
-          if (!victim_queue) continue;
-          auto [it, fresh] = allowed.try_emplace(*victim_queue, false);
-          if (fresh) it->second = may_take_from(book, reclaimer, *victim_queue);
-          if (!it->second) continue;
+        auto queue = eligible(a, allowed);
+        if (!queue) continue;
+        const auto in_job = jobs != nullptr ? jobs->find(key) : VictimJobs::const_iterator{};
+        if (jobs == nullptr || in_job == jobs->end()) {
+          out.push_back(unit({a}, *queue, key, true));
+          continue;
         }
-        if (a.started && min_runtimes.shields(a, !reclaim, victim_queue)) continue;
-        out.push_back({a, victim_queue, charge_of_allocation(state, a)});
+        if (!in_job->second.core) {
+          out.push_back(unit({a}, *queue, in_job->second.job, false));
+          continue;
+        }
+        if (!seen_cores.insert(in_job->second.job).second) continue;
+        if (auto core = whole_core(cores[in_job->second.job], allowed)) out.push_back(unit(std::move(*core), *queue, in_job->second.job, true));
       }
     }
     return out;
   }
 
-  /// Takes candidates in victim order until the pod fits on the node of the last one taken (and,
-  /// for reclaim, the victims there are a valid reclaim). The ledger ends as it began.
-  std::optional<Victims> search(const Policy& policy, std::vector<Candidate> found) {
+  /// A gang core's pods when every one may be a victim; nullopt otherwise (a job is evicted whole).
+  std::optional<std::vector<Allocation>> whole_core(const std::vector<std::string>& members, std::map<std::size_t, bool>& allowed) const {
+    std::vector<Allocation> pods;
+    for (const std::string& key : members) {
+      const Allocation* a = state.allocation(key);
+      if (a == nullptr || !eligible(*a, allowed)) return std::nullopt;
+      pods.push_back(*a);
+    }
+    return pods;
+  }
+
+  [[nodiscard]] Candidate unit(std::vector<Allocation> pods, std::optional<std::size_t> queue, std::string job, bool core) const {
+    Candidate c;
+    c.queue = queue;
+    c.priority = pods.front().priority;
+    c.job = std::move(job);
+    c.core = core;
+    for (const Allocation& a : pods) {
+      c.give_back += charge_of_allocation(state, a);
+      if (a.started && (!c.started || *a.started > *c.started)) c.started = a.started;
+      if (a.started && (!c.job_started || *a.started < *c.job_started)) c.job_started = a.started;
+    }
+    c.pods = std::move(pods);
+    return c;
+  }
+
+  /// Takes candidates in victim order until the pod fits on a node the last one ran on (and, for
+  /// reclaim, the victims there are a valid reclaim). The ledger ends as it began.
+  std::optional<Victims> search(const Policy& policy, std::vector<Candidate> found, const NodeMask* nodes) {
     VictimOrder order(book, std::move(found));
     std::vector<std::size_t> taken;
     std::optional<Victims> answer;
     while (!answer && !order.empty()) {
       const std::size_t i = order.pop();
-      const Candidate& c = order.candidates()[i];
-      state.take(c.allocation.pod);
+      std::set<std::size_t> touched;
+      for (const Allocation& a : order.candidates()[i].pods) {
+        state.take(a.pod);
+        if (nodes == nullptr || (*nodes)[a.node]) touched.insert(a.node);
+      }
       taken.push_back(i);
-      if (fits_on(state, pod, policy, c.allocation.node)) answer = victims_on(order, taken, c.allocation.node);
+      for (auto n = touched.begin(); !answer && n != touched.end(); ++n) {
+        if (fits_on(state, pod, policy, *n)) answer = victims_on(order, taken, *n);
+      }
     }
-    for (std::size_t k = taken.size(); k-- > 0;) state.restore(order.candidates()[taken[k]].allocation);
+    for (std::size_t k = taken.size(); k-- > 0;) {
+      const auto& pods = order.candidates()[taken[k]].pods;
+      for (std::size_t p = pods.size(); p-- > 0;) state.restore(pods[p]);
+    }
     return answer;
   }
 
+  /// The victims when the pod lands on `node`: every candidate taken with a pod there, whole.
   [[nodiscard]] std::optional<Victims> victims_on(const VictimOrder& order, const std::vector<std::size_t>& taken,
                                                   std::size_t node) const {
     Victims v;
@@ -106,9 +167,11 @@ struct Pass {
     std::vector<Release> releases;
     for (std::size_t i : taken) {
       const Candidate& c = order.candidates()[i];
-      if (c.allocation.node != node) continue;
-      v.pods.push_back(c.allocation.pod);
-      v.gpu_memory += c.allocation.choice.memory_held();
+      if (std::none_of(c.pods.begin(), c.pods.end(), [&](const Allocation& a) { return a.node == node; })) continue;
+      for (const Allocation& a : c.pods) {
+        v.pods.push_back(a.pod);
+        v.gpu_memory += a.choice.memory_held();
+      }
       if (reclaim) releases.push_back({*c.queue, c.give_back});
     }
     if (reclaim && !reclaimable(book, reclaimer, releases)) return std::nullopt;
@@ -121,7 +184,7 @@ struct Pass {
 
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
-                                    const VictimShield& shield, const NodeMask* nodes) {
+                                    const VictimShield& shield, const NodeMask* nodes, const VictimJobs* jobs) {
   // Over its queue's quota a non-preemptible pod stays refused whatever is evicted (every victim
   // is preemptible, and only non-preemptible pods count against that quota).
   if (queue && !pod.preemptible && !book.non_preemptible_fits(*queue, charge)) return std::nullopt;
@@ -130,9 +193,9 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
   for (const bool reclaim : {true, false}) {  // KAI's cycle: reclaim, then preempt
     if (reclaim && (!queue || !can_reclaim(book, reclaimer))) continue;
     Pass pass{state, book, pod, reclaimer, reclaim, min_runtimes};
-    std::vector<Candidate> found = pass.candidates(nodes);
+    std::vector<Candidate> found = pass.candidates(nodes, jobs);
     if (found.empty()) continue;
-    if (auto victims = pass.search(policy, std::move(found))) return victims;
+    if (auto victims = pass.search(policy, std::move(found), nodes)) return victims;
   }
   return std::nullopt;
 }

@@ -6,18 +6,23 @@
 namespace fracpack::queues {
 namespace {
 
+/// Latest first; none (just bound) before any.
+bool later(const std::optional<std::int64_t>& x, const std::optional<std::int64_t>& y) {
+  if (!x || !y) return !x && y;
+  return *x > *y;
+}
+
 /// KAI's job order reversed (priority, then creation, then UID; the victim queue pops the job the
-/// order puts last): the lowest priority first, then the youngest — the latest start, a pod with
-/// none (just bound) before any — then the larger key.
+/// order puts last): the lowest priority first, then the youngest job — the latest first start, a
+/// job with none (just bound) before any — then the larger key; within a job, its members above
+/// the minimum before its core (KAI pushes the job back after each), the youngest first.
 bool leaves_first(const Candidate& a, const Candidate& b) {
-  const Allocation& x = a.allocation;
-  const Allocation& y = b.allocation;
-  if (x.priority != y.priority) return x.priority < y.priority;
-  if (x.started != y.started) {
-    if (!x.started || !y.started) return !x.started;
-    return *x.started > *y.started;
-  }
-  return x.pod > y.pod;
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.job_started != b.job_started) return later(a.job_started, b.job_started);
+  if (a.job != b.job) return a.job > b.job;
+  if (a.core != b.core) return !a.core;
+  if (a.started != b.started) return later(a.started, b.started);
+  return a.pods.front().pod > b.pods.front().pod;
 }
 
 /// KAI GetDominantResourceShare: the largest allocated ÷ allocatable share (the cluster's total

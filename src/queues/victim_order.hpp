@@ -14,11 +14,16 @@
 
 namespace fracpack::queues {
 
-/// A running pod that may be evicted.
+/// What may be evicted at once: one running pod, or a gang's core (its members up to its minimum).
 struct Candidate {
-  Allocation allocation;
+  std::vector<Allocation> pods;
   std::optional<std::size_t> queue;  ///< its leaf queue; nullopt: a queue the tree does not know
-  Amounts give_back;                 ///< what its queue is charged for it
+  Amounts give_back;                 ///< what its queue is charged for its pods
+  std::int32_t priority = 0;
+  std::string job;                   ///< its gang's key, or its pod's
+  std::optional<std::int64_t> job_started;  ///< the earliest start of its job's running pods
+  std::optional<std::int64_t> started;      ///< the latest start of its own pods
+  bool core = true;                  ///< false: a gang member above the minimum
 };
 
 class VictimOrder {

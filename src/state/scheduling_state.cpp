@@ -248,8 +248,30 @@ std::optional<queues::Victims> SchedulingState::find_victims(const PodRequest& p
   const queues::QueueBook* b = book();
   const queues::QueueBook empty(kNoQueues);
   const queues::VictimShield shield{options_.min_runtime, now(), lapse};
+  const queues::VictimJobs jobs = victim_jobs();
   return queues::find_victims(cluster_, b != nullptr ? *b : empty, pod, leaf_queue(pod), pending_charge(pod), policy, shield,
-                              nodes);
+                              nodes, &jobs);
+}
+
+queues::VictimJobs SchedulingState::victim_jobs() const {
+  queues::VictimJobs out;
+  for (const auto& [key, members] : group_members_) {
+    const auto group = groups_.find(key);
+    if (group == groups_.end()) continue;
+    std::vector<std::pair<std::optional<std::int64_t>, std::string>> running;  // by start: the earliest are its core
+    for (const std::string& member : members) {
+      const PodRecord& r = pods_.at(member);
+      const Allocation* a = cluster_.allocation(member);
+      if (r.standing == PodStanding::kBound && !r.planned_until && a != nullptr) running.emplace_back(a->started, member);
+    }
+    std::sort(running.begin(), running.end(), [](const auto& x, const auto& y) {
+      if (x.first != y.first) return x.first.has_value() && (!y.first || *x.first < *y.first);  // no start: the latest
+      return x.second < y.second;
+    });
+    const std::size_t core = static_cast<std::size_t>(std::max(1, group->second.min_member));
+    for (std::size_t i = 0; i < running.size(); ++i) out[running[i].second] = {key, i < core};
+  }
+  return out;
 }
 
 std::int64_t SchedulingState::now() const {

@@ -392,5 +392,33 @@ TEST_CASE("the victim order descends the tree: the department over its fair shar
   CHECK(it->preemption->victims == std::vector<std::string>{"default/b2"});  // b's youngest
 }
 
+TEST_CASE("a victim in a running gang is taken with its gang; members above the minimum go alone, first") {
+  // q0 (quota 1) runs a single pod and a younger gang; q1 (quota 2) wants 2 GPUs of the 4. KAI
+  // evicts whole jobs: the gang, not its youngest member alone (which would leave it broken).
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  for (const int members : {2, 3}) {  // minMember 2: with 3 running, the youngest is an extra
+    CAPTURE(members);
+    std::vector<json> objects{n.obj, queue("q0", "", 1, -1, 1), queue("q1", "", 2, -1, 1),
+                              {{"apiVersion", "scheduling.run.ai/v2alpha2"}, {"kind", "PodGroup"},
+                               {"metadata", {{"name", "g"}, {"namespace", "default"}}}, {"spec", {{"minMember", 2}, {"queue", "q0"}}}},
+                              running_in("single", "q0", "2026-01-01T08:00:00Z")};
+    for (int i = 0; i < members; ++i) {
+      json p = running_in("g-" + std::to_string(i), "q0", fmt::format("2026-01-01T1{}:00:00Z", i));
+      p["metadata"]["annotations"]["pod-group-name"] = "g";
+      objects.push_back(p);
+    }
+    objects.push_back(PodBuilder("wants").whole(members == 2 ? 2 : 1).label("kai.scheduler/queue", "q1").obj);
+    PlaceReport r = run(objects);
+    REQUIRE(r.unschedulable.size() == 1);
+    REQUIRE(r.unschedulable[0].preemption);
+    if (members == 2) {
+      CHECK(r.unschedulable[0].preemption->victims == std::vector<std::string>{"default/g-0", "default/g-1"});
+    } else {
+      CHECK(r.unschedulable[0].preemption->victims == std::vector<std::string>{"default/g-2"});  // the extra, alone
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fracpack::test

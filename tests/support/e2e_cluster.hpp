@@ -55,6 +55,9 @@ class Cluster {
     /// Each replica reaches kube-rig through a LatencyProxy of its own (proxy(i)).
     bool proxies = false;
     DeviceAgent::Options agent;
+    /// kube-scheduler's configuration; empty: examples/kube-scheduler/fracpack-scheduler.yaml
+    /// (v1beta1, for kube-rig v1.20) pointed at fracpack. Its `{fracpack}` is fracpack's URL.
+    std::string scheduler_config;
   };
   Cluster(const fs::path& rig_binary, const std::vector<json>& preloaded, std::vector<std::string> fracpack_args = {},
           bool https = false, int replicas = 1)
@@ -64,6 +67,7 @@ class Cluster {
         fracpack_port_(free_port()),
         rig_port_(free_port()),
         fracpack_args_(std::move(options.fracpack_args)),
+        scheduler_config_(std::move(options.scheduler_config)),
         pki_(options.https ? std::make_unique<TlsFiles>() : nullptr) {
     const int replicas = options.replicas;
     for (int i = 1; i < replicas; ++i) replica_ports_.push_back(free_port());
@@ -272,6 +276,13 @@ class Cluster {
 
   /// The documented scheduler configuration, calling fracpack on its port (over mutual TLS with `pki_`).
   [[nodiscard]] std::string scheduler_config() const {
+    if (!scheduler_config_.empty()) {
+      std::string text = scheduler_config_;
+      const std::string slot = "{fracpack}";
+      const auto at = text.find(slot);
+      REQUIRE_MESSAGE(at != std::string::npos, "a scheduler configuration without {fracpack}");
+      return text.replace(at, slot.size(), fmt::format("http://127.0.0.1:{}", fracpack_port_));
+    }
     std::string text = rig_scheduler_config(fracpack_port_);
     if (!pki_) return text;
     const auto swap = [&text](const std::string& from, const std::string& to) {
@@ -288,6 +299,7 @@ class Cluster {
   int fracpack_port_;
   int rig_port_;
   std::vector<std::string> fracpack_args_;
+  std::string scheduler_config_;  ///< Options::scheduler_config
   std::unique_ptr<TlsFiles> pki_;
   int probe_port_ = free_port();
   std::vector<int> replica_ports_;  ///< with replicas: each replica's --http port

@@ -28,20 +28,29 @@
 
 namespace fracpack::test {
 
-/// kube-rig's binary: $FRACPACK_KUBE_RIG, else shared/tools/kube-rig/kube-rig beside the checkout
-/// or one of its parents.
-inline std::optional<std::filesystem::path> kube_rig_binary() {
-  if (const char* path = std::getenv("FRACPACK_KUBE_RIG"); path != nullptr && *path != '\0') {
+/// A kube-rig binary: $`variable`, else shared/tools/`folder`/kube-rig beside the checkout or one
+/// of its parents.
+inline std::optional<std::filesystem::path> find_kube_rig(const char* variable, const char* folder) {
+  if (const char* path = std::getenv(variable); path != nullptr && *path != '\0') {
     if (std::filesystem::exists(path)) return std::filesystem::path(path);
     return std::nullopt;
   }
   std::filesystem::path at = std::filesystem::weakly_canonical(FRACPACK_SOURCE_DIR);
   for (int up = 0; up < 5 && !at.empty(); ++up, at = at.parent_path()) {
-    const auto candidate = at / "shared" / "tools" / "kube-rig" / "kube-rig";
+    const auto candidate = at / "shared" / "tools" / folder / "kube-rig";
     if (std::filesystem::exists(candidate)) return candidate;
     if (at == at.parent_path()) break;
   }
   return std::nullopt;
+}
+
+/// kube-rig with kube-scheduler v1.20.5: $FRACPACK_KUBE_RIG, else shared/tools/kube-rig/kube-rig.
+inline std::optional<std::filesystem::path> kube_rig_binary() { return find_kube_rig("FRACPACK_KUBE_RIG", "kube-rig"); }
+
+/// kube-rig with the real kube-scheduler v1.35.4 beside it: $FRACPACK_KUBE_RIG_135, else
+/// shared/tools/kube-rig-1.35/kube-rig.
+inline std::optional<std::filesystem::path> kube_rig_135_binary() {
+  return find_kube_rig("FRACPACK_KUBE_RIG_135", "kube-rig-1.35");
 }
 
 /// examples/kube-scheduler/fracpack-scheduler.yaml (what docs/kube-scheduler.md deploys), with

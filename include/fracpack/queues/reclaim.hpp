@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fracpack/binpack/cluster_state.hpp"
@@ -38,18 +39,29 @@ struct VictimShield {
   std::optional<std::int64_t>* lapse = nullptr;
 };
 
+/// Which running pods are evicted together (KAI getVictimResources / GetTasksToEvict): a gang's
+/// core — its members up to its minimum — as one victim; each member above the minimum alone,
+/// before its core. By pod key; a pod not listed is a job of its own.
+struct VictimJob {
+  std::string job;   ///< the gang's key
+  bool core = true;  ///< false: a member above the minimum, evicted alone
+};
+using VictimJobs = std::unordered_map<std::string, VictimJob>;
+
 struct Victims {
   std::string node;
-  std::vector<std::string> pods;  ///< pod keys, sorted
-  MiB gpu_memory{0};              ///< GPU memory they hold on that node
+  std::vector<std::string> pods;  ///< pod keys, sorted: those on `node`, and their jobs' pods elsewhere
+  MiB gpu_memory{0};              ///< GPU memory they hold
 };
 
 /// The victims for `pod` (in leaf queue `queue`, charged `charge`; without a queue only
 /// preemption within its own queue name applies), on the nodes of `nodes` (all when null), or
-/// nullopt when no candidates make it fit. O(candidates · (log candidates + queues + a fit check
+/// nullopt when no candidates make it fit. `jobs` groups running gang members (null: every pod
+/// alone); a job is a candidate only when all the pods it evicts together are. O(candidates · (log candidates + queues + a fit check
 /// on one node)).
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
-                                    const VictimShield& shield, const NodeMask* nodes = nullptr);
+                                    const VictimShield& shield, const NodeMask* nodes = nullptr,
+                                    const VictimJobs* jobs = nullptr);
 
 }  // namespace fracpack::queues

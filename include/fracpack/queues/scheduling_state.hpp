@@ -300,6 +300,9 @@ class SchedulingState {
   /// shielded (queues::VictimShield::lapse).
   std::optional<queues::Victims> find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes,
                                               std::optional<std::int64_t>* lapse = nullptr);
+  /// Running gang members as victims go (queues::VictimJobs): each PodGroup's earliest-started
+  /// minMember members (at least one) its core, the rest alone. O(gang members).
+  [[nodiscard]] queues::VictimJobs victim_jobs() const;
   /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
   /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
   [[nodiscard]] std::string check_invariants() const;
