@@ -110,6 +110,21 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
   auto pod = decode_seen(object);
   if (!pod) return pod.status();
   std::unique_lock lock(mu_);  // what-if removals change the ledger for a moment
+  // KAI's choice among every node offered, searched once (docs/queues.md rule 12): the usual
+  // answer, one node.
+  NodeMask offered_nodes(state_.cluster().node_count(), false);
+  for (const auto& [node, offered] : candidates) {
+    if (auto n = state_.cluster().find_node(node)) offered_nodes[*n] = true;
+  }
+  const auto found = state_.find_victims(*pod, *policy_, &offered_nodes);
+  if (found) {
+    if (auto uids = offered_uids(found->pods, candidates.at(found->node))) return std::map<std::string, std::vector<std::string>>{{found->node, std::move(*uids)}};
+  }
+  return node_by_node(*pod, candidates, found.has_value());
+}
+
+std::map<std::string, std::vector<std::string>> ExtenderImpl::node_by_node(
+    const PodRequest& pod, const std::map<std::string, std::vector<std::string>>& candidates, bool victims_somewhere) {
   std::map<std::string, std::vector<std::string>> out;
   std::optional<std::optional<queues::ConsolidationPlan>> plan;  // sought once, for the first node that needs it
   for (const auto& [node, offered] : candidates) {
@@ -118,12 +133,12 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
     NodeMask only(state_.cluster().node_count(), false);
     only[*n] = true;
     std::vector<std::string> victims;
-    if (auto found = state_.find_victims(*pod, *policy_, &only)) {
+    if (auto found = victims_somewhere ? state_.find_victims(pod, *policy_, &only) : std::nullopt) {
       victims = found->pods;
     } else {
       // No reclaim or preemption here: consolidation's pods moved off this node, when its plan
       // lands the pod here (their controllers make them again; they fit elsewhere).
-      if (!plan) plan = consolidation_for(*pod);
+      if (!plan) plan = consolidation_for(pod);
       if (!*plan || (*plan)->placements.front().node != node) continue;
       for (const auto& m : (*plan)->moves) {
         if (m.from_node == node) victims.push_back(m.pod);

@@ -229,6 +229,12 @@ class ExtenderImpl final : public Extender {
   /// (SchedulingState::gang_outlook), put before `e`'s answer for the pod alone; unschedulable
   /// when the gang waits or is refused. Caller holds mu_ exclusively (the outlook places for a moment).
   void explain_gang(const PodRequest& pod, Explanation& e);
+  /// Preempt's answers node by node, where the search over every offered node named a victim
+  /// kube-scheduler did not offer there (`victims_somewhere`), or found none: victims on each
+  /// node alone, else the pods consolidation's plan moves off it. Caller holds mu_ exclusively.
+  std::map<std::string, std::vector<std::string>> node_by_node(const PodRequest& pod,
+                                                               const std::map<std::string, std::vector<std::string>>& candidates,
+                                                               bool victims_somewhere);
   /// The uids of `victims` (pod keys) when every one is among `offered` (kube-scheduler's
   /// candidates on a node), else nullopt: Preempt answers a subset of what it was offered.
   [[nodiscard]] std::optional<std::vector<std::string>> offered_uids(const std::vector<std::string>& victims,
