@@ -62,7 +62,7 @@ Result<std::optional<std::int64_t>> amount(const json& resource, const std::stri
 
 /// spec.<field>, a metav1.Duration: a string in Go's duration syntax ("20s", "1h30m"). A
 /// negative one is kept as written (the API server accepts it) and protects nothing, as in KAI.
-Result<std::optional<std::chrono::nanoseconds>> min_runtime(const json& spec, const char* field, const std::string& who) {
+Result<std::optional<std::chrono::nanoseconds>> duration_field(const json& spec, const char* field, const std::string& who) {
   const json* v = member(spec, field);
   if (v == nullptr || v->is_null()) return std::optional<std::chrono::nanoseconds>{};
   auto d = v->is_string() ? k8s::parse_go_duration(v->get_ref<const std::string&>()) : std::nullopt;
@@ -92,6 +92,7 @@ const k8s::TypeSchema& pod_group_schema() {
       "scheduling.run.ai/v2alpha2", "PodGroup",
       {"spec", "spec.minMember", "spec.queue", "spec.priorityClassName", "spec.preemptibility", "spec.parallelism",
        "spec.completions", "spec.backoffLimit", "spec.markUnschedulable", "spec.schedulingBackoff",
+       "spec.preemptionDelay", "spec.stalenessGracePeriod",
        "spec.topologyConstraint", "spec.topologyConstraint.preferredTopologyLevel",
        "spec.topologyConstraint.requiredTopologyLevel", "spec.topologyConstraint.topology", "spec.minSubGroup",
        "spec.subGroups", "spec.subGroups[].name", "spec.subGroups[].minMember", "spec.subGroups[].minSubGroup",
@@ -223,7 +224,7 @@ Result<QueueSpec> decode_queue(const json& object, std::vector<std::string>* war
   if (spec == nullptr || !spec->is_object()) return invalid_argument("queue {}: spec is missing", q.name);
   warn_unhonoured(spec, {{"displayName", "a name for KAI's UI"}}, "queue " + q.name, warnings);
   for (auto [field, into] : {std::pair{"preemptMinRuntime", &q.preempt_min_runtime}, std::pair{"reclaimMinRuntime", &q.reclaim_min_runtime}}) {
-    auto d = min_runtime(*spec, field, "queue " + q.name);
+    auto d = duration_field(*spec, field, "queue " + q.name);
     if (!d) return d.status();
     *into = *d;
   }
@@ -288,6 +289,14 @@ Result<PodGroupSpec> decode_pod_group(const json& object, std::vector<std::strin
     return invalid_argument("{}: spec.preemptibility = \"{}\": must be preemptible or non-preemptible", who,
                             excerpt(*g.preemptibility));
   }
+  // KAI's metav1.Durations (podgroup_types.go): read, so a bad one is refused, naming it.
+  for (const char* field : {"preemptionDelay", "stalenessGracePeriod"}) {
+    if (auto d = duration_field(*spec, field, who); !d) return d.status();
+  }
+  warn_unhonoured(spec,
+                  {{"preemptionDelay", "KAI waits that long after a job is created before it may evict others for it"},
+                   {"stalenessGracePeriod", "fracpack's is serve's --staleness-grace-period, for every gang"}},
+                  who, warnings);
   return g;
 }
 

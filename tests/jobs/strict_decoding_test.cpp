@@ -141,6 +141,20 @@ spec:
   CHECK(warnings[0].find("spec.topologyConstraint: names topology t but no required or preferred level") != std::string::npos);
 }
 
+TEST_CASE("a PodGroup with KAI's preemptionDelay and stalenessGracePeriod is read, warned as not honoured; a bad duration is refused") {
+  // KAI's current v2alpha2 PodGroup has both (KAI #1886); strict decoding once dropped the group.
+  std::vector<std::string> warnings;
+  auto g = queues::decode_pod_group(
+      yaml_object(std::string(kGroupHead) + "spec: {minMember: 2, preemptionDelay: 30s, stalenessGracePeriod: 5m}"), &warnings);
+  REQUIRE_MESSAGE(g.is_ok(), g.status().message());
+  CHECK(g->min_member == 2);
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0].starts_with("PodGroup ml/g: spec.preemptionDelay is not honoured by fracpack"));
+  CHECK(warnings[1].starts_with("PodGroup ml/g: spec.stalenessGracePeriod is not honoured by fracpack"));
+  CHECK(group_error(std::string(kGroupHead) + "spec: {preemptionDelay: soon}") ==
+        "PodGroup ml/g: spec.preemptionDelay = \"soon\": must be a duration such as \"20s\" or \"1h30m\" (Go's time.ParseDuration)");
+}
+
 TEST_CASE("PodGroup sub-groups are checked as KAI's validation does, naming the field") {
   const std::string head = std::string(kGroupHead) + "spec:\n";
   CHECK(group_error(head + "  minMember: 2\n  minSubGroup: 1\n  subGroups: [{name: a, minMember: 1}]")
