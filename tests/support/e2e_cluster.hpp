@@ -61,7 +61,7 @@ class Cluster {
   };
   Cluster(const fs::path& rig_binary, const std::vector<json>& preloaded, std::vector<std::string> fracpack_args = {},
           bool https = false, int replicas = 1)
-      : Cluster(rig_binary, preloaded, Options{std::move(fracpack_args), https, replicas, false, {}}) {}
+      : Cluster(rig_binary, preloaded, Options{std::move(fracpack_args), https, replicas, false, {}, {}}) {}
   Cluster(const fs::path& rig_binary, const std::vector<json>& preloaded, Options options)
       : dir_(fs::temp_directory_path() / fmt::format("fracpack-e2e-{}-{}", getpid(), ++counter())),
         fracpack_port_(free_port()),
