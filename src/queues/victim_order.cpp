@@ -40,13 +40,7 @@ double dominant_share(const QueueBook& book, std::size_t q, const Amounts& alloc
 }
 
 /// KAI prioritizeUnderQuotaWithJob with no job, reversed: over its quota in some resource.
-bool over_quota(const QueueBook& book, std::size_t q) {
-  for (Resource r : kResources) {
-    const std::int64_t quota = book.deserved(q)[r];
-    if (quota != kUnlimited && book.allocated(q)[r] > quota) return true;
-  }
-  return false;
-}
+bool over_quota(const QueueBook& book, std::size_t q) { return !book.within_quota(q, Amounts{}); }
 
 /// KAI penalizeZeroShareWithJob with no job: holds a resource it has no allocatable share of.
 bool holds_unshared(const QueueBook& book, std::size_t q) {
