@@ -6,6 +6,7 @@
 
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/scheduling_state.hpp"
+#include "fracpack/queues/statement.hpp"
 
 namespace fracpack {
 
@@ -86,51 +87,22 @@ std::optional<queues::ConsolidationPlan> SchedulingState::plan_consolidation(con
 }
 
 Status SchedulingState::apply_consolidation(const std::vector<PodRequest>& pods, const queues::ConsolidationPlan& plan) {
-  const DebugCheck check(*this);
-  // Every step is checked before anything changes: the moved pods off, everything placed again.
-  std::vector<Allocation> taken;
-  std::vector<std::string> reserved;
-  std::vector<PodRequest> moved;      // as placed: their PodGroup's terms
-  std::vector<PodRequest> moved_raw;  // as recorded: as decoded (record_bound applies the terms)
-  auto undo = [&] {
-    for (auto it = reserved.rbegin(); it != reserved.rend(); ++it) cluster_.release(*it);
-    for (auto it = taken.rbegin(); it != taken.rend(); ++it) cluster_.restore(std::move(*it));
-    return Status(Code::kInternal, "the consolidation plan no longer fits the ledger");
-  };
+  // The moved pods off, the job's pods placed, the moved pods placed again: all or nothing.
+  Statement statement(*this);
+  const Status stale(Code::kInternal, "the consolidation plan no longer fits the ledger");
   for (const queues::Move& m : plan.moves) {
-    const PodRecord* r = pod(m.pod);
-    if (r == nullptr || r->standing != PodStanding::kBound) return undo();
-    moved.push_back(r->pod);
-    moved.back().started.reset();  // a new run where it lands
-    moved_raw.push_back(r->raw);
-    moved_raw.back().started.reset();
-    auto held = cluster_.take(m.pod);  // none: the plan moves a pod twice, or the ledger lost it
-    if (!held) return undo();
-    taken.push_back(std::move(*held));
+    if (!statement.evict(m.pod).is_ok()) return stale;  // the plan moves a pod twice, or the pod is gone
   }
-  auto place = [&](const PodRequest& p, const std::string& node, const GpuChoice& choice) {
-    auto n = cluster_.find_node(node);
-    if (!n || !cluster_.reserve(p, *n, choice).is_ok()) return false;
-    reserved.push_back(p.key());
-    return true;
-  };
+  if (plan.placements.size() < pods.size()) return stale;
   for (std::size_t i = 0; i < pods.size(); ++i) {
-    if (i >= plan.placements.size() || !place(pods[i], plan.placements[i].node, plan.placements[i].choice)) return undo();
+    auto n = cluster_.find_node(plan.placements[i].node);
+    if (!n || !statement.place(pods[i].key(), *n, plan.placements[i].choice).is_ok()) return stale;
   }
-  for (std::size_t i = 0; i < plan.moves.size(); ++i) {
-    if (!place(moved[i], plan.moves[i].to_node, plan.moves[i].to)) return undo();
+  for (const queues::Move& m : plan.moves) {
+    auto n = cluster_.find_node(m.to_node);
+    if (!n || !statement.rebind(m.pod, *n, m.to).is_ok()) return stale;
   }
-  // The ledger holds the plan; the records follow. A moved pod's old hold is off the ledger already.
-  std::set<std::size_t> left;
-  for (std::size_t i = 0; i < plan.moves.size(); ++i) {
-    const std::string key = moved[i].key();
-    charge(pods_.at(key), -1);
-    pods_.erase(key);
-    left.insert(taken[i].node);
-  }
-  for (const PodRequest& p : moved_raw) record_bound(p, /*session_charged=*/false);
-  for (const PodRequest& p : pods) record_bound(p, /*session_charged=*/false);
-  for (std::size_t node : left) readopt_conflicts(node);  // a conflict there may fit now
+  statement.commit();
   return Status::ok();
 }
 

@@ -275,7 +275,7 @@ void SchedulingState::mark_fair_dirty() {
   fair_dirty_ = true;
 }
 
-void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
+void SchedulingState::withdraw(const std::string& key, PodRecord& record, bool readopt) {
   if (record.pod.gang) {
     auto g = group_members_.find(record.pod.gang_key());
     if (g != group_members_.end() && g->second.erase(key) == 1 && g->second.empty()) group_members_.erase(g);
@@ -301,7 +301,7 @@ void SchedulingState::withdraw(const std::string& key, PodRecord& record) {
       if (record.standing == PodStanding::kBound) charge(record, -1);
       const std::size_t node = cluster_.allocation(key)->node;
       cluster_.release(key);
-      readopt_conflicts(node);  // a conflict on this node may fit now that this pod has gone (two pods claimed one GPU)
+      if (readopt) readopt_conflicts(node);  // a conflict on this node may fit now that this pod has gone (two pods claimed one GPU)
       break;
     }
   }

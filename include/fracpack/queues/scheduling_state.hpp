@@ -313,6 +313,7 @@ class SchedulingState {
   [[nodiscard]] std::string verify() const;
 
  private:
+  friend class Statement;  // statement.hpp: tentative evictions and placements, undone exactly
   struct QueueTotals {
     queues::Amounts allocated;
     queues::Amounts non_preemptible;
@@ -330,7 +331,9 @@ class SchedulingState {
     const SchedulingState& s_;
   };
   /// Releases (or un-asks) what `record` holds, and takes it out of the totals.
-  void withdraw(const std::string& key, PodRecord& record);
+  /// `readopt`: conflicts on the pod's node retried once it has gone (a Statement retries them
+  /// at commit, so a rollback finds the GPUs as they were).
+  void withdraw(const std::string& key, PodRecord& record, bool readopt = true);
   /// Adopts again every conflict on `node` (a pod there left: one may fit now).
   void readopt_conflicts(std::size_t node);
   /// Holds (or asks) `record`, into the totals.

@@ -1,0 +1,3 @@
+module fracpack.dev/kai_conformance/generator
+
+go 1.19
