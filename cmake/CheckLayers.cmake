@@ -15,7 +15,7 @@ set(may_server core k8s binpack queues server)
 set(prefixes
   "fracpack/core/=core" "fracpack/k8s/=k8s" "fracpack/binpack/=binpack" "fracpack/queues/=queues"
   "fracpack/sim/=sim" "fracpack/server/=server" "fracpack/v1/=server" "google/rpc/=server"
-  "core/=core" "k8s/=k8s" "binpack/=binpack" "queues/=queues" "state/=queues"
+  "core/=core" "k8s/=k8s" "binpack/=binpack" "queues/=queues" "state/=queues" "cycle/=queues"
   "trace/=sim" "density/=sim" "quota/=sim" "plot/=sim" "jobs/=sim" "plugin_api/=server")
 
 function(layer_of path out)

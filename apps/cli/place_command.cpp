@@ -21,6 +21,7 @@ class PlaceCommand : public Command {
   std::string cluster_;
   std::string pods_;
   std::string format_ = "json";
+  std::string actions_ = "allocate, consolidation, reclaim, preempt, stalegangeviction";
   PlacementFlags placement_;
   MinRuntimeFlags min_runtime_;
   PlaceOptions options_;
@@ -41,6 +42,10 @@ PlaceCommand::PlaceCommand(CLI::App& app) {
       ->capture_default_str();
   placement_.add(*app_);
   min_runtime_.add(*app_);
+  app_->add_option("--actions", actions_,
+                   "KAI's actions, in order (KAI's `actions` setting; with Queues: what allocation leaves waiting may be "
+                   "placed by consolidation, reclaim or preempt)")
+      ->capture_default_str();
   app_->add_option("--explain-nodes", options_.explain_nodes,
                    "Nodes listed with their own reasons for each pod that fits nowhere (all are counted)")
       ->check(CLI::NonNegativeNumber)
@@ -63,6 +68,11 @@ Result<std::vector<k8s::InputObject>> PlaceCommand::read_inputs() const {
 int PlaceCommand::run() {
   Status flags = placement_.apply(options_.placement, options_.decode);
   if (flags.is_ok()) flags = min_runtime_.apply(options_.min_runtime);
+  if (flags.is_ok()) {
+    auto actions = cycle::parse_actions(actions_);
+    flags = actions ? Status::ok() : Status(actions.status().code(), "--" + actions.status().message());
+    if (actions) options_.actions = *actions;
+  }
   if (!flags.is_ok()) {
     fmt::print(stderr, "fracpack place: {}\n", flags.message());
     return kInputError;

@@ -2,7 +2,9 @@
 #include "fracpack/binpack/fragmentation.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -11,6 +13,7 @@
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/queue_book.hpp"
+#include "fracpack/queues/cycle.hpp"
 #include "fracpack/queues/reclaim.hpp"
 #include "fracpack/queues/session.hpp"
 #include "fracpack/queues/scheduling_state.hpp"
@@ -148,53 +151,61 @@ void charge_jobs(std::vector<queues::Job>& jobs, SchedulingState& state) {
   }
 }
 
-/// The session's outcomes into the report: placements, refusals by queue, pods that fit nowhere
-/// (with preemption candidates for single pods). Returns what still waits, per queue.
+/// The cycle's outcomes into the report: placements, refusals by queue, pods that fit nowhere
+/// (with the victims or moves another action placed them on). Returns what still waits, per queue.
 class OutcomeReport {
  public:
-  OutcomeReport(SchedulingState& state, const Policy& policy, PlaceReport& report)
-      : state_(state), policy_(policy), report_(report), tree_(state.tree()), pending_(tree_ ? tree_->size() : 0) {}
+  /// `decision_step`: a decision's place among the cycle's.
+  OutcomeReport(SchedulingState& state, PlaceReport& report, std::function<std::size_t(const cycle::Decision*)> decision_step)
+      : state_(state), report_(report), tree_(state.tree()), pending_(tree_ ? tree_->size() : 0),
+        decision_step_(std::move(decision_step)) {}
 
-  void add(const queues::JobOutcome& o) {
+  /// A job allocate took a turn on; `decision`: what a later action did for it (null: nothing).
+  void add(const queues::JobOutcome& o, const cycle::Decision* decision) {
     const queues::Job& job = *o.job;
     for (std::size_t i = 0; i < job.members.size(); ++i) {
       const std::optional<queues::Refusal>& refusal = o.refusal ? o.refusal : (i < o.refused.size() ? o.refused[i] : std::nullopt);
-      if (refusal) {
-        report_.unschedulable.push_back(NotPlaced::refused(job.members[i].key(), refusal->reason, refusal->message));
-      } else if (o.members[i].placement) {
+      if (!refusal && o.members[i].placement) {
         report_.placements.push_back(*o.members[i].placement);
         continue;
-      } else {
-        report_.unschedulable.push_back(fits_nowhere(job, i, o.members[i].why));
       }
-      if (tree_ != nullptr) {
-        for (std::size_t q : tree_->path_to_root(job.queue)) pending_[q] += state_.pending_charge(job.members[i]);
-      }
+      NotPlaced np = refusal ? NotPlaced::refused(job.members[i].key(), refusal->reason, refusal->message)
+                             : not_placed(job.members[i].key(), o.members[i].why);
+      waiting(job, i, std::move(np), decision);
+    }
+  }
+  /// A job allocate did not take a turn on (it is not among the actions).
+  void add_unvisited(const queues::Job& job, const cycle::Decision* decision) {
+    for (std::size_t i = 0; i < job.members.size(); ++i) {
+      waiting(job, i, NotPlaced::refused(job.members[i].key(), "Unschedulable", "not placed: allocate is not among the actions"),
+              decision);
     }
   }
   [[nodiscard]] const std::vector<Amounts>& pending() const { return pending_; }
 
  private:
-  NotPlaced fits_nowhere(const queues::Job& job, std::size_t i, const Explanation& why) {
-    const PodRequest& pod = job.members[i];
-    NotPlaced np = not_placed(pod.key(), why);
-    if (tree_ != nullptr && np.status == "Unschedulable" && job.members.size() == 1) {
-      // The ledger no longer changes here: one search per shape, queue, priority and
-      // preemptibility (which decides who may reclaim: docs/queues.md rule 12).
-      const std::string key = fmt::format("{}#{}#{}#{}", pod_shape(pod), pod.queue, pod.priority, pod.preemptible);
-      auto [it, fresh] = victims_by_shape_.try_emplace(key);
-      if (fresh) it->second = state_.find_victims(pod, policy_, nullptr);
-      if (it->second) np.preemption = Preemption{it->second->node, it->second->pods};
+  void waiting(const queues::Job& job, std::size_t i, NotPlaced np, const cycle::Decision* decision) {
+    const std::string key = job.members[i].key();
+    if (decision != nullptr) {
+      for (const Placement& p : decision->placed) {
+        if (p.pod != key) continue;
+        Preemption pre{p.node, p.choice.gpus, decision->victims, std::string(cycle::action_name(decision->action)), {},
+                       decision_step_(decision)};
+        for (const queues::Move& m : decision->moves) pre.moved.push_back(Placement{m.pod, m.to_node, m.to, 0});
+        np.preemption = std::move(pre);
+      }
     }
-    return np;
+    report_.unschedulable.push_back(std::move(np));
+    if (tree_ != nullptr) {
+      for (std::size_t q : tree_->path_to_root(job.queue)) pending_[q] += state_.pending_charge(job.members[i]);
+    }
   }
 
   SchedulingState& state_;
-  const Policy& policy_;
   PlaceReport& report_;
   const queues::QueueTree* tree_;
   std::vector<Amounts> pending_;
-  std::map<std::string, std::optional<queues::Victims>> victims_by_shape_;
+  std::function<std::size_t(const cycle::Decision*)> decision_step_;
 };
 
 /// Per-queue totals (top-down) and how many GPUs are in each state.
@@ -236,9 +247,29 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   std::vector<queues::Job> jobs = jobs::build_jobs(in, state, running_in_gang, report);
   charge_jobs(jobs, state);
   ExplainCache cache;
-  const std::vector<queues::JobOutcome> session = state.run_session(**policy, jobs, {options.explain_nodes, &cache});
-  OutcomeReport outcomes(state, **policy, report);
-  for (const auto& o : session) outcomes.add(o);
+  cycle::CycleOptions cycle_options;
+  cycle_options.actions = options.actions;
+  cycle_options.session = {options.explain_nodes, &cache};
+  std::vector<const queues::Job*> pointers;
+  for (const queues::Job& job : jobs) pointers.push_back(&job);
+  const cycle::CycleResult result = cycle::run_cycle(state, **policy, pointers, cycle_options);
+  std::map<const queues::Job*, const cycle::Decision*> decided;
+  for (const cycle::Decision& d : result.decisions) {
+    if (d.job != nullptr) decided[d.job] = &d;
+  }
+  const auto decision_of = [&](const queues::Job* job) {
+    auto it = decided.find(job);
+    return it == decided.end() ? nullptr : it->second;
+  };
+  OutcomeReport outcomes(state, report, [&](const cycle::Decision* d) { return static_cast<std::size_t>(d - result.decisions.data()); });
+  std::set<const queues::Job*> visited;
+  for (const auto& o : result.allocated) {
+    visited.insert(o.job);
+    outcomes.add(o, decision_of(o.job));
+  }
+  for (const queues::Job& job : jobs) {
+    if (!visited.count(&job)) outcomes.add_unvisited(job, decision_of(&job));
+  }
   std::stable_sort(report.unschedulable.begin(), report.unschedulable.end(), [&](const NotPlaced& a, const NotPlaced& b) {
     return in.order[a.pod] < in.order[b.pod];
   });

@@ -87,6 +87,22 @@ ordered queue_json(const QueueTotals& q) {
   return j;
 }
 
+std::string moves_text(const std::vector<Placement>& moved) {
+  std::vector<std::string> out;
+  for (const Placement& m : moved) out.push_back(fmt::format("{} to {}", m.pod, m.node));
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
+/// What another action of the cycle placed a pod on, as the table shows it.
+std::string preemption_text(const Preemption& p) {
+  if (p.action == "consolidation") {
+    return fmt::format("    consolidation: fits on {} once these move: {}\n", p.node, moves_text(p.moved));
+  }
+  std::string out = fmt::format("    {}: fits on {} once these are evicted: {}\n", p.action, p.node, fmt::join(p.victims, ", "));
+  if (!p.moved.empty()) out += fmt::format("    and these move (they fit elsewhere): {}\n", moves_text(p.moved));
+  return out;
+}
+
 }  // namespace
 
 ordered report_json(const PlaceReport& r) {
@@ -100,7 +116,12 @@ ordered report_json(const PlaceReport& r) {
     for (const auto& [node, why] : u.nodes) nodes[node] = why;
     ordered entry{{"pod", u.pod}, {"status", u.status}, {"reason", u.reason}, {"nodes", nodes}};
     if (u.nodes_omitted > 0) entry["nodesOmitted"] = u.nodes_omitted;
-    if (u.preemption) entry["preemption"] = {{"node", u.preemption->node}, {"victims", u.preemption->victims}};
+    if (u.preemption) {
+      ordered moved = ordered::array();
+      for (const Placement& m : u.preemption->moved) moved.push_back({{"pod", m.pod}, {"node", m.node}, {"gpus", m.choice.gpus}});
+      entry["preemption"] = {{"action", u.preemption->action}, {"node", u.preemption->node}, {"gpus", u.preemption->gpus},
+                             {"victims", u.preemption->victims}, {"moved", moved}};
+    }
     unschedulable.push_back(std::move(entry));
   }
   ordered queue_list = ordered::array();
@@ -156,10 +177,7 @@ std::string report_table(const PlaceReport& r) {
     out += "\nNOT PLACED\n";
     for (const auto& u : r.unschedulable) {
       out += fmt::format("{:<36} {:<28} {}\n", u.pod, u.status, u.reason);
-      if (u.preemption) {
-        out += fmt::format("    would fit on {} if these were preempted: {}\n", u.preemption->node,
-                           fmt::join(u.preemption->victims, ", "));
-      }
+      if (u.preemption) out += preemption_text(*u.preemption);
       for (std::size_t i = 0; i < std::min(u.nodes.size(), kNodesListed); ++i) {
         out += fmt::format("    {}: {}\n", u.nodes[i].first, u.nodes[i].second);
       }

@@ -118,7 +118,7 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
   }
   const auto found = state_.find_victims(*pod, *policy_, &offered_nodes);
   if (found) {
-    if (auto uids = offered_uids(found->pods, candidates.at(found->node))) return std::map<std::string, std::vector<std::string>>{{found->node, std::move(*uids)}};
+    if (auto uids = offered_uids(found->leaving(), candidates.at(found->node))) return std::map<std::string, std::vector<std::string>>{{found->node, std::move(*uids)}};
   }
   return node_by_node(*pod, candidates, found.has_value());
 }
@@ -134,7 +134,7 @@ std::map<std::string, std::vector<std::string>> ExtenderImpl::node_by_node(
     only[*n] = true;
     std::vector<std::string> victims;
     if (auto found = victims_somewhere ? state_.find_victims(pod, *policy_, &only) : std::nullopt) {
-      victims = found->pods;
+      victims = found->leaving();
     } else {
       // No reclaim or preemption here: consolidation's pods moved off this node, when its plan
       // lands the pod here (their controllers make them again; they fit elsewhere).

@@ -24,6 +24,7 @@ constexpr std::size_t kBytesRemembered = std::size_t{128} << 20;
 SchedulingState::Options state_options(const ExtenderOptions& options) {
   SchedulingState::Options o{options.placement, options.decode};
   o.min_runtime = options.min_runtime;
+  o.clock = options.clock;
   return o;
 }
 

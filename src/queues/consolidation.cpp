@@ -1,6 +1,7 @@
 // Consolidation's search (consolidation.hpp): per pod, nodes in the order of their bound, victims
 // chosen on each and placed again; a gang's pods one after another on the ledger as the earlier
-// ones left it. Every change to the ledger goes through a journal and is undone before returning.
+// ones left it. Every change to the ledger goes through a journal (ledger_journal.hpp) and is undone
+// before returning.
 #include "fracpack/queues/consolidation.hpp"
 
 #include <algorithm>
@@ -14,57 +15,10 @@
 #include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/queues/failed_pods.hpp"
 #include "queues/consolidation_cost.hpp"
+#include "queues/ledger_journal.hpp"
 
 namespace fracpack::queues {
 namespace {
-
-
-/// Ledger changes that can be undone in reverse order.
-class Journal {
- public:
-  explicit Journal(ClusterState& state) : state_(state) {}
-  ~Journal() { rollback(0); }
-  Journal(const Journal&) = delete;
-  Journal& operator=(const Journal&) = delete;
-
-  void take(const std::string& key) {
-    if (auto a = state_.take(key)) entries_.push_back({std::move(*a), {}});
-  }
-  [[nodiscard]] bool reserve(const PodRequest& pod, std::size_t node, const GpuChoice& choice) {
-    if (!state_.reserve(pod, node, choice).is_ok()) return false;
-    entries_.push_back({std::nullopt, pod.key()});
-    return true;
-  }
-  /// Undoes the take() of `key` alone, when only takes followed it: the pod is back where it was.
-  /// False (nothing changed) when no take of `key` is held.
-  [[nodiscard]] bool put_back(const std::string& key) {
-    auto it = std::find_if(entries_.rbegin(), entries_.rend(), [&](const Entry& e) { return e.taken && e.taken->pod == key; });
-    if (it == entries_.rend()) return false;
-    state_.restore(std::move(*it->taken));
-    entries_.erase(std::next(it).base());
-    return true;
-  }
-  [[nodiscard]] std::size_t mark() const { return entries_.size(); }
-  void rollback(std::size_t mark) {
-    while (entries_.size() > mark) {
-      Entry e = std::move(entries_.back());
-      entries_.pop_back();
-      if (e.taken) {
-        state_.restore(std::move(*e.taken));
-      } else {
-        state_.release(e.reserved);
-      }
-    }
-  }
-
- private:
-  struct Entry {
-    std::optional<Allocation> taken;  ///< set: a take() to restore
-    std::string reserved;             ///< otherwise: a reserve() to release
-  };
-  ClusterState& state_;
-  std::vector<Entry> entries_;
-};
 
 
 /// Room for one pod on one node: the pod's GPUs there and the moves, in the order to apply them.
@@ -132,7 +86,7 @@ class Search {
   const MoveGate& gate_;
   ConsolidationPass& pass_;
   ConsolidationLimits limits_;
-  Journal journal_;
+  LedgerJournal journal_;
   std::set<const Allocation*> frozen_;  ///< what this plan placed or moved: it stays where the plan put it
 };
 

@@ -9,6 +9,7 @@
 #include "fracpack/queues/charge.hpp"
 #include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/reclaimable.hpp"
+#include "queues/ledger_journal.hpp"
 #include "queues/victim_order.hpp"
 
 namespace fracpack::queues {
@@ -47,11 +48,26 @@ struct MinRuntimes {
   }
 };
 
+/// The nodes a gang's minimum lands on once the candidates taken so far are gone (the ledger left
+/// as it was), or nullopt when it does not fit.
+std::optional<std::set<std::size_t>> gang_fits(ClusterState& state, const Gang& gang, const Policy& policy) {
+  GangPlacer placer(state, gang, policy, 0);
+  if (!placer.place_minimum()) return std::nullopt;
+  std::set<std::size_t> nodes;
+  for (const PlaceOutcome& o : placer.outcomes()) {
+    if (o.placement) nodes.insert(*state.find_node(o.placement->node));
+  }
+  placer.undo_all(Explanation{});
+  return nodes;
+}
+
 /// One pass of the search: reclaim (other queues' pods) or preemption (the pod's own queue's).
 struct Pass {
   ClusterState& state;
   const QueueBook& book;
   const PodRequest& pod;
+  const Gang* gang;
+  const MovablePod* movable;  ///< which victims may run on elsewhere (null: none)
   const Reclaimer& reclaimer;
   bool reclaim;
   MinRuntimes& min_runtimes;
@@ -134,40 +150,126 @@ struct Pass {
     return c;
   }
 
-  /// Takes candidates in victim order until the pod fits on a node the last one ran on (and, for
-  /// reclaim, the victims there are a valid reclaim). The ledger ends as it began.
+  /// Takes candidates in victim order until the pod fits on a node the last one ran on (the gang
+  /// anywhere) and, for reclaim, the victims there are a valid reclaim. The ledger ends as it began.
   std::optional<Victims> search(const Policy& policy, std::vector<Candidate> found, const NodeMask* nodes) {
     VictimOrder order(book, std::move(found));
+    LedgerJournal journal(state);
     std::vector<std::size_t> taken;
     std::optional<Victims> answer;
     while (!answer && !order.empty()) {
       const std::size_t i = order.pop();
       std::set<std::size_t> touched;
       for (const Allocation& a : order.candidates()[i].pods) {
-        state.take(a.pod);
+        journal.take(a.pod);
         if (nodes == nullptr || (*nodes)[a.node]) touched.insert(a.node);
       }
       taken.push_back(i);
-      for (auto n = touched.begin(); !answer && n != touched.end(); ++n) {
-        if (fits_on(state, pod, policy, *n)) answer = victims_on(order, taken, *n);
+      if (gang != nullptr) {
+        if (auto landed = gang_fits(state, *gang, policy)) answer = settle(policy, order, taken, *landed, journal);
+        continue;
       }
-    }
-    for (std::size_t k = taken.size(); k-- > 0;) {
-      const auto& pods = order.candidates()[taken[k]].pods;
-      for (std::size_t p = pods.size(); p-- > 0;) state.restore(pods[p]);
+      for (auto n = touched.begin(); !answer && n != touched.end(); ++n) {
+        if (fits_on(state, pod, policy, *n)) answer = settle(policy, order, taken, {*n}, journal);
+      }
     }
     return answer;
   }
 
-  /// The victims when the pod lands on `node`: every candidate taken with a pod there, whole.
-  [[nodiscard]] std::optional<Victims> victims_on(const VictimOrder& order, const std::vector<std::size_t>& taken,
-                                                  std::size_t node) const {
+  /// The pod's (the gang minimum's) placement on `nodes` as the ledger stands, reserved in
+  /// `journal`; false (nothing held) when it does not fit.
+  bool hold_reclaimer(const Policy& policy, const std::set<std::size_t>& nodes, LedgerJournal& journal) const {
+    std::vector<std::pair<const PodRequest*, Placement>> where;
+    if (gang == nullptr) {
+      NodeMask mask(state.node_count(), false);
+      for (std::size_t n : nodes) mask[n] = true;
+      auto chosen = select(state, pod, policy, &mask);
+      if (!chosen) return false;
+      where.emplace_back(&pod, Placement{pod.key(), state.node(chosen->node).name, chosen->choice, 0});
+    } else {
+      GangPlacer placer(state, *gang, policy, 0);
+      if (!placer.place_minimum()) return false;
+      for (std::size_t m = 0; m < gang->members.size(); ++m) {
+        if (const auto& p = placer.outcomes()[m].placement) where.emplace_back(&gang->members[m], *p);
+      }
+      placer.undo_all(Explanation{});
+    }
+    for (const auto& [member, p] : where) {
+      if (!journal.reserve(*member, *state.find_node(p.node), p.choice)) return false;
+    }
+    return true;
+  }
+
+  /// Whether a candidate can stay where it runs with the pod in place (all its pods on the GPUs
+  /// they hold: it was not needed), reserved in `journal`. KAI evicts it and pipelines it back to
+  /// the same place, which leaves it running.
+  bool stays(const Candidate& c, LedgerJournal& journal) const {
+    if (movable == nullptr) return false;
+    const std::size_t mark = journal.mark();
+    for (const Allocation& a : c.pods) {
+      const PodRequest* victim = (*movable)(a);
+      if (victim == nullptr || !journal.reserve(*victim, a.node, a.choice)) {
+        journal.rollback(mark);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// A victim placed again elsewhere with the pod in place (KAI pipelines a victim job that fits
+  /// on the scenario's nodes), all its pods or none, reserved in `journal`; the moves, or nullopt.
+  std::optional<std::vector<Move>> move_elsewhere(const Policy& policy, const Candidate& c, LedgerJournal& journal) const {
+    if (movable == nullptr) return std::nullopt;
+    const std::size_t mark = journal.mark();
+    std::vector<Move> moves;
+    for (const Allocation& a : c.pods) {
+      const PodRequest* victim = (*movable)(a);
+      auto to = victim != nullptr ? select(state, *victim, policy) : std::nullopt;
+      if (!to || !journal.reserve(*victim, to->node, to->choice)) {
+        journal.rollback(mark);
+        return std::nullopt;
+      }
+      moves.push_back({a.pod, state.node(a.node).name, a.choice.gpus, state.node(to->node).name, to->choice, a.choice.memory_held()});
+    }
+    return moves;
+  }
+
+  /// The answer when the pod (the gang) lands on `nodes`: every candidate taken with a pod there
+  /// leaves, whole; with the pod placed, each that still fits where it runs stays, each that fits
+  /// elsewhere moves there instead of going
+  /// (KAI's allowConsolidatingReclaim, on by default: a moved victim gives nothing back), and
+  /// for reclaim the ones that go must be a valid reclaim. The ledger is left as `taken` had it.
+  std::optional<Victims> settle(const Policy& policy, const VictimOrder& order, const std::vector<std::size_t>& taken,
+                                const std::set<std::size_t>& nodes, LedgerJournal& journal) const {
+    const std::size_t mark = journal.mark();
+    const auto on_nodes = [&](const Candidate& c) {
+      return std::any_of(c.pods.begin(), c.pods.end(), [&](const Allocation& a) { return nodes.count(a.node) > 0; });
+    };
+    for (std::size_t i : taken) {  // the rest run on where they are
+      if (!on_nodes(order.candidates()[i])) {
+        for (const Allocation& a : order.candidates()[i].pods) journal.restore(a);
+      }
+    }
+    std::optional<Victims> v;
+    if (hold_reclaimer(policy, nodes, journal)) v = victims_of(policy, order, taken, nodes, on_nodes, journal);
+    journal.rollback(mark);
+    if (v) std::sort(v->pods.begin(), v->pods.end());
+    return v;
+  }
+
+  template <typename OnNodes>
+  std::optional<Victims> victims_of(const Policy& policy, const VictimOrder& order, const std::vector<std::size_t>& taken,
+                                    const std::set<std::size_t>& nodes, const OnNodes& on_nodes, LedgerJournal& journal) const {
     Victims v;
-    v.node = state.node(node).name;
+    v.node = state.node(*nodes.begin()).name;
     std::vector<Release> releases;
     for (std::size_t i : taken) {
       const Candidate& c = order.candidates()[i];
-      if (std::none_of(c.pods.begin(), c.pods.end(), [&](const Allocation& a) { return a.node == node; })) continue;
+      if (!on_nodes(c) || stays(c, journal)) continue;
+      if (auto moves = move_elsewhere(policy, c, journal)) {
+        v.moves.insert(v.moves.end(), moves->begin(), moves->end());
+        continue;
+      }
       for (const Allocation& a : c.pods) {
         v.pods.push_back(a.pod);
         v.gpu_memory += a.choice.memory_held();
@@ -175,24 +277,27 @@ struct Pass {
       if (reclaim) releases.push_back({*c.queue, c.give_back});
     }
     if (reclaim && !reclaimable(book, reclaimer, releases)) return std::nullopt;
-    std::sort(v.pods.begin(), v.pods.end());
     return v;
   }
 };
 
 }  // namespace
 
-std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
+std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const VictimTarget& target,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
-                                    const VictimShield& shield, const NodeMask* nodes, const VictimJobs* jobs) {
+                                    const VictimShield& shield, const NodeMask* nodes, const VictimJobs* jobs,
+                                    VictimPass passes, const MovablePod* movable) {
+  const PodRequest& pod = target.pod;
   // Over its queue's quota a non-preemptible pod stays refused whatever is evicted (every victim
   // is preemptible, and only non-preemptible pods count against that quota).
   if (queue && !pod.preemptible && !book.non_preemptible_fits(*queue, charge)) return std::nullopt;
   const Reclaimer reclaimer{queue.value_or(0), charge, pod.preemptible};
   MinRuntimes min_runtimes{book.tree(), queue, shield, {}};
   for (const bool reclaim : {true, false}) {  // KAI's cycle: reclaim, then preempt
+    const VictimPass wanted = reclaim ? VictimPass::kReclaim : VictimPass::kPreempt;
+    if ((static_cast<std::uint8_t>(passes) & static_cast<std::uint8_t>(wanted)) == 0) continue;
     if (reclaim && (!queue || !can_reclaim(book, reclaimer))) continue;
-    Pass pass{state, book, pod, reclaimer, reclaim, min_runtimes};
+    Pass pass{state, book, pod, target.gang, movable, reclaimer, reclaim, min_runtimes};
     std::vector<Candidate> found = pass.candidates(nodes, jobs);
     if (found.empty()) continue;
     if (auto victims = pass.search(policy, std::move(found), nodes)) return victims;

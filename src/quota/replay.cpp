@@ -450,7 +450,7 @@ bool Replay::reclaim() {
       continue;
     }
     hopeless.clear();
-    for (const auto& key : victims->pods) {
+    for (const auto& key : victims->leaving()) {
       if (auto it = index_of_.find(key); it != index_of_.end()) evict(it->second, i);
     }
   }

@@ -242,15 +242,31 @@ void SchedulingState::add_pending(const PodRequest& pod, int sign) {
   }
 }
 
-std::optional<queues::Victims> SchedulingState::find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes,
-                                                             std::optional<std::int64_t>* lapse) {
+std::optional<queues::Victims> SchedulingState::search_victims(const queues::VictimTarget& target, const queues::Amounts& charge,
+                                                                const Policy& policy, const NodeMask* nodes, queues::VictimPass passes,
+                                                                std::optional<std::int64_t>* lapse) {
   static const queues::QueueTree kNoQueues = *queues::QueueTree::build({});
   const queues::QueueBook* b = book();
   const queues::QueueBook empty(kNoQueues);
   const queues::VictimShield shield{options_.min_runtime, now(), lapse};
   const queues::VictimJobs jobs = victim_jobs();
-  return queues::find_victims(cluster_, b != nullptr ? *b : empty, pod, leaf_queue(pod), pending_charge(pod), policy, shield,
-                              nodes, &jobs);
+  const queues::MovablePod may_move = [this](const Allocation& a) { return movable(a); };
+  return queues::find_victims(cluster_, b != nullptr ? *b : empty, target, leaf_queue(target.pod), charge, policy, shield, nodes,
+                              &jobs, passes, &may_move);
+}
+
+std::optional<queues::Victims> SchedulingState::find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes,
+                                                             std::optional<std::int64_t>* lapse) {
+  return search_victims(queues::VictimTarget{pod}, pending_charge(pod), policy, nodes, queues::VictimPass::kBoth, lapse);
+}
+
+std::optional<queues::Victims> SchedulingState::find_victims(const queues::Job& job, const Policy& policy, queues::VictimPass passes,
+                                                             std::optional<std::int64_t>* lapse) {
+  if (job.members.empty()) return std::nullopt;
+  const PodRequest& first = job.members.front();
+  if (job.single_pod()) return search_victims(queues::VictimTarget{first}, pending_charge(first), policy, nullptr, passes, lapse);
+  const Gang gang{job.name, job.members, job.min_member, job.rule.get(), job.running};
+  return search_victims(queues::VictimTarget{first, &gang}, job.charge, policy, nullptr, passes, lapse);
 }
 
 queues::VictimJobs SchedulingState::victim_jobs() const {

@@ -66,6 +66,38 @@ Status Statement::move(const std::string& pod_key, std::size_t node, const GpuCh
   return Status::ok();
 }
 
+Status Statement::place_pod(const std::string& pod_key, const Policy& policy, const NodeMask* nodes) {
+  const PodRecord* record = state_.pod(pod_key);
+  if (record == nullptr || record->standing != PodStanding::kPending) {
+    return Status(Code::kNotFound, fmt::format("pod {}: not pending, so it cannot be placed", pod_key));
+  }
+  auto chosen = select(state_.cluster_, record->pod, policy, nodes);
+  if (!chosen) return Status(Code::kUnschedulable, fmt::format("pod {} fits no node", pod_key));
+  return place(pod_key, chosen->node, chosen->choice);
+}
+
+Status Statement::place_gang(const Gang& gang, const Policy& policy) {
+  std::vector<std::pair<std::string, Placement>> placed;  // member → where the minimum puts it
+  {
+    GangPlacer placer(state_.cluster_, gang, policy, 0);
+    if (!placer.place_minimum()) return Status(Code::kUnschedulable, fmt::format("gang {}: its minimum fits nowhere", gang.name));
+    for (std::size_t i = 0; i < gang.members.size(); ++i) {
+      if (const auto& p = placer.outcomes()[i].placement) placed.emplace_back(gang.members[i].key(), *p);
+    }
+    placer.undo_all(Explanation{});
+  }
+  const std::size_t mark = checkpoint();
+  for (const auto& [key, p] : placed) {
+    auto node = state_.cluster_.find_node(p.node);
+    Status st = node ? place(key, *node, p.choice) : Status(Code::kNotFound, "node " + p.node);
+    if (!st.is_ok()) {
+      rollback(mark);
+      return st;
+    }
+  }
+  return Status::ok();
+}
+
 void Statement::rollback(std::size_t mark) {
   while (undo_.size() > mark) {
     const SchedulingState::DebugCheck check(state_);

@@ -86,7 +86,7 @@ TEST_CASE("KAI's action test scenarios: fracpack agrees, or the difference is li
         if (wanted && s.id() == wanted) show(s, t, {}, {});
         continue;
       }
-      const auto outcomes = run_through_place(t);
+      const auto outcomes = run_through_place(t, s.action);
       const std::vector<std::string> differences = compare(s, t, outcomes);
       if (wanted && s.id() == wanted) show(s, t, outcomes, differences);
       const bool is_deliberate = deliberate.contains(s.id());

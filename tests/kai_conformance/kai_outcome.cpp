@@ -40,10 +40,17 @@ std::vector<Scenario> read_scenarios(const std::string& path) {
   return out;
 }
 
-std::map<std::string, TaskOutcome> run_through_place(const Translation& translation) {
+std::map<std::string, TaskOutcome> run_through_place(const Translation& translation, const std::string& action) {
   std::map<std::string, TaskOutcome> out;
   for (const Task& t : translation.tasks) out[t.key] = {t.state == "Pending" ? "Pending" : t.state, "", {}, false};
-  auto report = run_place(k8s::with_origins(translation.objects, "kai"), PlaceOptions{});
+  PlaceOptions options;
+  auto actions = cycle::parse_actions(action);
+  if (!actions) {
+    for (auto& [key, o] : out) o.status = "Error: " + actions.status().message();
+    return out;
+  }
+  options.actions = *actions;
+  auto report = run_place(k8s::with_origins(translation.objects, "kai"), options);
   if (!report) {
     for (auto& [key, o] : out) o.status = "Error: " + report.status().message();
     return out;
@@ -54,6 +61,7 @@ std::map<std::string, TaskOutcome> run_through_place(const Translation& translat
     if (!np.preemption) continue;
     out[np.pod] = {"Pipelined", np.preemption->node, {}, false};
     for (const std::string& victim : np.preemption->victims) out[victim].status = "Releasing";
+    for (const Placement& m : np.preemption->moved) out[m.pod] = held("Pipelined", m);  // KAI pipelines a moved pod
   }
   for (const BindingConflict& c : report->conflicts) out[c.pod].status = "Conflict: " + c.reason;
   return out;

@@ -66,10 +66,11 @@ struct TaskOutcome {
   bool shared = false;
 };
 
-/// Runs the scenario's action through `fracpack place` (run_place): every task's outcome by pod
-/// key. Placed pods are Binding; a pod place names victims for is Pipelined on their node and
-/// the victims Releasing (KAI's statuses after reclaim and preempt).
-std::map<std::string, TaskOutcome> run_through_place(const Translation& translation);
+/// Runs the scenario through `fracpack place` with KAI's action `action` alone (PlaceOptions::
+/// actions), as KAI's test runs that action alone: every task's outcome by pod key. Placed pods
+/// are Binding; a pod another action placed is Pipelined on its node, its victims Releasing and
+/// the pods moved for it Pipelined where they move (KAI's statuses after those actions).
+std::map<std::string, TaskOutcome> run_through_place(const Translation& translation, const std::string& action);
 
 /// Where fracpack's outcome differs from the scenario's expected results (KAI's
 /// MatchExpectedAndRealTasks: status of every task, node when named, the GPU groups a shared

@@ -67,7 +67,16 @@ TEST_CASE("a queue under its fair share goes before one over it, whatever the in
   CHECK(placed(r) == std::vector<std::string>{"default/idle-1", "default/idle-2"});
   CHECK(totals(r, "busy").fair_share[Resource::kGpu] == 3000);
   CHECK(totals(r, "idle").fair_share[Resource::kGpu] == 3000);
-  CHECK(totals(r, "busy").allocated[Resource::kGpu] == 4000);
+  // Then KAI's reclaim: idle, under its share of 3, takes one GPU back from busy, over its share.
+  REQUIRE(r.unschedulable.size() == 2);
+  const NotPlaced& idle3 = r.unschedulable[1];
+  CHECK(idle3.pod == "default/idle-3");
+  REQUIRE(idle3.preemption);
+  CHECK(idle3.preemption->action == "reclaim");
+  REQUIRE(idle3.preemption->victims.size() == 1);
+  CHECK(idle3.preemption->victims[0].starts_with("default/run-"));
+  CHECK(totals(r, "busy").allocated[Resource::kGpu] == 3000);
+  CHECK(totals(r, "idle").allocated[Resource::kGpu] == 3000);
   CHECK(totals(r, "busy").pending[Resource::kGpu] == 1000);
 }
 

@@ -1,19 +1,21 @@
-// Reclaim and preemption victims: which running pods to evict so a pending one fits, decided as
+// Reclaim and preemption victims: which running pods must leave so a pending job fits, decided as
 // KAI's reclaim and preempt actions decide (pkg/scheduler/actions/reclaim/reclaim.go,
-// actions/preempt/preempt.go, with the proportion plugin's rules in reclaimable.hpp).
+// actions/preempt/preempt.go and their solver actions/common/solvers, with the proportion
+// plugin's rules in reclaimable.hpp). docs/queues.md rule 12 states every step:
 //
-//   reclaim   first (KAI runs it before preempt). Only when the pod's queue may reclaim at all
+//   reclaim   first (KAI runs it before preempt). Only when the job's queue may reclaim at all
 //             (can_reclaim); candidates are preemptible pods of other queues whose queue passes
 //             may_take_from.
-//   preempt   then, when reclaim finds nothing: preemptible pods of the pod's own queue with a
-//             lower priority.
-// Candidates are taken one at a time in KAI's victim order (victim_order.hpp; docs/queues.md
-// rule 12, item 4). After each one, the node it ran on is tried: the first node where the pod then
-// fits is the answer, its victims every candidate taken there — provided, for reclaim, that they
-// are a valid reclaim (reclaimable()). Pods min-runtime protection shields at the shield's
-// `now` are never candidates (min_runtime.hpp). Neither applies to a non-preemptible pod whose
-// queue (or an ancestor) already holds its quota in non-preemptible pods: admission would still
-// refuse it after any eviction. The ledger ends as it began.
+//   preempt   then: preemptible pods of the job's own queue with a lower priority.
+// Candidates are taken one at a time in KAI's victim order (victim_order.hpp). After each one, a
+// single pod is tried on the node it ran on, a gang's minimum on every node. Where the job first
+// fits, the candidates taken there leave — but with the job placed, one that still fits where it
+// runs stays, one that fits elsewhere moves (KAI pipelines it; it gives nothing back), the rest
+// are evicted, and for reclaim the evicted ones must be a valid reclaim (reclaimable()). Pods
+// min-runtime protection shields at the shield's `now` are never candidates (min_runtime.hpp).
+// Neither applies to a non-preemptible pod whose queue (or an ancestor) already holds its quota
+// in non-preemptible pods: admission would still refuse it after any eviction. The ledger ends
+// as it began.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,8 @@
 #include <vector>
 
 #include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/gang.hpp"
+#include "fracpack/queues/consolidation.hpp"
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/queues/min_runtime.hpp"
@@ -49,19 +53,44 @@ struct VictimJob {
 using VictimJobs = std::unordered_map<std::string, VictimJob>;
 
 struct Victims {
-  std::string node;
-  std::vector<std::string> pods;  ///< pod keys, sorted: those on `node`, and their jobs' pods elsewhere
+  std::string node;               ///< where the pod lands (a gang: its first member)
+  std::vector<std::string> pods;  ///< pod keys evicted, sorted: those on the nodes it lands on, and their jobs' pods elsewhere
   MiB gpu_memory{0};              ///< GPU memory they hold
+  /// Victims that run on elsewhere once the pod holds its place (KAI pipelines them): they leave
+  /// their node too, but are placed again, so they give nothing back to their queue.
+  std::vector<Move> moves;
+  /// Every pod that must leave its node: those evicted, then those moved (what kube-scheduler's
+  /// preemption deletes; the moved ones' controllers make them again).
+  [[nodiscard]] std::vector<std::string> leaving() const {
+    std::vector<std::string> out = pods;
+    for (const Move& m : moves) out.push_back(m.pod);
+    return out;
+  }
 };
 
-/// The victims for `pod` (in leaf queue `queue`, charged `charge`; without a queue only
+/// Which of KAI's two actions a search stands for: reclaim (other queues' pods), preempt (lower
+/// priority pods of the job's own queue), or reclaim and then preempt.
+enum class VictimPass : std::uint8_t { kReclaim = 1, kPreempt = 2, kBoth = 3 };
+
+/// What must fit once the victims are gone. A single pod: on the node a victim just left. A gang
+/// (KAI's reclaimer is a whole job): its minimum, all or nothing, anywhere (GangPlacer); its
+/// victims are the candidates taken that had a pod on a node the gang lands on.
+struct VictimTarget {
+  const PodRequest& pod;      ///< the pod, or the gang's first member: queue, priority, preemptibility
+  const Gang* gang = nullptr;  ///< set: the gang's minimum must fit
+};
+
+/// The victims for `target` (in leaf queue `queue`, charged `charge`; without a queue only
 /// preemption within its own queue name applies), on the nodes of `nodes` (all when null), or
 /// nullopt when no candidates make it fit. `jobs` groups running gang members (null: every pod
-/// alone); a job is a candidate only when all the pods it evicts together are. O(candidates · (log candidates + queues + a fit check
-/// on one node)).
-std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const PodRequest& pod,
+/// alone); a job is a candidate only when all the pods it evicts together are. `passes`: which
+/// of reclaim and preempt to search. `movable`: the running pod behind an allocation when it may
+/// run on elsewhere (null: no victim moves). O(candidates · (log candidates + queues + a fit check on
+/// one node)); a gang's fit check places its minimum over every node.
+std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const VictimTarget& target,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
                                     const VictimShield& shield, const NodeMask* nodes = nullptr,
-                                    const VictimJobs* jobs = nullptr);
+                                    const VictimJobs* jobs = nullptr, VictimPass passes = VictimPass::kBoth,
+                                    const MovablePod* movable = nullptr);
 
 }  // namespace fracpack::queues

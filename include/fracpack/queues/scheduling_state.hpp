@@ -300,6 +300,11 @@ class SchedulingState {
   /// shielded (queues::VictimShield::lapse).
   std::optional<queues::Victims> find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes,
                                               std::optional<std::int64_t>* lapse = nullptr);
+  /// The same for a whole job as KAI's reclaim and preempt actions take it (the passes asked):
+  /// a single pod as above, over every node; a gang's minimum, all or nothing, charged
+  /// Job::charge (queues::VictimTarget).
+  std::optional<queues::Victims> find_victims(const queues::Job& job, const Policy& policy, queues::VictimPass passes,
+                                              std::optional<std::int64_t>* lapse = nullptr);
   /// Running gang members as victims go (queues::VictimJobs): each PodGroup's earliest-started
   /// minMember members (at least one) its core, the rest alone. O(gang members).
   [[nodiscard]] queues::VictimJobs victim_jobs() const;
@@ -396,6 +401,10 @@ class SchedulingState {
                                     const queues::Amounts& job_charge) const;
   /// Records that `key` (held by `record`) starts running now, unless it has a start already.
   void mark_started(const std::string& key, PodRecord& record);
+  /// queues::find_victims on this state's ledger and book, with its min-runtime shield.
+  std::optional<queues::Victims> search_victims(const queues::VictimTarget& target, const queues::Amounts& charge,
+                                                const Policy& policy, const NodeMask* nodes, queues::VictimPass passes,
+                                                std::optional<std::int64_t>* lapse);
   [[nodiscard]] std::int64_t now() const;
   void mark_fair_dirty();
   void rebuild_book();

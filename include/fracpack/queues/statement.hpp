@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "fracpack/binpack/gang.hpp"
+#include "fracpack/binpack/policy.hpp"
+#include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/core/placement.hpp"
 #include "fracpack/core/request.hpp"
 #include "fracpack/core/status.hpp"
@@ -43,6 +46,12 @@ class Statement {
   Status rebind(const std::string& pod_key, std::size_t node, const GpuChoice& choice);
   /// evict() then rebind(): a bound pod moved to `node` with `choice`, all or nothing.
   Status move(const std::string& pod_key, std::size_t node, const GpuChoice& choice);
+  /// A pending pod placed where `policy` puts it among `nodes` (all when null): place() on the
+  /// node select() picks. kUnschedulable (nothing changed) when it fits none.
+  Status place_pod(const std::string& pod_key, const Policy& policy, const NodeMask* nodes = nullptr);
+  /// A gang's minimum placed all or nothing where GangPlacer puts it (docs/placement.md rules 7,
+  /// 18, 19), each member as place() does. kUnschedulable (nothing changed) when it does not fit.
+  Status place_gang(const Gang& gang, const Policy& policy);
 
   /// How many changes are journalled: rollback(checkpoint()) undoes what follows.
   [[nodiscard]] std::size_t checkpoint() const { return undo_.size(); }

@@ -51,6 +51,9 @@ struct ExtenderOptions {
   /// Min-runtime protection's defaults: Preempt never names a pod it shields (the system clock;
   /// a pod's start is its status.startTime, else the moment this server bound it).
   queues::MinRuntimeDefaults min_runtime{};
+  /// Now, in seconds since the epoch: what a pod this server binds records as its start, and what
+  /// min-runtime protection compares with. Empty: the system clock (SchedulingState::Options).
+  std::function<std::int64_t()> clock{};
   std::size_t explain_nodes = 100;      ///< per-node reasons in Explain
   /// Filter passes at most this many nodes for a pod of ours, the policy's best first (0: every
   /// node that fits). kube-scheduler then scores and picks among them only: with 1, the node it

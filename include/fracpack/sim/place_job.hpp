@@ -9,7 +9,9 @@
 // (`nvidia.com/container.<ctr>.gpus.devices`; a bound pod without it takes the lowest-index GPUs
 // that fit on its node). Pods in phase Succeeded or Failed hold nothing and are skipped. The rest
 // are placed in input order; the pending members of a PodGroup are placed together, all-or-nothing
-// for the first minMember of them, when the first member is reached.
+// for the first minMember of them, when the first member is reached. With Queue objects the run is
+// KAI's cycle (queues/cycle.hpp, PlaceOptions::actions): what allocation leaves waiting may be
+// placed by consolidation, reclaim or preempt, reported with the pods it evicts or moves.
 #pragma once
 
 #include <optional>
@@ -22,6 +24,7 @@
 #include "fracpack/core/config.hpp"
 #include "fracpack/k8s/object_stream.hpp"
 #include "fracpack/core/placement.hpp"
+#include "fracpack/queues/cycle.hpp"
 #include "fracpack/queues/min_runtime.hpp"
 #include "fracpack/queues/queue.hpp"
 #include "fracpack/core/status.hpp"
@@ -38,13 +41,21 @@ struct PlaceOptions {
   /// Min-runtime protection's defaults: the reclaim candidates leave out pods it shields now
   /// (the system clock; a running pod's start is its status.startTime).
   queues::MinRuntimeDefaults min_runtime{};
+  /// KAI's actions, in order (KAI's `actions` setting; queues/cycle.hpp): by default allocate,
+  /// consolidation, reclaim, preempt, stalegangeviction.
+  std::vector<cycle::ActionKind> actions = cycle::default_actions();
 };
 
-/// Running pods whose removal would make room (reclaim from over-fair-share queues, or
-/// preemption of lower-priority pods of the same queue).
+/// Where a pod that fits nowhere as the cluster stands goes once running pods make room, as one
+/// of KAI's actions decided it (queues/cycle.hpp): reclaim (other queues' pods evicted), preempt
+/// (lower-priority pods of its queue evicted) or consolidation (running pods moved).
 struct Preemption {
   std::string node;
-  std::vector<std::string> victims;
+  std::vector<int> gpus;             ///< the GPUs it takes there (device indices)
+  std::vector<std::string> victims;  ///< evicted for it
+  std::string action;                ///< "reclaim", "preempt" or "consolidation"
+  std::vector<Placement> moved;      ///< pods moved for it (consolidation, or victims that run on elsewhere): where they go
+  std::size_t step = 0;              ///< its decision's place in the cycle (0: the first): what came before, it saw
 };
 
 struct NotPlaced {
@@ -55,7 +66,7 @@ struct NotPlaced {
   std::string reason;
   std::vector<std::pair<std::string, std::string>> nodes;  ///< node → why, in name order
   std::size_t nodes_omitted = 0;  ///< nodes past PlaceOptions::explain_nodes
-  std::optional<Preemption> preemption;  ///< only with queues, for Unschedulable single pods
+  std::optional<Preemption> preemption;  ///< what a later action of the cycle placed it on
 
   /// A pod refused before placement, with no per-node reasons.
   static NotPlaced refused(std::string pod, std::string status, std::string reason) {

@@ -1,0 +1,83 @@
+// KAI's reclaim and preempt actions (pkg/scheduler/actions/reclaim, actions/preempt): a waiting
+// job placed on what its victims give back, victims and placement in one Statement.
+#include <map>
+
+#include "cycle/actions.hpp"
+#include "fracpack/binpack/gang.hpp"
+#include "fracpack/queues/statement.hpp"
+
+namespace fracpack::cycle {
+namespace {
+
+/// Places `job` on what its victims left: a single pod on their node, a gang's minimum anywhere.
+bool place_job(SchedulingState& state, const Policy& policy, const queues::Job& job, const queues::Victims& victims,
+               Statement& statement) {
+  if (!job.single_pod()) {
+    const Gang gang{job.name, job.members, job.min_member, job.rule.get(), job.running};
+    return statement.place_gang(gang, policy).is_ok();
+  }
+  auto node = state.cluster().find_node(victims.node);
+  if (!node) return false;
+  NodeMask only(state.cluster().node_count(), false);
+  only[*node] = true;
+  return statement.place_pod(job.members.front().key(), policy, &only).is_ok();
+}
+
+/// Whether `record`'s queue admits it back as the state stands without it: as a pod made again
+/// is admitted (its pending charge, SchedulingState::admit), which is how it comes back through
+/// kube-scheduler.
+bool admitted_back(const SchedulingState& state, const PodRecord& record) { return !state.admit(record.pod); }
+
+/// Evicts `victims` and places `job` (a single pod on the node they free, a gang's minimum
+/// anywhere) in `statement`, its queue admitting it once they are gone; then places again the
+/// victims the search moved (`moved`: those kept). False: nothing kept.
+bool evict_and_place(SchedulingState& state, const Policy& policy, const queues::Job& job, const queues::Victims& victims,
+                     queues::VictimPass pass, Statement& statement, std::vector<queues::Move>& moved) {
+  std::map<std::string, PodRecord> leaving;  // as they ran: a moved one comes back on these terms
+  for (const std::string& victim : victims.leaving()) {
+    if (const PodRecord* r = state.pod(victim)) leaving.emplace(victim, *r);
+    if (!statement.evict(victim).is_ok()) return false;
+  }
+  if (const queues::QueueBook* book = state.book(); book != nullptr && book->admit(job.queue, job.charge, job.preemptible)) {
+    return false;  // its queue still refuses it with the victims gone
+  }
+  if (!place_job(state, policy, job, victims, statement)) return false;
+  for (const queues::Move& m : victims.moves) {  // the victims that run on elsewhere
+    if (!admitted_back(state, leaving.at(m.pod))) {
+      // Back in its queue it would pass a limit (the job took its room): KAI's re-allocation of
+      // the victim fails, and it is evicted after all. A reclaim was judged without it going.
+      if (pass == queues::VictimPass::kReclaim) return false;
+      continue;
+    }
+    auto node = state.cluster().find_node(m.to_node);
+    if (!node || !statement.rebind(m.pod, *node, m.to).is_ok()) return false;
+    moved.push_back(m);
+  }
+  return true;
+}
+
+}  // namespace
+
+void VictimAction::execute(CycleContext& cycle) const {
+  std::vector<const queues::Job*> waiting;
+  for (const queues::Job* job : cycle.waiting) {
+    auto victims = cycle.state.find_victims(*job, cycle.policy, pass_, cycle.options.shield_lapse);
+    Statement statement(cycle.state);
+    std::vector<queues::Move> moved;
+    if (!victims || !evict_and_place(cycle.state, cycle.policy, *job, *victims, pass_, statement, moved)) {
+      waiting.push_back(job);
+      continue;  // the statement rolls back
+    }
+    Decision d;
+    d.action = kind();
+    d.job = job;
+    d.victims = statement.evicted();
+    d.moves = std::move(moved);
+    statement.commit();
+    d.placed = placements_of(cycle.state, *job);
+    cycle.result.decisions.push_back(std::move(d));
+  }
+  cycle.waiting = std::move(waiting);
+}
+
+}  // namespace fracpack::cycle
