@@ -236,7 +236,7 @@ void ClusterWatch::settle_loop() {
       }
     }
     delete_reservations();
-    evict_stale_gangs();
+    evict_pods();
     for (const AssumedBind& b : core_.assumed_binds()) {
       const auto slash = b.pod.find('/');
       auto client = api_->client();
@@ -248,18 +248,18 @@ void ClusterWatch::settle_loop() {
   }
 }
 
-void ClusterWatch::evict_stale_gangs() {
+void ClusterWatch::evict_pods() {
   constexpr std::chrono::seconds kEvictAgainAfter{30};
   const auto now = std::chrono::steady_clock::now();
   if (now < next_stale_check_) return;
   next_stale_check_ = now + std::chrono::seconds(1);
-  const std::vector<StaleGangEviction> evictions = core_.stale_gang_evictions();  // followers too: the clocks stay current
+  const std::vector<PodEviction> evictions = core_.evictions();  // followers too: the clocks stay current
   std::erase_if(evicting_, [&](const auto& e) {  // gone, or no longer to evict; or a failed delete due again
     const bool listed = std::any_of(evictions.begin(), evictions.end(), [&](const auto& x) { return x.pod == e.first; });
     return !listed || (e.second && now - *e.second > kEvictAgainAfter);
   });
   if (!core_.may_act().is_ok()) return;  // a follower leaves them to the leader
-  for (const StaleGangEviction& e : evictions) {
+  for (const PodEviction& e : evictions) {
     if (evicting_.contains(e.pod)) continue;
     if (e.uid.empty()) {  // a delete without the uid precondition could hit a pod made since under that name
       spdlog::warn("pod {}: not evicted although {}: its uid is not known", e.pod, e.reason);
@@ -273,7 +273,7 @@ void ClusterWatch::evict_stale_gangs() {
     if (res && (res->status == 200 || res->status == 202)) {
       spdlog::info("pod {} evicted: {}", e.pod, e.reason);
       evicting_[e.pod] = std::nullopt;
-      ++stale_evicted_;
+      ++(e.why == PodEviction::Why::kStaleGang ? stale_evicted_ : victims_evicted_);
     } else if (res && (res->status == 404 || res->status == 409)) {
       evicting_[e.pod] = std::nullopt;  // gone already, or another pod by now: the watch tells
     } else {
@@ -327,6 +327,9 @@ std::string ClusterWatch::metrics() const {
   out += fmt::format("# HELP fracpack_stale_gang_evictions_total Pods deleted because their gang ran fewer members than its minMember for the staleness grace period.\n"
                      "# TYPE fracpack_stale_gang_evictions_total counter\nfracpack_stale_gang_evictions_total {}\n",
                      stale_evicted_.load());
+  out += fmt::format("# HELP fracpack_victim_evictions_total Victims of a reclaim or preemption deleted by fracpack: the rest of a victim job kube-scheduler's preemption did not delete.\n"
+                     "# TYPE fracpack_victim_evictions_total counter\nfracpack_victim_evictions_total {}\n",
+                     victims_evicted_.load());
   return out;
 }
 

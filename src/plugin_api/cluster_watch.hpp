@@ -73,10 +73,11 @@ class ClusterWatch final : public ReflectorSink {
   /// reservation pods that sweep found due, each with its uid as precondition.
   void delete_reservations();
   /// At most once a second, on every replica (so that when each gang went stale stays current on a
-  /// follower that later leads), Extender::stale_gang_evictions; the leader deletes those pods. A
+  /// follower that later leads), Extender::evictions (stale gangs, and victims kube-scheduler left);
+  /// the leader deletes those pods. A
   /// pod deleted is not asked for again while it still terminates; a failed delete is retried
   /// after kEvictAgainAfter.
-  void evict_stale_gangs();
+  void evict_pods();
   /// The settle loop runs now (and waits again from there), not at its next tick.
   void wake();
   void log_notes(const std::string& kind, const std::vector<std::string>& notes);
@@ -97,6 +98,7 @@ class ClusterWatch final : public ReflectorSink {
   std::atomic<std::uint64_t> nudged_{0};
   std::atomic<std::uint64_t> reservations_deleted_{0};
   std::atomic<std::uint64_t> stale_evicted_{0};
+  std::atomic<std::uint64_t> victims_evicted_{0};
   /// Settle thread only: pod → when its delete was asked (nullopt: it succeeded; the pod still terminates).
   std::map<std::string, std::optional<std::chrono::steady_clock::time_point>> evicting_;
   std::chrono::steady_clock::time_point next_stale_check_{};  ///< settle thread only

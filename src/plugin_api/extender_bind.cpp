@@ -1,6 +1,7 @@
 // The extender core's Bind and Preempt: a bind is decided and reserved under the write lock and
 // stored in one transaction before it is answered; what Bind writes on the pod (its GPUs).
 #include <algorithm>
+#include <set>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -116,9 +117,12 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
   for (const auto& [node, offered] : candidates) {
     if (auto n = state_.cluster().find_node(node)) offered_nodes[*n] = true;
   }
+  if (auto gang = state_.gang_job(state_.pod(pod->key()) != nullptr ? state_.pod(pod->key())->pod : *pod)) {
+    return gang_preempt(*pod, *gang, candidates);
+  }
   const auto found = state_.find_victims(*pod, *policy_, &offered_nodes);
   if (found) {
-    if (auto uids = offered_uids(found->leaving(), candidates.at(found->node))) return std::map<std::string, std::vector<std::string>>{{found->node, std::move(*uids)}};
+    if (auto uids = answer_on(found->node, found->leaving(), candidates.at(found->node), pod->key())) return std::map<std::string, std::vector<std::string>>{{found->node, std::move(*uids)}};
   }
   return node_by_node(*pod, candidates, found.has_value());
 }
@@ -134,7 +138,7 @@ std::map<std::string, std::vector<std::string>> ExtenderImpl::node_by_node(
     only[*n] = true;
     std::vector<std::string> victims;
     if (auto found = victims_somewhere ? state_.find_victims(pod, *policy_, &only) : std::nullopt) {
-      victims = found->leaving();
+      victims = found->leaving();  // several nodes may be answered: each all offered, nothing left to evict
     } else {
       // No reclaim or preemption here: consolidation's pods moved off this node, when its plan
       // lands the pod here (their controllers make them again; they fit elsewhere).
@@ -148,6 +152,61 @@ std::map<std::string, std::vector<std::string>> ExtenderImpl::node_by_node(
     if (auto uids = offered_uids(victims, offered)) out[node] = std::move(*uids);
   }
   return out;
+}
+
+std::map<std::string, std::vector<std::string>> ExtenderImpl::gang_preempt(
+    const PodRequest& pod, const queues::Job& gang, const std::map<std::string, std::vector<std::string>>& candidates) {
+  const auto found = state_.find_victims(gang, *policy_, queues::VictimPass::kBoth);
+  if (!found || found->placed.empty()) return {};
+  // The whole decision at once: every victim goes (the leader deletes what kube-scheduler does
+  // not), and only the gang's first member is nominated, on the node it lands on. Nominating
+  // each member from its own later search would scatter kube-scheduler's nominations over nodes
+  // the gang's plan does not give them, and keep the members out of each other's way.
+  const Placement& first = found->placed.front();
+  evict_later(found->leaving(), fmt::format("a victim of gang {}'s reclaim or preemption", gang.name));
+  if (pod.key() != first.pod) return {};
+  auto offered = candidates.find(first.node);
+  if (offered == candidates.end()) return {};
+  if (auto uids = answer_on(first.node, found->leaving(), offered->second, pod.key())) return {{first.node, std::move(*uids)}};
+  return {};
+}
+
+void ExtenderImpl::evict_later(const std::vector<std::string>& victims, const std::string& reason) {
+  std::set<std::string> whole(victims.begin(), victims.end());  // whole jobs go, as KAI evicts them
+  const queues::VictimJobs jobs = state_.victim_jobs();
+  for (const std::string& key : victims) {
+    auto in_job = jobs.find(key);
+    if (in_job == jobs.end()) continue;
+    for (const auto& [other, job] : jobs) {
+      if (job.job == in_job->second.job && job.core == in_job->second.core) whole.insert(other);
+    }
+  }
+  for (const std::string& key : whole) {
+    const PodRecord* r = state_.pod(key);
+    if (r == nullptr || r->standing != PodStanding::kBound) continue;
+    victims_to_evict_[key] = {key, r->raw.uid, reason, PodEviction::Why::kVictim};
+  }
+}
+
+std::optional<std::vector<std::string>> ExtenderImpl::answer_on(const std::string& node, const std::vector<std::string>& leaving,
+                                                                const std::vector<std::string>& offered, const std::string& for_pod) {
+  std::vector<std::string> answered;
+  std::vector<std::string> uids;
+  for (const std::string& key : leaving) {
+    const PodRecord* r = state_.pod(key);
+    const Allocation* a = state_.cluster().allocation(key);
+    if (r == nullptr || a == nullptr || state_.cluster().node(a->node).name != node) continue;
+    if (std::find(offered.begin(), offered.end(), r->raw.uid) == offered.end()) continue;
+    answered.push_back(key);
+    uids.push_back(r->raw.uid);
+  }
+  if (uids.empty()) return std::nullopt;
+  // Whole jobs go, as KAI evicts them: kube-scheduler deletes what it offered here; the leader
+  // deletes the rest of the decision and of each victim's job.
+  evict_later(leaving, fmt::format("a victim of {}'s reclaim or preemption, with {} (kube-scheduler deletes those on node {})", for_pod,
+                                fmt::join(answered, ", "), node));
+  for (const std::string& key : answered) victims_to_evict_.erase(key);  // kube-scheduler's to delete
+  return uids;
 }
 
 std::optional<std::vector<std::string>> ExtenderImpl::offered_uids(const std::vector<std::string>& victims,

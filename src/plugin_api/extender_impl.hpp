@@ -86,7 +86,7 @@ class ExtenderImpl final : public Extender {
   [[nodiscard]] std::vector<std::string> verify_against(const std::vector<json>& pods) const override;
   [[nodiscard]] GpuReservations* reservations() override { return book_.get(); }
   void sweep_reservations() override;
-  std::vector<StaleGangEviction> stale_gang_evictions() override;
+  std::vector<PodEviction> evictions() override;
 
  private:
   Result<PodRequest> decode(const json& object) const;
@@ -235,6 +235,22 @@ class ExtenderImpl final : public Extender {
   std::map<std::string, std::vector<std::string>> node_by_node(const PodRequest& pod,
                                                                const std::map<std::string, std::vector<std::string>>& candidates,
                                                                bool victims_somewhere);
+  /// Preempt for a member of a gang that waits for its minimum (KAI reclaims for the whole job,
+  /// docs/queues.md rule 12 item 7): every victim of the gang is left to the leader to delete,
+  /// and the gang's first member alone is answered, on the node it lands on (kube-scheduler's
+  /// nomination then agrees with the gang's plan once the victims are gone). Caller holds mu_
+  /// exclusively.
+  std::map<std::string, std::vector<std::string>> gang_preempt(const PodRequest& pod, const queues::Job& gang,
+                                                               const std::map<std::string, std::vector<std::string>>& candidates);
+  /// Preempt's answer on `node` for the pods of a decision that must leave (`leaving`, on any
+  /// node): the uids of those on `node` that kube-scheduler offered there; the others, and the
+  /// rest of each victim's job, are left to the leader to delete (victims_to_evict_). nullopt
+  /// (nothing recorded) when it offered none of them there. Caller holds mu_ exclusively.
+  std::optional<std::vector<std::string>> answer_on(const std::string& node, const std::vector<std::string>& leaving,
+                                                    const std::vector<std::string>& offered, const std::string& for_pod);
+  /// Records `victims` and the rest of each one's job (SchedulingState::victim_jobs) for the
+  /// leader to delete (victims_to_evict_, evictions()), with `reason` for the log. Caller holds mu_.
+  void evict_later(const std::vector<std::string>& victims, const std::string& reason);
   /// The uids of `victims` (pod keys) when every one is among `offered` (kube-scheduler's
   /// candidates on a node), else nullopt: Preempt answers a subset of what it was offered.
   [[nodiscard]] std::optional<std::vector<std::string>> offered_uids(const std::vector<std::string>& victims,
@@ -309,6 +325,8 @@ class ExtenderImpl final : public Extender {
   };
   /// Under mu_: pods plan_gang told their gang waits for members (gang_retries).
   std::map<std::string, GangWait> gang_waiting_;
+  /// Victims Preempt decided that kube-scheduler will not delete (evictions()), by pod key.
+  std::map<std::string, PodEviction> victims_to_evict_;
   struct Assumed {
     std::string uid;
     std::string node;

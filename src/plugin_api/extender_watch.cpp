@@ -416,17 +416,24 @@ std::string ExtenderImpl::verify() const {
   return state_.verify();
 }
 
-std::vector<StaleGangEviction> ExtenderImpl::stale_gang_evictions() {
-  if (!options_.watching || options_.staleness_grace.count() < 0) return {};
+std::vector<PodEviction> ExtenderImpl::evictions() {
+  if (!options_.watching) return {};
   std::unique_lock lock(mu_);
-  std::vector<StaleGangEviction> out;
+  std::vector<PodEviction> out;
+  std::erase_if(victims_to_evict_, [&](const auto& v) {  // gone, or another pod by that name now
+    const PodRecord* r = state_.pod(v.first);
+    return r == nullptr || r->standing != PodStanding::kBound || r->raw.uid != v.second.uid;
+  });
+  for (const auto& [key, eviction] : victims_to_evict_) out.push_back(eviction);
+  if (options_.staleness_grace.count() < 0) return out;
   for (const auto& gang : state_.stale_gangs(options_.staleness_grace)) {
     for (const std::string& key : gang.evict) {
       const PodRecord* r = state_.pod(key);
       out.push_back({key, r != nullptr ? r->raw.uid : std::string(),
                      fmt::format("its gang {} has {} of minMember {} pods on nodes, stale since {} (stalenessGracePeriod {} s)",
                                  gang.group, gang.active, gang.min_member, k8s::format_micro_time(std::chrono::system_clock::time_point(std::chrono::seconds(gang.stale_since))),
-                                 options_.staleness_grace.count())});
+                                 options_.staleness_grace.count()),
+                     PodEviction::Why::kStaleGang});
     }
   }
   return out;

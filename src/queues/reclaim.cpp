@@ -178,7 +178,8 @@ struct Pass {
 
   /// The pod's (the gang minimum's) placement on `nodes` as the ledger stands, reserved in
   /// `journal`; false (nothing held) when it does not fit.
-  bool hold_reclaimer(const Policy& policy, const std::set<std::size_t>& nodes, LedgerJournal& journal) const {
+  bool hold_reclaimer(const Policy& policy, const std::set<std::size_t>& nodes, LedgerJournal& journal,
+                      std::vector<Placement>& placed) const {
     std::vector<std::pair<const PodRequest*, Placement>> where;
     if (gang == nullptr) {
       NodeMask mask(state.node_count(), false);
@@ -196,6 +197,7 @@ struct Pass {
     }
     for (const auto& [member, p] : where) {
       if (!journal.reserve(*member, *state.find_node(p.node), p.choice)) return false;
+      placed.push_back(p);
     }
     return true;
   }
@@ -251,9 +253,12 @@ struct Pass {
       }
     }
     std::optional<Victims> v;
-    if (hold_reclaimer(policy, nodes, journal)) v = victims_of(policy, order, taken, nodes, on_nodes, journal);
+    std::vector<Placement> placed;
+    if (hold_reclaimer(policy, nodes, journal, placed)) v = victims_of(policy, order, taken, nodes, on_nodes, journal);
     journal.rollback(mark);
-    if (v) std::sort(v->pods.begin(), v->pods.end());
+    if (!v) return v;
+    std::sort(v->pods.begin(), v->pods.end());
+    v->placed = std::move(placed);
     return v;
   }
 

@@ -71,6 +71,34 @@ std::vector<std::string> SchedulingState::gang_members_to_plan(const PodRequest&
   return members;
 }
 
+std::optional<queues::Job> SchedulingState::gang_job(const PodRequest& pod) const {
+  if (!gang_needs_planning(pod)) return std::nullopt;
+  const std::string key = pod.gang_key();
+  const queues::PodGroupSpec& group = groups_.at(key);
+  queues::Job job;
+  job.name = key;
+  if (group.structured()) {
+    StructuredGang structured = structured_gang(key);
+    job.members = std::move(structured.gang.members);
+    job.min_member = structured.gang.min_member;
+    job.running = std::move(structured.gang.running);
+    job.rule = std::shared_ptr<const GangRule>(std::shared_ptr<const GangRule>(), &group);  // not owned: groups_ holds it
+  } else {
+    GangDecision ignored;
+    for (const std::string& member : gang_next_members(key, ignored)) job.members.push_back(pods_.at(member).pod);
+    job.min_member = static_cast<int>(job.members.size());
+  }
+  if (job.members.empty()) return std::nullopt;
+  const PodRequest& first = job.members.front();
+  job.queue = leaf_queue(first).value_or(0);
+  job.priority = first.priority;
+  job.preemptible = first.preemptible;
+  job.created = first.created;
+  const Gang gang{job.name, job.members, job.min_member, job.rule.get(), job.running};
+  for (std::size_t i : gang_minimum_by_count(gang)) job.charge += pending_charge(job.members[i]);
+  return job;
+}
+
 std::vector<std::string> SchedulingState::gang_planners(const PodRequest& pod) const {
   if (!gang_needs_planning(pod)) return {};
   const std::string key = pod.gang_key();

@@ -1,7 +1,10 @@
 // Reclaim end to end through the real kube-scheduler v1.35.4 (kube-rig 1.35), whose preemption
 // asks fracpack's Preempt verb which pods to evict (v1.20 never asks): a queue under its quota
 // gets its GPU back from a sibling that borrowed it under a common parent — kube-scheduler deletes
-// the victim fracpack names, and the waiting pod binds where it ran.
+// the victim fracpack names, and the waiting pod binds where it ran. A gang reclaims as a whole
+// job (docs/queues.md rule 12, item 7): whole running jobs go, and all its members bind.
+#include <set>
+
 #include <doctest/doctest.h>
 
 #include "support/builders.hpp"
@@ -33,12 +36,19 @@ extenders:
     httpTimeout: 50s
 )";
 
-json running_pod(const std::string& name, const std::string& queue, const std::string& start) {
+json running_pod(const std::string& name, const std::string& queue, const std::string& start, const std::string& node = "gpu-0") {
   json p = gpu_pod(name, 1, queue);
   p["metadata"]["uid"] = "uid-" + name;
-  p["spec"]["nodeName"] = "gpu-0";
+  p["spec"]["nodeName"] = node;
   p["status"] = {{"phase", "Running"}, {"startTime", start}};
   return p;
+}
+
+json pod_group(const std::string& name, const std::string& queue, int min_member) {
+  return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", {{"minMember", min_member}, {"queue", queue}}}};
 }
 
 TEST_CASE("kube-scheduler v1.35 preempts the victim fracpack names: q0's youngest pod, and q1's pod binds in its place") {
@@ -62,6 +72,51 @@ TEST_CASE("kube-scheduler v1.35 preempts the victim fracpack names: q0's younges
   const json metrics = c.fracpack_get("/metrics");
   REQUIRE(metrics.is_string());
   CHECK(metrics.get<std::string>().find(R"(fracpack_requests_total{front="http",verb="preempt",code="200"})") != std::string::npos);
+  c.converged();
+}
+
+TEST_CASE("a gang of 4 x 1 GPU under its quota reclaims whole jobs from an over-quota sibling: all four bind") {
+  auto rig = require_kube_rig_135();
+  if (!rig) return;
+  // Four nodes of 2 GPUs, all held by q1 (quota 4, holding 8): four running gangs of 2, one per
+  // node, r3 the youngest. q0 (quota 4, holding 0) submits a gang of 4 x 1 GPU.
+  std::vector<json> objects{queue_object("dept", "", 8), queue_object("q0", "dept", 4), queue_object("q1", "dept", 4),
+                            pod_group("train", "q0", 4)};
+  for (int n = 0; n < 4; ++n) {
+    objects.push_back(nvf(fmt::format("gpu-{}", n), 2, 81920).obj);
+    const std::string job = fmt::format("r{}", n);
+    objects.push_back(pod_group(job, "q1", 2));
+    for (const char* part : {"a", "b"}) {
+      json p = running_pod(job + "-" + part, "q1", fmt::format("2026-01-01T1{}:00:00Z", n), fmt::format("gpu-{}", n));
+      p["metadata"]["annotations"]["pod-group-name"] = job;
+      objects.push_back(p);
+    }
+  }
+  Cluster::Options options;
+  options.scheduler_config = kPreemptingScheduler;
+  Cluster c(*rig, objects, options);
+  for (int i = 0; i < 4; ++i) {
+    json p = gpu_pod(fmt::format("train-{}", i), 1, "q0");
+    p["metadata"]["annotations"]["pod-group-name"] = "train";
+    p["spec"]["priorityClassName"] = "build-preemptible";  // kube-scheduler offers lower-priority pods only
+    REQUIRE(c.api().create(p) == 201);
+  }
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] {
+    for (int i = 0; i < 4; ++i) {
+      if (c.api().node_of(fmt::format("default/train-{}", i)).empty()) return false;
+    }
+    return true;
+  }, std::chrono::seconds(60)), "not all of train bound; " << c.api().failed_scheduling("default/train-0"));
+  const auto truth = c.truth();
+  // The two youngest jobs went whole (r3, r2); the older ones kept both their pods.
+  for (const char* gone : {"default/r3-a", "default/r3-b", "default/r2-a", "default/r2-b"}) CHECK(truth.count(gone) == 0);
+  for (const char* kept : {"default/r0-a", "default/r0-b", "default/r1-a", "default/r1-b"}) CHECK(truth.count(kept) == 1);
+  std::set<std::string> nodes;
+  for (int i = 0; i < 4; ++i) nodes.insert(truth.at(fmt::format("default/train-{}", i)));
+  CHECK(nodes == std::set<std::string>{"gpu-2", "gpu-3"});
+  // kube-scheduler offers the fewest pods that make room for one member on a node (one of a
+  // job's two); fracpack deletes the rest of each victim job itself, unless kube-scheduler's
+  // preemption for another member got there first (without that, the gang never binds).
   c.converged();
 }
 

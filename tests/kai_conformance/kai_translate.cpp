@@ -181,9 +181,12 @@ void add_queues(const json& topology, std::int64_t now, Translation& out, Gaps& 
 
 /// The GPU devices of the bound pods of one node, allocated as KAI's builder adds them (tasks
 /// by name): a whole pod takes the lowest free devices; a shared pod its GPU group's device,
-/// the lowest free one when the group is new; a shared pod without a group a device of its own.
+/// the lowest free one when the group is new; a shared pod without a group a device of its own
+/// (KAI gives it a fresh group), or — when no device is free, where KAI's builder lets the node
+/// run over — the lowest shared device with room for its portion.
 class NodeDevices {
  public:
+  explicit NodeDevices(int count) : count_(count) {}
   std::vector<int> whole(int count) {
     std::vector<int> out;
     for (int i = 0; static_cast<int>(out.size()) < count; ++i) {
@@ -192,18 +195,34 @@ class NodeDevices {
     used_.insert(out.begin(), out.end());
     return out;
   }
-  int group(const std::string& name) {
+  /// `portion`: of the device, in (0, 1]; 0 for a memory request.
+  int group(const std::string& name, double portion) {
     if (!name.empty()) {
-      if (auto it = groups_.find(name); it != groups_.end()) return it->second;
+      if (auto it = groups_.find(name); it != groups_.end()) return share(it->second, portion);
     }
-    const int device = whole(1).front();
+    int device = -1;
+    if (name.empty() && static_cast<int>(used_.size()) >= count_) {
+      for (const auto& [d, held] : shared_) {
+        if (held + portion <= 1.0 + 1e-9) {
+          device = d;
+          break;
+        }
+      }
+    }
+    if (device < 0) device = whole(1).front();
     if (!name.empty()) groups_[name] = device;
-    return device;
+    return share(device, portion);
   }
 
  private:
+  int share(int device, double portion) {
+    shared_[device] += portion;
+    return device;
+  }
+  int count_;
   std::set<int> used_;
   std::map<std::string, int> groups_;
+  std::map<int, double> shared_;  ///< device → portion held by shared pods
 };
 
 struct JobTerms {
@@ -362,13 +381,17 @@ void add_job(const json& job, std::int64_t created, std::int64_t now, Translatio
 
 /// Device annotations of the bound pods, node by node, tasks in name order (KAI's toSorted).
 void assign_devices(Translation& out, const GpuGroups& groups) {
+  std::map<std::string, int> gpu_count;  // node → its GPUs
+  for (const json& o : out.objects) {
+    if (o["kind"] == "Node") gpu_count[o["metadata"]["name"]] = std::stoi(o["status"]["allocatable"].value("nvidia.com/gpu", "0"));
+  }
   std::map<std::string, std::vector<json*>> by_node;
   for (json& o : out.objects) {
     if (o["kind"] == "Pod" && o["spec"].contains("nodeName") && o["status"]["phase"] == "Running") by_node[o["spec"]["nodeName"]].push_back(&o);
   }
   for (auto& [node, pods] : by_node) {
     std::sort(pods.begin(), pods.end(), [](const json* a, const json* b) { return a->at("metadata").at("name") < b->at("metadata").at("name"); });
-    NodeDevices devices;
+    NodeDevices devices(gpu_count.count(node) ? gpu_count.at(node) : 0);
     for (json* pod : pods) {
       json& meta = (*pod)["metadata"];
       const json& limits = (*pod)["spec"]["containers"][0]["resources"].value("limits", json::object());
@@ -381,7 +404,8 @@ void assign_devices(Translation& out, const GpuGroups& groups) {
         const int count = meta["annotations"].contains("gpu-fraction-num-devices")
                               ? std::stoi(meta["annotations"]["gpu-fraction-num-devices"].get<std::string>())
                               : 1;
-        for (int i = 0; i < count; ++i) held.push_back(devices.group(i < static_cast<int>(named.size()) ? named[i] : ""));
+        const double portion = meta["annotations"].contains("gpu-fraction") ? std::stod(meta["annotations"]["gpu-fraction"].get<std::string>()) : 0;
+        for (int i = 0; i < count; ++i) held.push_back(devices.group(i < static_cast<int>(named.size()) ? named[i] : "", portion));
       }
       if (held.empty()) continue;
       std::vector<std::string> names;

@@ -1,6 +1,8 @@
 // One reclaim asked of every front: `place`, the HTTP extender's Preempt and gRPC Preempt give
 // the same victim (docs/queues.md rule 12). The cluster is the one KAI reclaims in and fracpack
 // once did not: two sibling queues under a parent, one borrowing the other's GPU.
+#include <set>
+
 #include <httplib.h>
 
 #include <grpcpp/grpcpp.h>
@@ -8,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "fracpack/k8s/object_stream.hpp"
+#include "fracpack/server/extender.hpp"
 #include "fracpack/sim/place_job.hpp"
 #include "fracpack/v1/extender.grpc.pb.h"
 #include "plugin_api/grpc_front.hpp"
@@ -84,6 +87,62 @@ TEST_CASE("place, HTTP Preempt and gRPC Preempt name the same victim: q0's young
   REQUIRE(result.node_name_to_victims().count("n") == 1);
   const auto& uids = result.node_name_to_victims().at("n").pod_uids();
   CHECK(std::vector<std::string>(uids.begin(), uids.end()) == std::vector<std::string>{"u-young"});
+}
+
+json pod_group(const std::string& name, const std::string& queue, int min_member) {
+  return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", {{"minMember", min_member}, {"queue", queue}}}};
+}
+
+/// Four nodes of 2 GPUs, all held by q1's four running gangs of 2 (r3 the youngest, on n3); q0's
+/// gang of 4 x 1 GPU waits.
+TEST_CASE("Preempt for a gang names the gang's victims, whole jobs, for its first member, on the node it lands on") {
+  std::vector<json> objects{queue_object("dept", "", 8), queue_object("q0", "dept", 4), queue_object("q1", "dept", 4),
+                            pod_group("train", "q0", 4)};
+  std::vector<json> running;
+  for (int n = 0; n < 4; ++n) {
+    objects.push_back(nvf(fmt::format("n{}", n), 2, 80000).obj);
+    objects.push_back(pod_group(fmt::format("r{}", n), "q1", 2));
+    for (const char* part : {"a", "b"}) {
+      const std::string name = fmt::format("r{}-{}", n, part);
+      json p = PodBuilder(name).uid("u-" + name).whole(1).priority_class("train").label("kai.scheduler/queue", "q1")
+                   .gang(fmt::format("r{}", n)).bound_to(fmt::format("n{}", n)).obj;
+      p["status"]["startTime"] = fmt::format("2026-01-01T1{}:00:00Z", n);
+      running.push_back(p);
+    }
+  }
+  ExtenderOptions options;
+  auto opened = Extender::open(options);
+  REQUIRE(opened.is_ok());
+  Extender& core = **opened;
+  REQUIRE(core.apply(objects, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  REQUIRE(core.sync(running, false, &conflicts).is_ok());
+  std::vector<json> members;
+  for (int i = 0; i < 4; ++i) {
+    members.push_back(PodBuilder(fmt::format("train-{}", i)).uid(fmt::format("u-t{}", i)).whole(1).priority_class("build-preemptible")
+                          .label("kai.scheduler/queue", "q0").gang("train").obj);
+  }
+  for (const json& m : members) CHECK(core.filter_all(m, 0)->passed.empty());  // seen: the gang does not fit
+  std::map<std::string, std::vector<std::string>> offered;  // kube-scheduler offers every lower-priority pod
+  for (const json& p : running) offered[p["spec"]["nodeName"]].push_back(p["metadata"]["uid"]);
+  // The gang's first member alone is nominated, where it lands, with that node's victim job whole;
+  // the other victims are the leader's to delete (Extender::evictions), not kube-scheduler's.
+  std::map<std::string, std::vector<std::string>> answered;
+  for (const json& m : members) {
+    auto victims = core.preempt(m, offered);
+    REQUIRE(victims.is_ok());
+    if (victims->empty()) continue;
+    CHECK((victims->begin()->first == "n2" || victims->begin()->first == "n3"));  // the two youngest jobs go
+    answered[m["metadata"]["name"]] = victims->begin()->second;
+  }
+  REQUIRE(answered.size() == 1);
+  CHECK(answered.begin()->first == "train-0");
+  std::vector<std::string> uids = answered.begin()->second;
+  std::sort(uids.begin(), uids.end());
+  CHECK((uids == std::vector<std::string>{"u-r2-a", "u-r2-b"} || uids == std::vector<std::string>{"u-r3-a", "u-r3-b"}));
 }
 
 }  // namespace

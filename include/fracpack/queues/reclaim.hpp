@@ -59,6 +59,8 @@ struct Victims {
   /// Victims that run on elsewhere once the pod holds its place (KAI pipelines them): they leave
   /// their node too, but are placed again, so they give nothing back to their queue.
   std::vector<Move> moves;
+  /// Where the job lands once they are gone: the pod, or each member of the gang's minimum.
+  std::vector<Placement> placed;
   /// Every pod that must leave its node: those evicted, then those moved (what kube-scheduler's
   /// preemption deletes; the moved ones' controllers make them again).
   [[nodiscard]] std::vector<std::string> leaving() const {

@@ -305,6 +305,12 @@ class SchedulingState {
   /// Job::charge (queues::VictimTarget).
   std::optional<queues::Victims> find_victims(const queues::Job& job, const Policy& policy, queues::VictimPass passes,
                                               std::optional<std::int64_t>* lapse = nullptr);
+  /// The job `pod`'s gang is, as KAI's reclaim and preempt take it: its members plan_gang would
+  /// place next (the earliest pending, as many as its minimum still needs; a structured PodGroup:
+  /// every pending member, with its rule), its queue, priority and charge (its minimum's).
+  /// nullopt when `pod` needs no gang planning (gang_needs_planning) or too few members wait.
+  /// The rule points into the state: valid until the PodGroup changes.
+  [[nodiscard]] std::optional<queues::Job> gang_job(const PodRequest& pod) const;
   /// Running gang members as victims go (queues::VictimJobs): each PodGroup's earliest-started
   /// minMember members (at least one) its core, the rest alone. O(gang members).
   [[nodiscard]] queues::VictimJobs victim_jobs() const;

@@ -77,15 +77,21 @@ struct ExtenderOptions {
   GpuReservationOptions reservation;
   /// With `watching`: KAI's stalenessGracePeriod. A gang running fewer members than its
   /// PodGroup's minMember this long has its members bound to nodes deleted by the leader's watch
-  /// (stale_gang_evictions(); docs/queues.md rule 15). 0: at once; negative: never.
+  /// (evictions(); docs/queues.md rule 15). 0: at once; negative: never.
   std::chrono::seconds staleness_grace{60};
 };
 
-/// A pod to delete because its gang is stale (Extender::stale_gang_evictions).
-struct StaleGangEviction {
+/// A pod the leader deletes itself (Extender::evictions).
+struct PodEviction {
+  enum class Why : std::uint8_t {
+    kStaleGang,  ///< its gang ran below minMember for the staleness grace (docs/queues.md rule 15)
+    kVictim,     ///< a victim of a reclaim or preemption that kube-scheduler's own did not delete: a
+                 ///< member of a victim job on another node, or one it did not offer (rule 12)
+  };
   std::string pod;     ///< "namespace/name"
   std::string uid;     ///< the pod's uid as the state holds it ("" when unknown): a precondition of the delete
-  std::string reason;  ///< for the log: the PodGroup, members running, minMember, since when
+  std::string reason;  ///< for the log: why it goes
+  Why why = Why::kStaleGang;
 };
 
 /// A reason many nodes share: Filter answers thousands of nodes with a handful of reasons, so
@@ -372,11 +378,14 @@ class Extender {
   /// twice the reservation timeout; GpuReservations::take_deletions() then has them. Decided from
   /// the ledger as it is now: a follower never calls it. Takes the write lock.
   virtual void sweep_reservations() {}
-  /// KAI's stale gang eviction (SchedulingState::stale_gangs with ExtenderOptions::staleness_grace):
-  /// the members to delete of gangs stale that long; empty unless watching. From the watch's timer,
-  /// on every replica (so each keeps when the gangs went stale); only the leader deletes them.
-  /// Takes the write lock (the state keeps when each gang went stale).
-  virtual std::vector<StaleGangEviction> stale_gang_evictions() { return {}; }
+  /// The pods the leader deletes itself; empty unless watching. KAI's stale gang eviction
+  /// (SchedulingState::stale_gangs with ExtenderOptions::staleness_grace): the members of gangs
+  /// stale that long. And the rest of the victims Preempt decided (docs/queues.md rule 12): where
+  /// kube-scheduler's preemption deletes only what it offered on one node, the other pods of
+  /// those victims' jobs (and victims it did not offer there) go too, whole jobs as KAI evicts
+  /// them; each listed while it still runs. From the watch's timer, on every replica (so each
+  /// keeps when the gangs went stale); only the leader deletes them. Takes the write lock.
+  virtual std::vector<PodEviction> evictions() { return {}; }
 
   /// Why the pod fits no node, node by node.
   virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;
