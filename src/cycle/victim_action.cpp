@@ -1,6 +1,9 @@
 // KAI's reclaim and preempt actions (pkg/scheduler/actions/reclaim, actions/preempt): a waiting
 // job placed on what its victims give back, victims and placement in one Statement.
 #include <map>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "cycle/actions.hpp"
 #include "fracpack/binpack/gang.hpp"
@@ -9,18 +12,15 @@
 namespace fracpack::cycle {
 namespace {
 
-/// Places `job` on what its victims left: a single pod on their node, a gang's minimum anywhere.
-bool place_job(SchedulingState& state, const Policy& policy, const queues::Job& job, const queues::Victims& victims,
-               Statement& statement) {
-  if (!job.single_pod()) {
-    const Gang gang{job.name, job.members, job.min_member, job.rule.get(), job.running};
-    return statement.place_gang(gang, policy).is_ok();
+/// Places `job` where the search put it once its victims are gone (Victims::placed: a single
+/// pod on the node they free, a gang's minimum), each member as placed there.
+bool place_job(SchedulingState& state, const queues::Victims& victims, Statement& statement) {
+  if (victims.placed.empty()) return false;
+  for (const Placement& p : victims.placed) {
+    auto node = state.cluster().find_node(p.node);
+    if (!node || !statement.place(p.pod, *node, p.choice).is_ok()) return false;
   }
-  auto node = state.cluster().find_node(victims.node);
-  if (!node) return false;
-  NodeMask only(state.cluster().node_count(), false);
-  only[*node] = true;
-  return statement.place_pod(job.members.front().key(), policy, &only).is_ok();
+  return true;
 }
 
 /// Whether `record`'s queue admits it back as the state stands without it: as a pod made again
@@ -28,10 +28,9 @@ bool place_job(SchedulingState& state, const Policy& policy, const queues::Job& 
 /// kube-scheduler.
 bool admitted_back(const SchedulingState& state, const PodRecord& record) { return !state.admit(record.pod); }
 
-/// Evicts `victims` and places `job` (a single pod on the node they free, a gang's minimum
-/// anywhere) in `statement`, its queue admitting it once they are gone; then places again the
+/// Evicts `victims` and places `job` where the search put it, in `statement`, its queue admitting it once they are gone; then places again the
 /// victims the search moved (`moved`: those kept). False: nothing kept.
-bool evict_and_place(SchedulingState& state, const Policy& policy, const queues::Job& job, const queues::Victims& victims,
+bool evict_and_place(SchedulingState& state, const queues::Job& job, const queues::Victims& victims,
                      queues::VictimPass pass, Statement& statement, std::vector<queues::Move>& moved) {
   std::map<std::string, PodRecord> leaving;  // as they ran: a moved one comes back on these terms
   for (const std::string& victim : victims.leaving()) {
@@ -41,7 +40,7 @@ bool evict_and_place(SchedulingState& state, const Policy& policy, const queues:
   if (const queues::QueueBook* book = state.book(); book != nullptr && book->admit(job.queue, job.charge, job.preemptible)) {
     return false;  // its queue still refuses it with the victims gone
   }
-  if (!place_job(state, policy, job, victims, statement)) return false;
+  if (!place_job(state, victims, statement)) return false;
   for (const queues::Move& m : victims.moves) {  // the victims that run on elsewhere
     if (!admitted_back(state, leaving.at(m.pod))) {
       // Back in its queue it would pass a limit (the job took its room): KAI's re-allocation of
@@ -56,18 +55,34 @@ bool evict_and_place(SchedulingState& state, const Policy& policy, const queues:
   return true;
 }
 
+/// What makes two single-pod jobs alike for the search: the same shape, queue, priority and
+/// preemptibility find the same victims (or none) on the same ledger. Empty for a gang.
+std::string alike_key(const queues::Job& job) {
+  if (!job.single_pod()) return {};
+  const std::string& shape = job.shape.empty() ? pod_shape(job.members.front()) : job.shape;
+  return fmt::format("{}#{}#{}#{}", shape, job.queue, job.priority, job.preemptible);
+}
+
 }  // namespace
 
 void VictimAction::execute(CycleContext& cycle) const {
   std::vector<const queues::Job*> waiting;
+  std::set<std::string> hopeless;  // alike jobs that found nothing since the ledger last changed
   for (const queues::Job* job : cycle.waiting) {
+    const std::string alike = alike_key(*job);
+    if (!alike.empty() && hopeless.count(alike)) {
+      waiting.push_back(job);
+      continue;
+    }
     auto victims = cycle.state.find_victims(*job, cycle.policy, pass_, cycle.options.shield_lapse);
     Statement statement(cycle.state);
     std::vector<queues::Move> moved;
-    if (!victims || !evict_and_place(cycle.state, cycle.policy, *job, *victims, pass_, statement, moved)) {
+    if (!victims || !evict_and_place(cycle.state, *job, *victims, pass_, statement, moved)) {
+      if (!alike.empty()) hopeless.insert(alike);
       waiting.push_back(job);
       continue;  // the statement rolls back
     }
+    hopeless.clear();
     Decision d;
     d.action = kind();
     d.job = job;

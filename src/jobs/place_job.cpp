@@ -196,7 +196,7 @@ class OutcomeReport {
       }
     }
     report_.unschedulable.push_back(std::move(np));
-    if (tree_ != nullptr) {
+    if (tree_ != nullptr && decision == nullptr) {  // one an action placed is charged as allocated
       for (std::size_t q : tree_->path_to_root(job.queue)) pending_[q] += state_.pending_charge(job.members[i]);
     }
   }
@@ -249,6 +249,9 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   ExplainCache cache;
   cycle::CycleOptions cycle_options;
   cycle_options.actions = options.actions;
+  if (state.tree() == nullptr) {  // without Queues: pods in input order, no victims and no moves (as before KAI's cycle)
+    std::erase_if(cycle_options.actions, [](cycle::ActionKind a) { return a != cycle::ActionKind::kAllocate; });
+  }
   cycle_options.session = {options.explain_nodes, &cache};
   std::vector<const queues::Job*> pointers;
   for (const queues::Job& job : jobs) pointers.push_back(&job);

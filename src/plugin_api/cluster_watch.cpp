@@ -136,6 +136,7 @@ void ClusterWatch::resync() {
 
 void ClusterWatch::new_term() {
   if (GpuReservations* r = core_.reservations()) r->new_term();
+  core_.new_term();
 }
 
 void ClusterWatch::retry_pending_when_able() {
@@ -261,6 +262,7 @@ void ClusterWatch::evict_pods() {
   if (!core_.may_act().is_ok()) return;  // a follower leaves them to the leader
   for (const PodEviction& e : evictions) {
     if (evicting_.contains(e.pod)) continue;
+    if (!core_.may_act().is_ok()) return;  // the lead was lost meanwhile: no delete after that
     if (e.uid.empty()) {  // a delete without the uid precondition could hit a pod made since under that name
       spdlog::warn("pod {}: not evicted although {}: its uid is not known", e.pod, e.reason);
       evicting_[e.pod] = now;

@@ -117,8 +117,10 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
   for (const auto& [node, offered] : candidates) {
     if (auto n = state_.cluster().find_node(node)) offered_nodes[*n] = true;
   }
-  if (auto gang = state_.gang_job(state_.pod(pod->key()) != nullptr ? state_.pod(pod->key())->pod : *pod)) {
-    return gang_preempt(*pod, *gang, candidates);
+  const PodRequest& held = state_.pod(pod->key()) != nullptr ? state_.pod(pod->key())->pod : *pod;
+  if (state_.gang_needs_planning(held)) {  // a gang reclaims as a whole job, once it has its members
+    auto gang = state_.gang_job(held);
+    return gang ? gang_preempt(*pod, *gang, candidates) : std::map<std::string, std::vector<std::string>>{};
   }
   const auto found = state_.find_victims(*pod, *policy_, &offered_nodes);
   if (found) {
@@ -172,6 +174,10 @@ std::map<std::string, std::vector<std::string>> ExtenderImpl::gang_preempt(
 }
 
 void ExtenderImpl::evict_later(const std::vector<std::string>& victims, const std::string& reason) {
+  // Only a leader that follows the API server deletes pods; a decision is not kept across terms
+  // (evictions_new_term) nor past kVictimEvictionHold.
+  if (!options_.watching || !may_act().is_ok()) return;
+  const auto until = std::chrono::steady_clock::now() + kVictimEvictionHold;
   std::set<std::string> whole(victims.begin(), victims.end());  // whole jobs go, as KAI evicts them
   const queues::VictimJobs jobs = state_.victim_jobs();
   for (const std::string& key : victims) {
@@ -183,8 +189,8 @@ void ExtenderImpl::evict_later(const std::vector<std::string>& victims, const st
   }
   for (const std::string& key : whole) {
     const PodRecord* r = state_.pod(key);
-    if (r == nullptr || r->standing != PodStanding::kBound) continue;
-    victims_to_evict_[key] = {key, r->raw.uid, reason, PodEviction::Why::kVictim};
+    if (r == nullptr || r->standing != PodStanding::kBound || r->planned_until) continue;
+    victims_to_evict_[key] = {{key, r->raw.uid, reason, PodEviction::Why::kVictim}, until};
   }
 }
 

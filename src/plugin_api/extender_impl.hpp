@@ -87,6 +87,7 @@ class ExtenderImpl final : public Extender {
   [[nodiscard]] GpuReservations* reservations() override { return book_.get(); }
   void sweep_reservations() override;
   std::vector<PodEviction> evictions() override;
+  void new_term() override;
 
  private:
   Result<PodRequest> decode(const json& object) const;
@@ -325,8 +326,16 @@ class ExtenderImpl final : public Extender {
   };
   /// Under mu_: pods plan_gang told their gang waits for members (gang_retries).
   std::map<std::string, GangWait> gang_waiting_;
-  /// Victims Preempt decided that kube-scheduler will not delete (evictions()), by pod key.
-  std::map<std::string, PodEviction> victims_to_evict_;
+  /// Victims Preempt decided that kube-scheduler will not delete (evictions()), by pod key, each
+  /// with when the decision lapses.
+  struct VictimEviction {
+    PodEviction eviction;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::map<std::string, VictimEviction> victims_to_evict_;
+  /// How long a victim decided by Preempt stays to delete: kube-scheduler deletes its share at
+  /// once; a decision older than this is stale (the ledger has moved on).
+  static constexpr std::chrono::seconds kVictimEvictionHold{30};
   struct Assumed {
     std::string uid;
     std::string node;

@@ -416,15 +416,21 @@ std::string ExtenderImpl::verify() const {
   return state_.verify();
 }
 
+void ExtenderImpl::new_term() {
+  std::unique_lock lock(mu_);
+  victims_to_evict_.clear();
+}
+
 std::vector<PodEviction> ExtenderImpl::evictions() {
   if (!options_.watching) return {};
   std::unique_lock lock(mu_);
   std::vector<PodEviction> out;
-  std::erase_if(victims_to_evict_, [&](const auto& v) {  // gone, or another pod by that name now
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(victims_to_evict_, [&](const auto& v) {  // gone, another pod by that name now, or stale
     const PodRecord* r = state_.pod(v.first);
-    return r == nullptr || r->standing != PodStanding::kBound || r->raw.uid != v.second.uid;
+    return r == nullptr || r->standing != PodStanding::kBound || r->raw.uid != v.second.eviction.uid || now > v.second.until;
   });
-  for (const auto& [key, eviction] : victims_to_evict_) out.push_back(eviction);
+  for (const auto& [key, victim] : victims_to_evict_) out.push_back(victim.eviction);
   if (options_.staleness_grace.count() < 0) return out;
   for (const auto& gang : state_.stale_gangs(options_.staleness_grace)) {
     for (const std::string& key : gang.evict) {

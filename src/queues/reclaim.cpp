@@ -67,7 +67,7 @@ struct Pass {
   const QueueBook& book;
   const PodRequest& pod;
   const Gang* gang;
-  const MovablePod* movable;  ///< which victims may run on elsewhere (null: none)
+  const VictimReplacing* replacing;  ///< which victims may stay or run on elsewhere (null: none)
   const Reclaimer& reclaimer;
   bool reclaim;
   MinRuntimes& min_runtimes;
@@ -109,6 +109,7 @@ struct Pass {
         auto queue = eligible(a, allowed);
         if (!queue) continue;
         const auto in_job = jobs != nullptr ? jobs->find(key) : VictimJobs::const_iterator{};
+        if (jobs != nullptr && in_job != jobs->end() && in_job->second.planned) continue;  // held for a plan, not running
         if (jobs == nullptr || in_job == jobs->end()) {
           out.push_back(unit({a}, *queue, key, true));
           continue;
@@ -206,10 +207,10 @@ struct Pass {
   /// they hold: it was not needed), reserved in `journal`. KAI evicts it and pipelines it back to
   /// the same place, which leaves it running.
   bool stays(const Candidate& c, LedgerJournal& journal) const {
-    if (movable == nullptr) return false;
+    if (replacing == nullptr || !replacing->running) return false;
     const std::size_t mark = journal.mark();
     for (const Allocation& a : c.pods) {
-      const PodRequest* victim = (*movable)(a);
+      const PodRequest* victim = replacing->running(a);
       if (victim == nullptr || !journal.reserve(*victim, a.node, a.choice)) {
         journal.rollback(mark);
         return false;
@@ -221,11 +222,11 @@ struct Pass {
   /// A victim placed again elsewhere with the pod in place (KAI pipelines a victim job that fits
   /// on the scenario's nodes), all its pods or none, reserved in `journal`; the moves, or nullopt.
   std::optional<std::vector<Move>> move_elsewhere(const Policy& policy, const Candidate& c, LedgerJournal& journal) const {
-    if (movable == nullptr) return std::nullopt;
+    if (replacing == nullptr || !replacing->movable) return std::nullopt;
     const std::size_t mark = journal.mark();
     std::vector<Move> moves;
     for (const Allocation& a : c.pods) {
-      const PodRequest* victim = (*movable)(a);
+      const PodRequest* victim = replacing->movable(a);
       auto to = victim != nullptr ? select(state, *victim, policy) : std::nullopt;
       if (!to || !journal.reserve(*victim, to->node, to->choice)) {
         journal.rollback(mark);
@@ -291,7 +292,7 @@ struct Pass {
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const VictimTarget& target,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
                                     const VictimShield& shield, const NodeMask* nodes, const VictimJobs* jobs,
-                                    VictimPass passes, const MovablePod* movable) {
+                                    VictimPass passes, const VictimReplacing* replacing) {
   const PodRequest& pod = target.pod;
   // Over its queue's quota a non-preemptible pod stays refused whatever is evicted (every victim
   // is preemptible, and only non-preemptible pods count against that quota).
@@ -302,7 +303,7 @@ std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, 
     const VictimPass wanted = reclaim ? VictimPass::kReclaim : VictimPass::kPreempt;
     if ((static_cast<std::uint8_t>(passes) & static_cast<std::uint8_t>(wanted)) == 0) continue;
     if (reclaim && (!queue || !can_reclaim(book, reclaimer))) continue;
-    Pass pass{state, book, pod, target.gang, movable, reclaimer, reclaim, min_runtimes};
+    Pass pass{state, book, pod, target.gang, replacing, reclaimer, reclaim, min_runtimes};
     std::vector<Candidate> found = pass.candidates(nodes, jobs);
     if (found.empty()) continue;
     if (auto victims = pass.search(policy, std::move(found), nodes)) return victims;

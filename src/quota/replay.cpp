@@ -25,6 +25,7 @@
 #include "fracpack/queues/queue_tree.hpp"
 #include "fracpack/binpack/scheduler.hpp"
 #include "fracpack/binpack/verdict_cache.hpp"
+#include "fracpack/queues/cycle.hpp"
 #include "fracpack/queues/failed_pods.hpp"
 #include "fracpack/queues/scheduling_state.hpp"
 
@@ -85,10 +86,9 @@ class Replay {
   [[nodiscard]] queues::AlikeRuns alike_runs(const std::vector<const queues::Job*>& jobs);
   void record_outcomes(const std::vector<queues::JobOutcome>& outcomes, std::int64_t cycle);
   void start(std::size_t i, std::int64_t cycle);
-  bool consolidate(std::int64_t cycle);
+  bool act(std::int64_t cycle);
   [[nodiscard]] std::size_t moves_allowed(std::int64_t cycle);
   void moved(std::size_t i, std::int64_t cycle);
-  bool reclaim();
   void evict(std::size_t victim, std::size_t for_pod);
   void sample(std::int64_t cycle);
   void finish();
@@ -120,7 +120,6 @@ class Replay {
   std::vector<std::int64_t> pending_since_;     // per pod: arrival, or its last eviction
   std::priority_queue<Departure, std::vector<Departure>, std::greater<>> running_;
   std::vector<std::size_t> pending_;            // pod indices, in arrival order
-  std::set<std::size_t> evicted_now_;           // evicted this cycle: they do not reclaim in it
   // One leaf queue and one priority: no pod can ever be another's victim, reclaim has nothing to do.
   bool victims_possible_ = true;
   std::deque<std::int64_t> move_times_;         // when each move of the last hour happened
@@ -388,77 +387,44 @@ std::size_t Replay::moves_allowed(std::int64_t cycle) {
   return used >= options_.max_moves_per_hour ? 0 : static_cast<std::size_t>(options_.max_moves_per_hour - used);
 }
 
-/// KAI's consolidation action: pending preemptible pods in job order (priority, then arrival),
-/// each that fits nowhere placed by moving running pods when a plan exists within the hour's
-/// bound on moves. A pod no easier than one of its queue that found no plan is not searched for
-/// (FailedPods).
-/// True when any pod started.
-bool Replay::consolidate(std::int64_t cycle) {
-  // pending_ is in arrival order: one scan per priority, highest first, is job order.
-  std::vector<std::int32_t> priorities;  // highest first; a few at most
-  for (std::size_t i : pending_) {
-    if (std::find(priorities.begin(), priorities.end(), priority_[i]) == priorities.end()) priorities.push_back(priority_[i]);
-  }
-  std::sort(priorities.begin(), priorities.end(), std::greater<>());
-  // Per leaf queue: a plan refused by one queue's rules (admission, deserved share) says nothing
-  // about another queue's pod of the same ask.
-  std::map<std::size_t, queues::FailedPods> failed;
+/// What allocation left waiting, through the rest of KAI's cycle (queues/cycle.hpp):
+/// consolidation (when on), then reclaim and preempt (when a pod could be another's victim), jobs
+/// in job order (priority, then arrival). A job an action placed starts now; its victims wait
+/// again; the pods moved for it start a new run. True when anything changed.
+bool Replay::act(std::int64_t cycle) {
+  cycle::CycleOptions options;
+  options.actions.clear();
+  if (options_.consolidation) options.actions.push_back(cycle::ActionKind::kConsolidation);
+  if (victims_possible_) options.actions.insert(options.actions.end(), {cycle::ActionKind::kReclaim, cycle::ActionKind::kPreempt});
+  options.session.verdicts = verdicts_.get();
+  options.consolidation = options_.consolidation_limits;
+  options.consolidation.max_moves = std::min(options.consolidation.max_moves, moves_allowed(cycle));
+  options.shield_lapse = &shield_lapse_;
+  if (options.actions.empty()) return false;
+  std::vector<std::size_t> order = pending_;  // arrival order: stable by priority is job order
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return priority_[x] > priority_[y]; });
+  std::vector<const queues::Job*> jobs;
+  jobs.reserve(order.size());
+  for (std::size_t i : order) jobs.push_back(&job_of_[i]);
+  const cycle::CycleResult result = cycle::run_cycle(state_, *policy_, jobs, options);
+  if (result.decisions.empty()) return false;
   std::set<std::size_t> started;
-  std::size_t searched = 0;
-  const auto search = [&](std::size_t i) {  // false: no more searches this cycle
-    const PodRequest& pod = pods_[i].pod;
-    if (!pod.preemptible || failed[leaf_of_[i]].covers(job_of_[i].ask)) return true;
-    if (searched++ == options_.consolidation_limits.max_jobs) return false;
-    queues::ConsolidationLimits limits = options_.consolidation_limits;
-    limits.max_moves = std::min(limits.max_moves, moves_allowed(cycle));
-    if (limits.max_moves == 0) return false;
-    auto plan = state_.plan_consolidation({pod}, *policy_, limits, consolidation_.get());
-    if (!plan || !state_.apply_consolidation({pod}, *plan).is_ok()) {
-      failed[leaf_of_[i]].add(job_of_[i].ask);
-      return true;
-    }
-    ++row(i).consolidated;
+  for (const cycle::Decision& d : result.decisions) {
+    const std::size_t i = d.job->input_order;
+    if (d.action == cycle::ActionKind::kConsolidation) ++row(i).consolidated;
     start(i, cycle);
     started.insert(i);
-    for (const queues::Move& m : plan->moves) moved(index_of_.at(m.pod), cycle);
-    return true;
-  };
-  bool more = true;
-  for (auto p = priorities.begin(); more && p != priorities.end(); ++p) {
-    for (auto i = pending_.begin(); more && i != pending_.end(); ++i) {
-      if (priority_[*i] == *p) more = search(*i);
+    for (const queues::Move& m : d.moves) moved(index_of_.at(m.pod), cycle);
+    for (const std::string& victim : d.victims) {
+      if (auto it = index_of_.find(victim); it != index_of_.end()) evict(it->second, i);
     }
   }
-  if (started.empty()) return false;
   std::erase_if(pending_, [&](std::size_t i) { return started.contains(i); });
-  sample(cycle);
-  return true;
-}
-
-/// Victims for pending pods (not ones evicted this cycle) are evicted; true when any was. Pods
-/// alike (shape, queue, priority) get the same "no victims" until something is evicted: under
-/// contention hundreds of waiting pods share a few shapes.
-bool Replay::reclaim() {
-  const std::size_t before = pending_.size();
-  std::set<std::size_t> hopeless;
-  const std::vector<std::size_t> waiting = pending_;
-  for (std::size_t i : waiting) {
-    if (evicted_now_.contains(i) || hopeless.contains(alike_of_[i])) continue;
-    auto victims = state_.find_victims(pods_[i].pod, *policy_, nullptr, &shield_lapse_);
-    if (!victims) {
-      hopeless.insert(alike_of_[i]);
-      continue;
-    }
-    hopeless.clear();
-    for (const auto& key : victims->leaving()) {
-      if (auto it = index_of_.find(key); it != index_of_.end()) evict(it->second, i);
-    }
-  }
-  if (pending_.size() == before) return false;
   // Pending pods stay in arrival order (an evicted pod keeps its original arrival).
   std::sort(pending_.begin(), pending_.end(), [&](std::size_t x, std::size_t y) {
     return pods_[x].arrival != pods_[y].arrival ? pods_[x].arrival < pods_[y].arrival : x < y;
   });
+  sample(cycle);
   return true;
 }
 
@@ -470,7 +436,6 @@ void Replay::evict(std::size_t victim, std::size_t for_pod) {
   ++row(victim).preemptions_suffered;
   ++row(for_pod).preemptions_caused;
   why_[victim] = std::make_shared<const std::string>(fmt::format("evicted to make room for {}", pods_[for_pod].pod.key()));
-  evicted_now_.insert(victim);
   pending_since_[victim] = clock_;
   pending_.push_back(victim);
 }
@@ -534,13 +499,11 @@ ReplayReport Replay::run() {
       sample(cycle);
       continue;
     }
-    // One session over every pending pod, then reclaim for the pods still waiting, and when it
-    // evicted anything, one more session.
-    evicted_now_.clear();
+    // KAI's cycle: one session over every pending pod (allocate), then the other actions over
+    // the pods still waiting.
     shield_lapse_.reset();  // this cycle's reclaim says again what it waits for
     run_cycle(cycle);
-    if (options_.consolidation && !pending_.empty()) consolidate(cycle);
-    if (victims_possible_ && !pending_.empty() && reclaim()) run_cycle(cycle);
+    if (!pending_.empty()) act(cycle);
   }
   report_.end = clock_;
   finish();

@@ -250,9 +250,10 @@ std::optional<queues::Victims> SchedulingState::search_victims(const queues::Vic
   const queues::QueueBook empty(kNoQueues);
   const queues::VictimShield shield{options_.min_runtime, now(), lapse};
   const queues::VictimJobs jobs = victim_jobs();
-  const queues::MovablePod may_move = [this](const Allocation& a) { return movable(a); };
+  const queues::VictimReplacing replacing{[this](const Allocation& a) { return running_pod(a); },
+                                          [this](const Allocation& a) { return movable(a); }};
   return queues::find_victims(cluster_, b != nullptr ? *b : empty, target, leaf_queue(target.pod), charge, policy, shield, nodes,
-                              &jobs, passes, &may_move);
+                              &jobs, passes, &replacing);
 }
 
 std::optional<queues::Victims> SchedulingState::find_victims(const PodRequest& pod, const Policy& policy, const NodeMask* nodes,
@@ -278,6 +279,7 @@ queues::VictimJobs SchedulingState::victim_jobs() const {
     for (const std::string& member : members) {
       const PodRecord& r = pods_.at(member);
       const Allocation* a = cluster_.allocation(member);
+      if (r.standing == PodStanding::kBound && r.planned_until) out[member] = {key, false, true};
       if (r.standing == PodStanding::kBound && !r.planned_until && a != nullptr) running.emplace_back(a->started, member);
     }
     std::sort(running.begin(), running.end(), [](const auto& x, const auto& y) {

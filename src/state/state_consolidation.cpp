@@ -12,12 +12,20 @@ namespace fracpack {
 
 using queues::Amounts;
 
-const PodRequest* SchedulingState::movable(const Allocation& a) const {
-  if (a.holder != Holder::kScheduled || !a.preemptible) return nullptr;
+const PodRequest* SchedulingState::running_pod(const Allocation& a) const {
+  if (a.holder != Holder::kScheduled) return nullptr;
   auto it = pods_.find(a.pod);
   if (it == pods_.end()) return nullptr;
   const PodRecord& r = it->second;
   if (r.standing != PodStanding::kBound || !r.ours || r.planned_until || r.unreadable) return nullptr;
+  return &r.pod;
+}
+
+const PodRequest* SchedulingState::movable(const Allocation& a) const {
+  if (!a.preemptible) return nullptr;
+  const PodRequest* running = running_pod(a);
+  if (running == nullptr) return nullptr;
+  const PodRecord& r = pods_.at(a.pod);
   if (r.pod.gang) {
     auto g = groups_.find(r.pod.gang_key());
     if (g != groups_.end() && g->second.together()) return nullptr;  // a gang moves whole, or not at all

@@ -14,6 +14,9 @@ Status Statement::evict(const std::string& pod_key) {
   if (it == state_.pods_.end() || it->second.standing != PodStanding::kBound) {
     return Status(Code::kNotFound, fmt::format("pod {}: not bound, so it cannot be evicted", pod_key));
   }
+  if (it->second.planned_until) {  // held for its gang's plan: it runs nowhere yet
+    return Status(Code::kFailedPrecondition, fmt::format("pod {}: held for its gang's plan, not running", pod_key));
+  }
   Undo undo{Undo::Kind::kEvicted, pod_key, it->second, *state_.cluster_.allocation(pod_key), true};
   state_.withdraw(pod_key, it->second, /*readopt=*/false);
   state_.pods_.erase(it);

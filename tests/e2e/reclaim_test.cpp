@@ -44,6 +44,14 @@ json running_pod(const std::string& name, const std::string& queue, const std::s
   return p;
 }
 
+/// Waits until fracpack's watch holds every running pod: kube-scheduler asks Preempt once per
+/// failed attempt, and retries only on a cluster event, so a Preempt answered before the watch
+/// showed the victims would leave the pod waiting (noted on issue 38).
+void caught_up(Cluster& c) {
+  REQUIRE_MESSAGE(KubeRig::wait_until([&] { return c.held() == c.truth(); }, std::chrono::seconds(30)),
+                  "fracpack holds " << json(c.held()).dump() << "; the API server has " << json(c.truth()).dump());
+}
+
 json pod_group(const std::string& name, const std::string& queue, int min_member) {
   return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
           {"kind", "PodGroup"},
@@ -60,6 +68,7 @@ TEST_CASE("kube-scheduler v1.35 preempts the victim fracpack names: q0's younges
   Cluster::Options options;
   options.scheduler_config = kPreemptingScheduler;
   Cluster c(*rig, objects, options);
+  caught_up(c);
   json wants = gpu_pod("wants", 1, "q1");
   wants["spec"]["priorityClassName"] = "build-preemptible";  // kube-scheduler offers lower-priority pods only
   REQUIRE(c.api().create(wants) == 201);
@@ -95,6 +104,7 @@ TEST_CASE("a gang of 4 x 1 GPU under its quota reclaims whole jobs from an over-
   Cluster::Options options;
   options.scheduler_config = kPreemptingScheduler;
   Cluster c(*rig, objects, options);
+  caught_up(c);
   for (int i = 0; i < 4; ++i) {
     json p = gpu_pod(fmt::format("train-{}", i), 1, "q0");
     p["metadata"]["annotations"]["pod-group-name"] = "train";

@@ -145,5 +145,26 @@ TEST_CASE("Preempt for a gang names the gang's victims, whole jobs, for its firs
   CHECK((uids == std::vector<std::string>{"u-r2-a", "u-r2-b"} || uids == std::vector<std::string>{"u-r3-a", "u-r3-b"}));
 }
 
+TEST_CASE("Preempt for a gang member still waiting for its siblings names nothing: the gang cannot run yet") {
+  std::vector<json> objects{queue_object("q0", "", 4), queue_object("q1", "", 0), pod_group("train", "q0", 4), nvf("n0", 1, 80000).obj};
+  json victim = PodBuilder("v").uid("u-v").whole(1).priority_class("train").label("kai.scheduler/queue", "q1").bound_to("n0").obj;
+  ExtenderOptions options;
+  auto opened = Extender::open(options);
+  REQUIRE(opened.is_ok());
+  Extender& core = **opened;
+  REQUIRE(core.apply(objects, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  REQUIRE(core.sync({victim}, false, &conflicts).is_ok());
+  const json member = PodBuilder("train-0").uid("u-t0").whole(1).priority_class("build-preemptible").label("kai.scheduler/queue", "q0")
+                          .gang("train").obj;
+  CHECK(core.filter_all(member, 0)->passed.empty());  // 1 of the 4 members it needs
+  auto victims = core.preempt(member, {{"n0", {"u-v"}}});
+  REQUIRE(victims.is_ok());
+  CHECK(victims->empty());
+  // Alone, as a pod of its own, it would take v's GPU: the gang is what holds it back.
+  const json single = PodBuilder("solo").uid("u-solo").whole(1).priority_class("build-preemptible").label("kai.scheduler/queue", "q0").obj;
+  CHECK(core.preempt(single, {{"n0", {"u-v"}}})->size() == 1);
+}
+
 }  // namespace
 }  // namespace fracpack::test

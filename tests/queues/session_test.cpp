@@ -77,6 +77,7 @@ TEST_CASE("a queue under its fair share goes before one over it, whatever the in
   CHECK(idle3.preemption->victims[0].starts_with("default/run-"));
   CHECK(totals(r, "busy").allocated[Resource::kGpu] == 3000);
   CHECK(totals(r, "idle").allocated[Resource::kGpu] == 3000);
+  CHECK(totals(r, "idle").pending[Resource::kGpu] == 0);  // placed by reclaim: allocated, not pending
   CHECK(totals(r, "busy").pending[Resource::kGpu] == 1000);
 }
 

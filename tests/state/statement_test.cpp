@@ -1,5 +1,7 @@
 // Statement: evictions, placements and moves on the scheduling state, kept by commit() and undone
 // exactly by rollback() — the same GPUs, the same starts, the same queue figures.
+#include <chrono>
+
 #include <doctest/doctest.h>
 
 #include "fracpack/binpack/policy.hpp"
@@ -128,6 +130,33 @@ TEST_CASE("a refused change changes nothing and says why") {
   CHECK(statement.rebind("default/old", 0, whole({3})).code() == Code::kNotFound);  // not evicted here
   CHECK(statement.move("default/half", 0, whole({0})).code() == Code::kUnschedulable);  // GPU 0 is old's: not moved
   CHECK(snapshot(s) == before);
+}
+
+TEST_CASE("a member held for its gang's plan runs nowhere yet: never evicted, never a victim") {
+  SchedulingState s(SchedulingState::Options{});
+  ObjectChange c;
+  c.nodes.push_back(nvf("n", 4, 80000).spec());
+  c.queues = {*queues::decode_queue(queue_object("qa", "", 4))};
+  auto group = queues::decode_pod_group(json{{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                                             {"kind", "PodGroup"},
+                                             {"metadata", {{"name", "g"}, {"namespace", "default"}}},
+                                             {"spec", {{"minMember", 2}, {"queue", "qa"}}}});
+  REQUIRE(group.is_ok());
+  c.groups = {*group};
+  REQUIRE(s.validate(c).is_ok());
+  (void)s.apply(c);
+  const auto policy = make_policy("pack", {});
+  REQUIRE(policy.is_ok());
+  PodRequest a = PodBuilder("a").whole(1).gang("g").spec();
+  PodRequest b = PodBuilder("b").whole(1).gang("g").spec();
+  (void)s.observe(a);
+  (void)s.observe(b);
+  const auto d = s.plan_gang(*s.effective(a), **policy, std::chrono::steady_clock::now(), std::chrono::seconds(30));
+  REQUIRE(d.kind == SchedulingState::GangDecision::Kind::kPlanned);
+  Statement statement(s);
+  CHECK(statement.evict("default/a").code() == Code::kFailedPrecondition);
+  CHECK(s.victim_jobs().at("default/a").planned);
+  CHECK(s.victim_jobs().at("default/b").planned);
 }
 
 }  // namespace

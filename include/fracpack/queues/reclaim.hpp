@@ -47,8 +47,9 @@ struct VictimShield {
 /// core — its members up to its minimum — as one victim; each member above the minimum alone,
 /// before its core. By pod key; a pod not listed is a job of its own.
 struct VictimJob {
-  std::string job;   ///< the gang's key
-  bool core = true;  ///< false: a member above the minimum, evicted alone
+  std::string job;       ///< the gang's key
+  bool core = true;      ///< false: a member above the minimum, evicted alone
+  bool planned = false;  ///< held for its gang's plan, not running yet: never a victim
 };
 using VictimJobs = std::unordered_map<std::string, VictimJob>;
 
@@ -70,6 +71,13 @@ struct Victims {
   }
 };
 
+/// How the search places victims again once the job holds its place (KAI's solver pipelines
+/// victim jobs that fit). Unset members: none is placed again.
+struct VictimReplacing {
+  MovablePod running;  ///< the running pod behind an allocation: whether it still fits where it is (it stays)
+  MovablePod movable;  ///< the same, when it may move elsewhere (consolidation's rule)
+};
+
 /// Which of KAI's two actions a search stands for: reclaim (other queues' pods), preempt (lower
 /// priority pods of the job's own queue), or reclaim and then preempt.
 enum class VictimPass : std::uint8_t { kReclaim = 1, kPreempt = 2, kBoth = 3 };
@@ -86,13 +94,12 @@ struct VictimTarget {
 /// preemption within its own queue name applies), on the nodes of `nodes` (all when null), or
 /// nullopt when no candidates make it fit. `jobs` groups running gang members (null: every pod
 /// alone); a job is a candidate only when all the pods it evicts together are. `passes`: which
-/// of reclaim and preempt to search. `movable`: the running pod behind an allocation when it may
-/// run on elsewhere (null: no victim moves). O(candidates · (log candidates + queues + a fit check on
+/// of reclaim and preempt to search. `replacing`: which victims may stay or move (null: none). O(candidates · (log candidates + queues + a fit check on
 /// one node)); a gang's fit check places its minimum over every node.
 std::optional<Victims> find_victims(ClusterState& state, const QueueBook& book, const VictimTarget& target,
                                     std::optional<std::size_t> queue, const Amounts& charge, const Policy& policy,
                                     const VictimShield& shield, const NodeMask* nodes = nullptr,
                                     const VictimJobs* jobs = nullptr, VictimPass passes = VictimPass::kBoth,
-                                    const MovablePod* movable = nullptr);
+                                    const VictimReplacing* replacing = nullptr);
 
 }  // namespace fracpack::queues

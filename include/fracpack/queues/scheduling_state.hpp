@@ -312,7 +312,8 @@ class SchedulingState {
   /// The rule points into the state: valid until the PodGroup changes.
   [[nodiscard]] std::optional<queues::Job> gang_job(const PodRequest& pod) const;
   /// Running gang members as victims go (queues::VictimJobs): each PodGroup's earliest-started
-  /// minMember members (at least one) its core, the rest alone. O(gang members).
+  /// minMember members (at least one) its core, the rest alone; members held for a plan are
+  /// marked planned (never victims). O(gang members).
   [[nodiscard]] queues::VictimJobs victim_jobs() const;
   /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
   /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
@@ -398,6 +399,8 @@ class SchedulingState {
   void record_session(const std::vector<queues::JobOutcome>& outcomes);
   /// plan_consolidation's rules: the pod behind `a` when it may move for some job (the queue rule
   /// aside), else null.
+  /// The running pod of ours behind an allocation (bound, readable, not held for a plan), else nullptr.
+  [[nodiscard]] const PodRequest* running_pod(const Allocation& a) const;
   [[nodiscard]] const PodRequest* movable(const Allocation& a) const;
   /// Whether the job's queue and every ancestor stay within deserved quota holding `charge`.
   [[nodiscard]] bool within_deserved(const PodRequest& pod, const queues::Amounts& charge) const;

@@ -34,7 +34,8 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
 
   /// A bound pod leaves its node (a victim): what it held is released and its queue uncharged.
-  /// kNotFound when `pod_key` is not bound (kBound) in the state. O(log nodes + queue depth).
+  /// kNotFound when `pod_key` is not bound (kBound) in the state; kFailedPrecondition when it is
+  /// held for its gang's plan (not running). O(log nodes + queue depth).
   Status evict(const std::string& pod_key);
   /// A pending pod of the state placed on `node` with `choice` (KAI: allocated or pipelined),
   /// charged to its queue on its PodGroup's terms, its start now. No admission check: the caller

@@ -386,6 +386,9 @@ class Extender {
   /// them; each listed while it still runs. From the watch's timer, on every replica (so each
   /// keeps when the gangs went stale); only the leader deletes them. Takes the write lock.
   virtual std::vector<PodEviction> evictions() { return {}; }
+  /// This replica took or lost the lead: the victims an earlier term decided are dropped (a new
+  /// leader decides again from the ledger; docs/ha.md).
+  virtual void new_term() {}
 
   /// Why the pod fits no node, node by node.
   virtual Result<Explanation> explain(const nlohmann::json& pod) = 0;

@@ -42,7 +42,7 @@ struct PlaceOptions {
   /// (the system clock; a running pod's start is its status.startTime).
   queues::MinRuntimeDefaults min_runtime{};
   /// KAI's actions, in order (KAI's `actions` setting; queues/cycle.hpp): by default allocate,
-  /// consolidation, reclaim, preempt, stalegangeviction.
+  /// consolidation, reclaim, preempt, stalegangeviction. Without Queue objects, allocate alone.
   std::vector<cycle::ActionKind> actions = cycle::default_actions();
 };
 
