@@ -55,7 +55,7 @@ std::optional<Inputs> load(benchmark::State& state, const std::string& queue_fil
 }
 
 void replay_loop(benchmark::State& state, const Inputs& in, const std::vector<NodeSpec>& nodes, const quota::ReplayOptions& options) {
-  std::int64_t events = 0, preemptions = 0, waiting = 0;
+  std::int64_t events = 0, preemptions = 0, waiting = 0, moved = 0;
   for (auto _ : state) {
     auto r = quota::replay(nodes, in.queues, in.workload, options);
     if (!r) return state.SkipWithError(r.status().message().c_str());
@@ -63,11 +63,13 @@ void replay_loop(benchmark::State& state, const Inputs& in, const std::vector<No
     for (const auto& q : r->queues) {
       preemptions += q.preemptions_suffered;
       waiting += q.never_started;
+      moved += q.moved;
     }
   }
   state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
   state.counters["preemptions"] = static_cast<double>(preemptions) / static_cast<double>(state.iterations());
   state.counters["never_started"] = static_cast<double>(waiting) / static_cast<double>(state.iterations());
+  state.counters["moved"] = static_cast<double>(moved) / static_cast<double>(state.iterations());
 }
 
 void BM_Replay(benchmark::State& state) {

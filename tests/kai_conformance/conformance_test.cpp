@@ -51,6 +51,22 @@ std::set<std::string> open_differences() {
   return out;
 }
 
+/// What a scenario may use that is not translated, each stated in docs/kai-compatibility.md: a
+/// scenario left out for anything else fails (a translation that regressed, or KAI's tests using
+/// something new).
+const std::vector<std::string> kUntranslatable = {
+    "Mocks.SchedulerConf",  // the test's own scheduler configuration (per-level placement strategy)
+    "job.PreemptionDelay",  // read, not yet honoured (docs/requests.md rule 24)
+    "task state Releasing", "task state Pipelined",  // no releasing state yet (issue 38, item 8)
+    "task.Priority",        // a task order label
+    "node.MigStrategy",     // MIG
+    "a bind that always fails",
+};
+
+bool known_gap(const std::string& why) {
+  return std::any_of(kUntranslatable.begin(), kUntranslatable.end(), [&](const std::string& k) { return why.rfind(k, 0) == 0; });
+}
+
 struct Counts {
   int scenarios = 0, agree = 0, deliberate = 0, open = 0, untranslated = 0;
 };
@@ -81,7 +97,10 @@ TEST_CASE("KAI's action test scenarios: fracpack agrees, or the difference is li
       const Translation t = translate(s, now);
       if (!t.untranslated.empty()) {
         ++c.untranslated;
-        for (const std::string& why : t.untranslated) ++untranslated_reasons[why.substr(0, why.find(" = "))];
+        for (const std::string& why : t.untranslated) {
+          ++untranslated_reasons[why.substr(0, why.find(" = "))];
+          CHECK_MESSAGE(known_gap(why), s.id() << " is not translated for a reason docs/kai-compatibility.md does not state: " << why);
+        }
         CHECK_MESSAGE(!open.count(s.id()), s.id() << " is not translated; it cannot be an open difference");
         if (wanted && s.id() == wanted) show(s, t, {}, {});
         continue;
