@@ -89,6 +89,16 @@ TEST_CASE("place, HTTP Preempt and gRPC Preempt name the same victim: q0's young
   CHECK(std::vector<std::string>(uids.begin(), uids.end()) == std::vector<std::string>{"u-young"});
 }
 
+/// An extender core holding `objects` (by Apply) and the running pods `running` (by Sync).
+std::unique_ptr<Extender> open_core(const std::vector<json>& objects, const std::vector<json>& running) {
+  auto opened = Extender::open(ExtenderOptions{});
+  REQUIRE(opened.is_ok());
+  REQUIRE((*opened)->apply(objects, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  REQUIRE((*opened)->sync(running, false, &conflicts).is_ok());
+  return std::move(*opened);
+}
+
 json pod_group(const std::string& name, const std::string& queue, int min_member) {
   return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
           {"kind", "PodGroup"},
@@ -113,13 +123,8 @@ TEST_CASE("Preempt for a gang names the gang's victims, whole jobs, for its firs
       running.push_back(p);
     }
   }
-  ExtenderOptions options;
-  auto opened = Extender::open(options);
-  REQUIRE(opened.is_ok());
-  Extender& core = **opened;
-  REQUIRE(core.apply(objects, nullptr).is_ok());
-  std::vector<std::string> conflicts;
-  REQUIRE(core.sync(running, false, &conflicts).is_ok());
+  auto opened = open_core(objects, running);
+  Extender& core = *opened;
   std::vector<json> members;
   for (int i = 0; i < 4; ++i) {
     members.push_back(PodBuilder(fmt::format("train-{}", i)).uid(fmt::format("u-t{}", i)).whole(1).priority_class("build-preemptible")
@@ -148,13 +153,8 @@ TEST_CASE("Preempt for a gang names the gang's victims, whole jobs, for its firs
 TEST_CASE("Preempt for a gang member still waiting for its siblings names nothing: the gang cannot run yet") {
   std::vector<json> objects{queue_object("q0", "", 4), queue_object("q1", "", 0), pod_group("train", "q0", 4), nvf("n0", 1, 80000).obj};
   json victim = PodBuilder("v").uid("u-v").whole(1).priority_class("train").label("kai.scheduler/queue", "q1").bound_to("n0").obj;
-  ExtenderOptions options;
-  auto opened = Extender::open(options);
-  REQUIRE(opened.is_ok());
-  Extender& core = **opened;
-  REQUIRE(core.apply(objects, nullptr).is_ok());
-  std::vector<std::string> conflicts;
-  REQUIRE(core.sync({victim}, false, &conflicts).is_ok());
+  auto opened = open_core(objects, {victim});
+  Extender& core = *opened;
   const json member = PodBuilder("train-0").uid("u-t0").whole(1).priority_class("build-preemptible").label("kai.scheduler/queue", "q0")
                           .gang("train").obj;
   CHECK(core.filter_all(member, 0)->passed.empty());  // 1 of the 4 members it needs
