@@ -56,6 +56,33 @@ TEST_CASE("replay: two queues share two GPUs; waits, GPU-hours and departures co
   CHECK(r->events == 8);  // 4 arrivals, 4 departures
 }
 
+TEST_CASE("replay reproduces KAI's reclaim_test.go scenario 9 step by step (2 jobs of queue0 running, 2 of queue1 pending)") {
+  // KAI pkg/scheduler/actions/reclaim/reclaim_test.go, "2 jobs from queue0 running on node0 - 2
+  // pending jobs from queue1 - reclaim" (tests/kai_conformance/scenarios/reclaim__reclaim.json,
+  // index 9): one node of 2 GPUs; queue0 and queue1 deserve 1 GPU each. KAI's reclaim leaves
+  // running_job0 Running, running_job1 Releasing, pending_job0 Pipelined, pending_job1 Pending.
+  // As a replay: queue0's jobs start at 0; queue1's arrive at 10, and that cycle decides as KAI.
+  quota::TimedWorkload w;
+  w.pods = {whole_gpu("running-job0", "queue0", 0, 1000), whole_gpu("running-job1", "queue0", 0, 1000),
+            whole_gpu("pending-job0", "queue1", 10, 1000), whole_gpu("pending-job1", "queue1", 10, 1000)};
+  quota::ReplayOptions options;
+  options.per_pod = true;
+  options.period = 10;
+  auto r = quota::replay(one_node_two_gpus(), {gpu_queue("queue0", 1), gpu_queue("queue1", 1)}, w, options);
+  REQUIRE_MESSAGE(r.is_ok(), r.status().message());
+  const auto& pods = r->pods;
+  REQUIRE(pods.size() == 4);
+  CHECK(pods[0].first_start == std::optional<std::int64_t>(0));  // running_job0: Running
+  CHECK(pods[0].pending_seconds == 0);                           // never evicted
+  CHECK(pods[1].first_start == std::optional<std::int64_t>(0));  // running_job1: Releasing at 10 ...
+  CHECK(pods[1].pending_seconds > 0);                            // ... so it waited again
+  CHECK(pods[2].first_start == std::optional<std::int64_t>(10)); // pending_job0: Pipelined at 10
+  REQUIRE(pods[3].first_start.has_value());
+  CHECK(*pods[3].first_start > 10);                              // pending_job1: Pending at 10
+  CHECK(r->queues[0].preemptions_suffered == 1);                 // one victim, of queue0
+  CHECK(r->queues[1].preemptions_caused == 1);
+}
+
 TEST_CASE("replay: a pod that names a node (Pod objects of running pods) arrives, waits and leaves like any other") {
   // a1 and a2 both name node n and GPU 0, as running pods printed by kubectl would: the replay
   // places each when it arrives, not where the input says it ran.
