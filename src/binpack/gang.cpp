@@ -179,6 +179,70 @@ struct GangPlacer::Impl {
     const auto ok = std::count_if(part.children.begin(), part.children.end(), [&](int c) { return satisfied(c); });
     return ok >= part.need_children;
   }
+  /// KAI's minAvailableState over the leaves (GangProgress).
+  [[nodiscard]] GangProgress progress() const {
+    bool exact = true;
+    for (const Part& part : parts) {
+      if (!part.leaf()) continue;
+      const int on_nodes = static_cast<int>(part.running_nodes.size()) + placed_in(part);
+      if (on_nodes < part.min_member) return GangProgress::kBelowMinimum;
+      if (on_nodes > part.min_member) exact = false;
+    }
+    return exact ? GangProgress::kAtMinimum : GangProgress::kAboveMinimum;
+  }
+  /// What a part has toward its minimum and what the minimum is (KAI's GetNumActiveAllocatedMembers
+  /// and GetMinMembersToSatisfy): a leaf's pods on nodes, a set's satisfied children.
+  [[nodiscard]] std::pair<int, int> standing(int p) const {
+    const Part& part = parts[p];
+    if (part.leaf()) return {static_cast<int>(part.running_nodes.size()) + placed_in(part), part.min_member};
+    const auto ok = std::count_if(part.children.begin(), part.children.end(), [&](int c) { return satisfied(c); });
+    return {static_cast<int>(ok), part.need_children};
+  }
+  /// KAI's subgrouporder plugin (orderByAllocationRatio): a part below its minimum first; a part
+  /// that needs nothing last (the fewer on nodes first); else the lower ratio of what it has to
+  /// its minimum.
+  [[nodiscard]] bool part_before(int a, int b) const {
+    const auto [ca, ta] = standing(a);
+    const auto [cb, tb] = standing(b);
+    const bool a_short = ca < ta;
+    const bool b_short = cb < tb;
+    if (a_short || b_short) return a_short && !b_short;
+    if ((ta == 0) != (tb == 0)) return tb == 0;
+    if (ta == 0) return ca < cb;
+    return static_cast<std::int64_t>(ca) * tb < static_cast<std::int64_t>(cb) * ta;
+  }
+  /// The member KAI's elastic phase takes next under part `p` (podgroup_info.GetTasksToAllocate):
+  /// in an unsatisfied part, its first waiting member (its minimum goes whole); in a satisfied
+  /// one, the children in KAI's order (sets before leaves, then part_before), the first that has
+  /// a member waiting.
+  [[nodiscard]] std::optional<std::size_t> next_under(int p) const {
+    const Part& part = parts[p];
+    if (part.leaf() || !satisfied(p)) {
+      std::optional<std::size_t> first;
+      for_leaves(p, [&](int leaf) {
+        for (std::size_t i : waiting_in(leaf)) {
+          if (!first || i < *first) first = i;
+        }
+      });
+      return first;
+    }
+    std::vector<int> children;
+    for (int c : part.children) if (!parts[c].leaf()) children.push_back(c);
+    for (int c : part.children) if (parts[c].leaf()) children.push_back(c);
+    std::stable_sort(children.begin(), children.end(), [&](int a, int b) { return part_before(a, b); });
+    for (int c : children) {
+      if (auto i = next_under(c)) return i;
+    }
+    return std::nullopt;
+  }
+  template <typename F>
+  void for_leaves(int p, F&& f) const {
+    if (parts[p].leaf()) {
+      f(p);
+      return;
+    }
+    for (int c : parts[p].children) for_leaves(c, f);
+  }
   /// The waiting members a leaf's minimum would take, in arrival order.
   [[nodiscard]] std::vector<std::size_t> waiting_in(int p) const {
     std::vector<std::size_t> out;
@@ -424,6 +488,21 @@ std::size_t gang_running_in_tree(const Gang& gang) {
   return n;
 }
 
+GangProgress gang_progress(const Gang& gang) { return GangPlacer::Impl(nullptr, gang, nullptr, 0, nullptr).progress(); }
+
+GangProgress GangPlacer::progress() const { return impl_->progress(); }
+
+std::optional<std::size_t> GangPlacer::next_member() const { return impl_->next_under(0); }
+
+void GangPlacer::stop(const Explanation& why) {
+  Impl& m = *impl_;
+  for (std::size_t i = 0; i < m.gang.members.size(); ++i) {
+    if (m.placed[i] || m.done[i]) continue;
+    m.outcomes[i] = PlaceOutcome{std::nullopt, why};
+    m.done[i] = 1;
+  }
+}
+
 bool GangPlacer::place_minimum() {
   Impl& m = *impl_;
   if (m.satisfied(0)) return true;
@@ -448,12 +527,7 @@ bool GangPlacer::place_minimum() {
 
 std::optional<std::vector<std::size_t>> GangPlacer::place_step(std::optional<std::size_t> member) {
   Impl& m = *impl_;
-  std::optional<std::size_t> next = member;
-  if (!next) {
-    for (std::size_t i = 0; i < m.gang.members.size() && !next; ++i) {
-      if (!m.placed[i] && !m.done[i]) next = i;
-    }
-  }
+  const std::optional<std::size_t> next = member ? member : next_member();
   if (!next || m.placed[*next] || m.done[*next]) return std::nullopt;
   const std::size_t i = *next;
   int top = m.part_of[i];  // the highest part not yet satisfied: it goes whole

@@ -79,8 +79,11 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const SchedulingState
                                ? static_cast<int>(members.size())
                                : group->second.min_member;
     const int remaining = min_member - static_cast<int>(on_nodes.size());
-    if (remaining <= 0) {  // the running members already meet the minimum
-      for (const auto& m : members) jobs.push_back(single(m));
+    if (remaining <= 0) {  // the running members already meet the minimum: each further pod goes alone
+      for (const auto& m : members) {
+        jobs.push_back(single(m));
+        jobs.back().progress = remaining == 0 ? GangProgress::kAtMinimum : GangProgress::kAboveMinimum;
+      }
       continue;
     }
     job.min_member = remaining;

@@ -4,79 +4,51 @@
 #include <cassert>
 #include <deque>
 #include <functional>
+#include <map>
 #include <queue>
+
+#include "gang_turns.hpp"
 
 namespace fracpack::queues {
 namespace {
 
-/// Charges the members of `job` just placed to its queue; returns what they were charged.
-Amounts charged_for(const ClusterState& state, const Job& job, const std::vector<std::size_t>& members) {
-  Amounts sum;
-  for (std::size_t i : members) sum += charge_placed(job.members[i], state, *state.allocation(job.members[i].key()));
-  return sum;
-}
-
-void book_placed(const ClusterState& state, QueueBook& book, const Job& job, const std::vector<std::size_t>& members,
-                 JobOutcome& result) {
-  for (std::size_t i : members) {
-    const Amounts placed = charge_placed(job.members[i], state, *state.allocation(job.members[i].key()));
-    book.charge(job.queue, placed, job.members[i].preemptible);
-    result.charged += placed;
-  }
-}
-
-Explanation refused_by_queue(const Refusal& refusal) {
-  Explanation why;
-  why.summary = refusal.message;
-  return why;
-}
-
-/// A gang (docs/placement.md rules 7, 18, 19): its minimum, admitted on job.charge before; a
-/// minimum that took other sub-groups than counted is admitted again on what it placed. Then each
-/// further step (a sub-group's minimum, or one more member), admitted on its own, as KAI admits
-/// an elastic gang's pods beyond its minimum.
-void place_gang_job(ClusterState& state, QueueBook& book, const Job& job, const Policy& policy, const SessionOptions& options,
-                    JobOutcome& result) {
-  if (result.refused.size() < job.members.size()) result.refused.assign(job.members.size(), std::nullopt);
-  const Gang gang{job.name, job.members, job.min_member, job.rule.get(), job.running};
-  GangPlacer placer(state, gang, policy, options.detailed, options.explain_cache);
-  const std::vector<std::size_t> counted = placer.minimum_by_count();
-  if (!placer.place_minimum()) {
-    result.members = placer.outcomes();
-    return;
-  }
-  std::vector<std::size_t> minimum;
-  for (std::size_t i = 0; i < job.members.size(); ++i) {
-    if (placer.outcomes()[i].placement) minimum.push_back(i);
-  }
-  if (minimum != counted) {
-    if (auto refusal = book.admit(job.queue, charged_for(state, job, minimum), job.preemptible)) {
-      placer.undo_all(refused_by_queue(*refusal));
-      result.refusal = std::move(refusal);
-      result.members = placer.outcomes();
-      return;
-    }
-  }
-  book_placed(state, book, job, minimum, result);
-  while (auto step = placer.place_step()) {
-    if (step->empty()) continue;
-    if (auto refusal = book.admit(job.queue, charged_for(state, job, *step), job.preemptible)) {
-      placer.undo_step(*step, refused_by_queue(*refusal));
-      for (std::size_t i : *step) result.refused[i] = refusal;
-      continue;
-    }
-    book_placed(state, book, job, *step, result);
-  }
-  result.members = placer.outcomes();
-}
-
-/// Jobs of one leaf queue, best first.
-using JobList = std::deque<const Job*>;
+using detail::book_placed;
+using detail::GangTurns;
 
 bool job_before(const Job* a, const Job* b) {
   if (a->priority != b->priority) return a->priority > b->priority;
+  if (a->progress != b->progress) return a->progress < b->progress;
   if (a->created != b->created) return a->created < b->created;
   return a->input_order < b->input_order;
+}
+
+/// A job in line in its leaf queue, for its next turn.
+struct InLine {
+  const Job* job;
+  GangProgress progress;  ///< where its gang stands against its minimum
+  Amounts ask;            ///< what the turn asks of its queue (QueueOrder)
+};
+
+/// KAI's job order (framework JobOrderFn over the default plugins): the priority plugin, then the
+/// elastic plugin (below the minimum, at it, above it), then creation time, then input order.
+bool in_line_before(const InLine& a, const InLine& b) {
+  if (a.job->priority != b.job->priority) return a.job->priority > b.job->priority;
+  if (a.progress != b.progress) return a.progress < b.progress;
+  if (a.job->created != b.job->created) return a.job->created < b.job->created;
+  return a.job->input_order < b.job->input_order;
+}
+
+/// Jobs of one leaf queue, best first.
+using JobList = std::deque<InLine>;
+
+void push_in_line(JobList& list, InLine entry) {
+  list.insert(std::upper_bound(list.begin(), list.end(), entry, in_line_before), std::move(entry));
+}
+
+/// Where a job's gang stands before the session: a structured gang counts what runs.
+GangProgress progress_before(const Job& job) {
+  if (job.single_pod() || !job.rule || job.running.empty()) return job.progress;
+  return gang_progress(Gang{job.name, {}, job.min_member, job.rule.get(), job.running});
 }
 
 /// KAI's queue order (proportion/queue_order/queue_order.go), each queue with the job it would
@@ -87,21 +59,21 @@ class QueueOrder {
  public:
   QueueOrder(const QueueBook& book, const Amounts& total) : book_(book), total_(total) {}
 
-  bool operator()(std::size_t a, const Job& ja, std::size_t b, const Job& jb) const {
+  bool operator()(std::size_t a, const Amounts& ja, std::size_t b, const Amounts& jb) const {
     const bool a_over = book_.over_fair_share(a);
     const bool b_over = book_.over_fair_share(b);
     if (a_over != b_over) return !a_over;
-    const bool a_quota = book_.within_quota(a, ja.charge);
-    const bool b_quota = book_.within_quota(b, jb.charge);
+    const bool a_quota = book_.within_quota(a, ja);
+    const bool b_quota = book_.within_quota(b, jb);
     if (a_quota != b_quota) return a_quota;
     const QueueSpec& qa = book_.tree().queue(a);
     const QueueSpec& qb = book_.tree().queue(b);
     if (qa.priority != qb.priority) return qa.priority > qb.priority;
-    const bool a_zero = zero_share_violation(a, ja.charge);
-    const bool b_zero = zero_share_violation(b, jb.charge);
+    const bool a_zero = zero_share_violation(a, ja);
+    const bool b_zero = zero_share_violation(b, jb);
     if (a_zero != b_zero) return !a_zero;
-    const std::int64_t da = dominant_share_ppm(book_, a, total_, ja.charge);
-    const std::int64_t db = dominant_share_ppm(book_, b, total_, jb.charge);
+    const std::int64_t da = dominant_share_ppm(book_, a, total_, ja);
+    const std::int64_t db = dominant_share_ppm(book_, b, total_, jb);
     if (da != db) return da < db;
     if (qa.created != qb.created) return qa.created < qb.created;
     return qa.name < qb.name;
@@ -208,8 +180,9 @@ bool alike_runs_hold(const AlikeRuns& runs) {
 /// One job's turn: admission on its minimum (a gang's first min_member pods, or the pod itself),
 /// then placement. Nothing (no outcome) for a pod asking no less than one that found no node in
 /// this session (SessionOptions::explain off).
+/// A gang with members left after its turn comes back in `goes_on`.
 std::optional<JobOutcome> take_turn(ClusterState& state, QueueBook& book, const Policy& policy, const Job& job,
-                                    const SessionOptions& options, FailedPods& failed) {
+                                    const SessionOptions& options, FailedPods& failed, std::unique_ptr<GangTurns>& goes_on) {
   JobOutcome result;
   result.job = &job;
   result.charged = job.charge;
@@ -228,7 +201,8 @@ std::optional<JobOutcome> take_turn(ClusterState& state, QueueBook& book, const 
                                                       job.ask.constraints.empty() ? nullptr : &job.ask, shape));
     if (result.members.front().placement) book_placed(state, book, job, {0}, result);
   } else {
-    place_gang_job(state, book, job, policy, options, result);
+    auto turns = std::make_unique<GangTurns>(state, job, policy, options);
+    if (turns->first(book, result)) goes_on = std::move(turns);
   }
   return result;
 }
@@ -240,13 +214,13 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
                                     const SessionOptions& options) {
   const QueueTree& tree = book.tree();
   std::vector<JobList> pending(tree.size());
-  std::vector<std::size_t> waiting(tree.size(), 0);  // pending jobs in each subtree
+  std::vector<std::size_t> waiting(tree.size(), 0);  // jobs in line in each subtree
   for (const Job* job : jobs) {
-    pending[job->queue].push_back(job);
+    pending[job->queue].push_back(InLine{job, progress_before(*job), job->charge});
     for (std::size_t q : tree.path_to_root(job->queue)) ++waiting[q];
   }
   for (auto& list : pending) {
-    if (!std::is_sorted(list.begin(), list.end(), job_before)) std::stable_sort(list.begin(), list.end(), job_before);
+    if (!std::is_sorted(list.begin(), list.end(), in_line_before)) std::stable_sort(list.begin(), list.end(), in_line_before);
   }
   const QueueOrder before(book, total);
 
@@ -258,7 +232,7 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     for (std::size_t q : group) {
       if (waiting[q] == 0) continue;
       const std::size_t leaf = tree.is_leaf(q) ? q : *best_of(tree.children(q));
-      if (!best_queue || before(q, *pending[leaf].front(), *best_queue, *pending[*best_leaf].front())) {
+      if (!best_queue || before(q, pending[leaf].front().ask, *best_queue, pending[*best_leaf].front().ask)) {
         best_queue = q;
         best_leaf = leaf;
       }
@@ -269,11 +243,32 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
   FailedPods failed;
   std::vector<JobOutcome> out;
   out.reserve(jobs.size());
+  struct Going {
+    std::unique_ptr<GangTurns> turns;
+    std::size_t outcome;  // its JobOutcome in `out`
+  };
+  std::map<const Job*, Going> going;  // gangs with members left for a later turn
   while (auto leaf = best_of(tree.roots())) {
-    const Job* job = pending[*leaf].front();
+    const Job* job = pending[*leaf].front().job;
     pending[*leaf].pop_front();
+    auto it = going.find(job);
+    bool again = false;
+    if (it != going.end()) {
+      again = it->second.turns->next(book, out[it->second.outcome]);
+    } else {
+      std::unique_ptr<GangTurns> turns;
+      if (auto outcome = take_turn(state, book, policy, *job, options, failed, turns)) out.push_back(std::move(*outcome));
+      if (turns) {
+        it = going.emplace(job, Going{std::move(turns), out.size() - 1}).first;
+        again = true;
+      }
+    }
+    if (again) {
+      push_in_line(pending[*leaf], InLine{job, it->second.turns->progress(), it->second.turns->next_ask()});
+      continue;
+    }
+    if (it != going.end()) going.erase(it);
     for (std::size_t q : tree.path_to_root(*leaf)) --waiting[q];
-    if (auto outcome = take_turn(state, book, policy, *job, options, failed)) out.push_back(std::move(*outcome));
   }
   return out;
 }
@@ -288,7 +283,12 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
                                     const Amounts& total, const SessionOptions& options) {
   const std::size_t leaf = runs.empty() || runs.front().empty() ? 0 : runs.front().front()->queue;
   const bool one_leaf = std::all_of(runs.begin(), runs.end(), [&](const auto& run) { return !run.empty() && run.front()->queue == leaf; });
-  if (options.explain || !one_leaf) return run_session(state, book, policy, jobs_of(runs), total, options);  // every job takes its turn
+  const bool single_pods = std::all_of(runs.begin(), runs.end(), [](const auto& run) {
+    return std::all_of(run.begin(), run.end(), [](const Job* job) { return job->single_pod(); });
+  });
+  if (options.explain || !one_leaf || !single_pods) {  // every job takes its turn
+    return run_session(state, book, policy, jobs_of(runs), total, options);
+  }
   struct Head {
     std::size_t run;
     std::size_t at;  // the run's job that takes the next turn
@@ -310,7 +310,8 @@ std::vector<JobOutcome> run_session(ClusterState& state, QueueBook& book, const 
     const Head head = heads.top();
     heads.pop();
     const Job& job = *runs[head.run][head.at];
-    std::optional<JobOutcome> outcome = take_turn(state, book, policy, job, options, failed);
+    std::unique_ptr<GangTurns> none;  // one pod: no later turn
+    std::optional<JobOutcome> outcome = take_turn(state, book, policy, job, options, failed, none);
     if (outcome) out.push_back(std::move(*outcome));
     // Covered now (no outcome, or no node found): so is every later pod of the run. Not after a
     // placement, a refusal, or a core error (an Internal outcome FailedPods never heard of).

@@ -302,6 +302,47 @@ TEST_CASE("an elastic gang is admitted on minMember; extra members are admitted 
   CHECK(r.unschedulable[0].status == "OverLimit");
 }
 
+/// A PodGroup and its `n` pending one-GPU pods in queue q, created `created` (RFC 3339).
+std::vector<json> elastic_gang(const std::string& name, int min_member, int n, const std::string& created) {
+  std::vector<json> out{{{"kind", "PodGroup"},
+                         {"metadata", {{"name", name}, {"namespace", "default"}, {"creationTimestamp", created}}},
+                         {"spec", {{"minMember", min_member}, {"queue", "q"}}}}};
+  for (int i = 0; i < n; ++i) {
+    PodBuilder p(name + "-" + std::to_string(i));
+    p.whole(1).gang(name).label("kai.scheduler/queue", "q").obj["metadata"]["creationTimestamp"] = created;
+    out.push_back(p.obj);
+  }
+  return out;
+}
+
+TEST_CASE("elastic gangs: every gang's minimum before any gang's extra members, then extras by turns") {
+  // KAI's elastic plugin orders jobs below their minimum first, then at it, then above it; a job
+  // goes back in line after each turn. Five GPUs, two gangs of four (minMember 1): the older gets
+  // three, the younger two; without the order the older would take four.
+  NodeBuilder n("n");
+  n.gpus(5, 80000);
+  std::vector<json> objects{n.obj, queue("q", "", -1, -1, 1)};
+  for (json& o : elastic_gang("old", 1, 4, "2026-01-01T00:00:00Z")) objects.push_back(o);
+  for (json& o : elastic_gang("young", 1, 4, "2026-01-01T00:01:00Z")) objects.push_back(o);
+  std::vector<std::string> got = placed(run(objects));
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::string>{"default/old-0", "default/old-1", "default/old-2", "default/young-0", "default/young-1"});
+}
+
+TEST_CASE("an elastic gang's step that finds no node ends its session: later members wait, saying why") {
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  std::vector<json> objects{n.obj, queue("q", "", -1, -1, 1)};
+  for (json& o : elastic_gang("g", 1, 3, "2026-01-01T00:00:00Z")) objects.push_back(o);
+  objects[4]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "8";  // g-1 fits no node
+  PlaceReport r = run(objects);
+  CHECK(placed(r) == std::vector<std::string>{"default/g-0"});
+  REQUIRE(r.unschedulable.size() == 2);
+  const auto& g2 = r.unschedulable[0].pod == "default/g-2" ? r.unschedulable[0] : r.unschedulable[1];
+  CHECK(g2.pod == "default/g-2");
+  CHECK_MESSAGE(g2.reason.find("member default/g-1 found no node") != std::string::npos, g2.reason);
+}
+
 TEST_CASE("queues divide only usable nodes, slots as GPUs, less what other schedulers' pods hold") {
   NodeBuilder down("down");
   down.gpus(8, 80000).not_ready();

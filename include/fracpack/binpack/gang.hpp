@@ -82,6 +82,13 @@ struct Gang {
   std::vector<GangRunning> running; ///< members already on nodes: they count toward the minimums and anchor topology
 };
 
+/// Where a gang stands against its minimum, by KAI's elastic plugin (pkg/scheduler/plugins/elastic,
+/// minAvailableState): below when some leaf sub-group (the PodGroup itself without sub-groups) has
+/// fewer pods on nodes than its minMember; at it when every leaf has exactly its minMember; above
+/// otherwise. KAI serves jobs below their minimum first, then jobs at it, then jobs above it
+/// (docs/queues.md rule 11).
+enum class GangProgress { kBelowMinimum, kAtMinimum, kAboveMinimum };
+
 /// Places one gang step by step on a state the caller holds exclusively: first its minimum (all or
 /// nothing), then each further step: the minimum of a sub-group not yet satisfied, or one more
 /// member of a satisfied one, each kept inside the topology domains its placed parts chose.
@@ -106,7 +113,7 @@ class GangPlacer {
   /// Places the minimum all-or-nothing; true when placed (or nothing was needed). On false,
   /// nothing is held and every member's outcome says why.
   bool place_minimum();
-  /// Places the next step after the minimum (members in arrival order); returns the members it
+  /// Places the next step after the minimum (the member next_member() names); returns the members it
   /// placed (empty when that step failed: its members' outcomes say why). nullopt when no step
   /// is left. `member`: the step of that member only.
   std::optional<std::vector<std::size_t>> place_step(std::optional<std::size_t> member = std::nullopt);
@@ -115,6 +122,18 @@ class GangPlacer {
   void undo_step(const std::vector<std::size_t>& members, const Explanation& why);
   /// Releases everything placed (a queue refused the minimum): every member keeps `why`.
   void undo_all(const Explanation& why);
+
+  /// The member the next place_step() starts with, as KAI's elastic phase picks it
+  /// (podgroup_info.GetTasksToAllocate with the subgrouporder plugin): from the root down, in a
+  /// satisfied part the child below its minimum, else the one with the lowest ratio of what it has
+  /// on nodes to its minimum; in an unsatisfied part its first waiting member. nullopt when no
+  /// step is left.
+  [[nodiscard]] std::optional<std::size_t> next_member() const;
+  /// Where the gang stands against its minimum, with what it placed so far.
+  [[nodiscard]] GangProgress progress() const;
+  /// Gives up on every member not placed nor refused yet (KAI leaves a job's further members for
+  /// the next session once one step fails): each keeps `why` as its outcome.
+  void stop(const Explanation& why);
 
   [[nodiscard]] const std::vector<PlaceOutcome>& outcomes() const;
   /// Members refused before placement: a sub-group label that names no leaf sub-group.
@@ -125,13 +144,7 @@ class GangPlacer {
   friend bool gang_satisfied(const Gang& gang);
   friend bool gang_has_enough_members(const Gang& gang, std::string* why);
   friend std::size_t gang_running_in_tree(const Gang& gang);
-/// GangPlacer::satisfied() without a cluster: whether the running members satisfy the gang.
-bool gang_satisfied(const Gang& gang);
-/// GangPlacer::enough_members() without a cluster.
-bool gang_has_enough_members(const Gang& gang, std::string* why = nullptr);
-/// The running members that belong to the gang's tree (a structured PodGroup's members whose
-/// label names no leaf are not in KAI's job, and count for nothing).
-std::size_t gang_running_in_tree(const Gang& gang);
+  friend GangProgress gang_progress(const Gang& gang);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
@@ -146,6 +159,8 @@ bool gang_has_enough_members(const Gang& gang, std::string* why = nullptr);
 /// The running members that belong to the gang's tree (a structured PodGroup's members whose
 /// label names no leaf are not in KAI's job, and count for nothing).
 std::size_t gang_running_in_tree(const Gang& gang);
+/// GangPlacer::progress() without a cluster: where the running members alone stand.
+GangProgress gang_progress(const Gang& gang);
 
 /// Places a gang whole (see GangPlacer): its minimum all-or-nothing, then every further member it
 /// can. One outcome per member, in order.

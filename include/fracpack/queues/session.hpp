@@ -9,11 +9,14 @@
 //   4. then a queue that would hold a resource it has no share of at all goes last,
 //   5. then the smaller dominant share with the job (allocated ÷ cluster, the largest resource),
 //   6. then the earlier creation time, then the name.
-// Inside a leaf queue, jobs go by priority (highest first), then age (creation time, then input
-// order). A job is one pod, or a gang: the pending pods of one PodGroup.
+// Inside a leaf queue, jobs go by priority (highest first), then by where their gang stands
+// against its minimum (below it, at it, above it: KAI's elastic plugin), then age (creation time,
+// then input order). A job is one pod, or a gang: the pending pods of one PodGroup.
 // Each job is admitted (QueueBook::admit, at its queue and every ancestor) before it is placed.
-// A gang is admitted on its first minMember pods and places them all-or-nothing; members beyond
-// the minimum (an elastic gang) are then admitted and placed one by one.
+// A gang's first turn admits its first minMember pods and places them all-or-nothing; while
+// members are left, it goes back in line, and each later turn admits and places one more step
+// (a sub-group's minimum, or one member). A step that finds no node or is refused ends the
+// gang's session (KAI's allocate action).
 #pragma once
 
 #include <memory>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "fracpack/binpack/cluster_state.hpp"
+#include "fracpack/binpack/gang.hpp"
 #include "fracpack/binpack/ledger.hpp"
 #include "fracpack/binpack/policy.hpp"
 #include "fracpack/binpack/verdict_cache.hpp"
@@ -45,6 +49,9 @@ struct Job {
   std::int64_t created = 0;         ///< seconds since the epoch
   std::size_t input_order = 0;
   std::vector<Amounts> member_charges;  ///< each member's pending charge
+  /// Where its PodGroup stands before the session (one pod of a gang whose minimum runs already:
+  /// at or above it); a gang with a rule works it out from `running`.
+  GangProgress progress = GangProgress::kBelowMinimum;
   Amounts charge;                       ///< what admission counts: the minimum's members (GangPlacer::minimum_by_count)
   /// FailedPods::ask_of() its pod, for a one-pod job asked about in many sessions (a replay's):
   /// computed once. Empty constraints: worked out when needed.
