@@ -45,6 +45,7 @@ void ConsolidationAction::execute(CycleContext& cycle) const {
     Decision d;
     d.action = ActionKind::kConsolidation;
     d.job = job;
+    d.part_of = cycle.part_of(job);
     d.placed = placements_of(cycle.state, *job);
     d.moves = std::move(plan->moves);
     cycle.result.decisions.push_back(std::move(d));

@@ -86,6 +86,7 @@ void VictimAction::execute(CycleContext& cycle) const {
     Decision d;
     d.action = kind();
     d.job = job;
+    d.part_of = cycle.part_of(job);
     d.victims = statement.evicted();
     d.moves = std::move(moved);
     statement.commit();

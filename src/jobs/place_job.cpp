@@ -258,7 +258,7 @@ Result<PlaceReport> run_place(const std::vector<k8s::InputObject>& objects, cons
   const cycle::CycleResult result = cycle::run_cycle(state, **policy, pointers, cycle_options);
   std::map<const queues::Job*, const cycle::Decision*> decided;
   for (const cycle::Decision& d : result.decisions) {
-    if (d.job != nullptr) decided[d.job] = &d;
+    if (d.job != nullptr) decided[d.part_of != nullptr ? d.part_of : d.job] = &d;
   }
   const auto decision_of = [&](const queues::Job* job) {
     auto it = decided.find(job);

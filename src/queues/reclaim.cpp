@@ -269,10 +269,36 @@ struct Pass {
     Victims v;
     v.node = state.node(*nodes.begin()).name;
     std::vector<Release> releases;
+    // KAI re-places each victim job once (common.TryToVirtuallyAllocatePreemptorAndGetVictims):
+    // its next batch only, so a job whose core leaves gets its core back at most, not its extras.
+    std::set<std::string> core_leaves;
     for (std::size_t i : taken) {
       const Candidate& c = order.candidates()[i];
-      if (!on_nodes(c) || stays(c, journal)) continue;
-      if (auto moves = move_elsewhere(policy, c, journal)) {
+      if (c.core && on_nodes(c)) core_leaves.insert(c.job);
+    }
+    // Its queue must take it back, too (KAI re-allocates a victim through the proportion plugin's
+    // limits): the book as it would stand with the reclaimer placed and every victim here gone.
+    std::optional<QueueBook> after;
+    const auto queue_takes_back = [&](const Candidate& c) {
+      if (!c.queue) return true;
+      if (!after) {
+        after.emplace(book);
+        after->charge(reclaimer.queue, reclaimer.request, reclaimer.preemptible);
+        for (std::size_t i : taken) {
+          const Candidate& t = order.candidates()[i];
+          if (on_nodes(t) && t.queue) after->charge(*t.queue, t.give_back, true, -1);
+        }
+      }
+      if (!after->admits(*c.queue, c.give_back, true)) return false;
+      after->charge(*c.queue, c.give_back, true);
+      return true;
+    };
+    for (std::size_t i : taken) {
+      const Candidate& c = order.candidates()[i];
+      if (!on_nodes(c)) continue;
+      const bool may_return = (c.core || core_leaves.count(c.job) == 0) && queue_takes_back(c);
+      if (may_return && stays(c, journal)) continue;
+      if (auto moves = may_return ? move_elsewhere(policy, c, journal) : std::nullopt) {
         v.moves.insert(v.moves.end(), moves->begin(), moves->end());
         continue;
       }

@@ -2,6 +2,7 @@
 #include "queues/victim_order.hpp"
 
 #include <algorithm>
+#include <queue>
 
 namespace fracpack::queues {
 namespace {
@@ -23,6 +24,51 @@ bool leaves_first(const Candidate& a, const Candidate& b) {
   if (a.core != b.core) return !a.core;
   if (a.started != b.started) return later(a.started, b.started);
   return a.pods.front().pod > b.pods.front().pod;
+}
+
+/// The candidates of one leaf in the order KAI's victim queue hands them out
+/// (podgroup_info.GetTasksToEvict, and the job pushed back with the rest): the job KAI's job order
+/// puts last gives next — the lowest priority, then a job above its minimum (its elastic members
+/// left) before one at it (the elastic plugin), then leaves_first — one batch at a time: one
+/// member above the minimum, or the core once none is left.
+std::vector<std::size_t> in_victim_order(const std::vector<Candidate>& candidates, std::vector<std::size_t> members) {
+  std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) { return leaves_first(candidates[a], candidates[b]); });
+  struct Job {
+    std::size_t begin, end;  // its candidates in `members`, extras first
+    std::size_t next;
+    std::size_t extras_left;
+  };
+  std::vector<Job> jobs;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const Candidate& c = candidates[members[i]];
+    if (jobs.empty() || candidates[members[jobs.back().begin]].job != c.job) jobs.push_back(Job{i, i, i, 0});
+    jobs.back().end = i + 1;
+    if (!c.core) ++jobs.back().extras_left;
+  }
+  // Gives first: the lower priority, then elastic members left, then the earlier job in leaves_first.
+  const auto gives_later = [&](std::size_t a, std::size_t b) {
+    const std::int32_t pa = candidates[members[jobs[a].next]].priority;
+    const std::int32_t pb = candidates[members[jobs[b].next]].priority;
+    if (pa != pb) return pa > pb;
+    const bool ea = jobs[a].extras_left > 0;
+    const bool eb = jobs[b].extras_left > 0;
+    if (ea != eb) return eb;
+    return a > b;
+  };
+  std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(gives_later)> line(gives_later);
+  for (std::size_t j = 0; j < jobs.size(); ++j) line.push(j);
+  std::vector<std::size_t> out;
+  out.reserve(members.size());
+  while (!line.empty()) {
+    Job& job = jobs[line.top()];
+    const std::size_t j = line.top();
+    line.pop();
+    const std::size_t i = members[job.next++];
+    if (!candidates[i].core && job.extras_left > 0) --job.extras_left;
+    out.push_back(i);
+    if (job.next < job.end) line.push(j);
+  }
+  return out;
 }
 
 /// KAI GetDominantResourceShare: the largest allocated ÷ allocatable share (the cluster's total
@@ -84,11 +130,10 @@ VictimOrder::VictimOrder(const QueueBook& book, std::vector<Candidate> candidate
     leaves_[*q]->members.push_back(i);
     for (std::size_t up : book.tree().path_to_root(*q)) ++waiting_[up];
   }
-  const auto by_job_order = [&](std::size_t a, std::size_t b) { return leaves_first(candidates_[a], candidates_[b]); };
   for (auto& leaf : leaves_) {
-    if (leaf) std::sort(leaf->members.begin(), leaf->members.end(), by_job_order);
+    if (leaf) leaf->members = in_victim_order(candidates_, std::move(leaf->members));
   }
-  std::sort(unknown_.members.begin(), unknown_.members.end(), by_job_order);
+  unknown_.members = in_victim_order(candidates_, std::move(unknown_.members));
 }
 
 Amounts VictimOrder::after_victims(std::size_t q, std::size_t leaf) const {

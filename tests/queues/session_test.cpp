@@ -343,6 +343,30 @@ TEST_CASE("an elastic gang's step that finds no node ends its session: later mem
   CHECK_MESSAGE(g2.reason.find("member default/g-1 found no node") != std::string::npos, g2.reason);
 }
 
+TEST_CASE("an elastic gang's member beyond the minimum allocate placed reclaims on its own") {
+  // KAI's reclaim takes a job with pods pending, for its next batch: here one member of a gang
+  // whose minimum allocate placed on the last free GPU.
+  NodeBuilder n("n");
+  n.gpus(4, 80000);
+  std::vector<json> objects{n.obj, queue("a", "", 2, -1, 1), queue("b", "", 2, -1, 1)};
+  for (int i = 0; i < 3; ++i) {
+    objects.push_back(PodBuilder("b-" + std::to_string(i)).whole(1).label("kai.scheduler/queue", "b").priority_class("train").bound_to("n").obj);
+  }
+  for (json& o : elastic_gang("g", 1, 2, "2026-01-01T00:00:00Z")) {
+    if (o["kind"] == "PodGroup") o["spec"]["queue"] = "a";
+    if (o["kind"] != "PodGroup") o["metadata"]["labels"]["kai.scheduler/queue"] = "a";
+    objects.push_back(o);
+  }
+  PlaceReport r = run(objects);
+  CHECK(placed(r) == std::vector<std::string>{"default/g-0"});
+  REQUIRE(r.unschedulable.size() == 1);
+  CHECK(r.unschedulable[0].pod == "default/g-1");
+  REQUIRE(r.unschedulable[0].preemption);
+  CHECK(r.unschedulable[0].preemption->action == "reclaim");
+  REQUIRE(r.unschedulable[0].preemption->victims.size() == 1);
+  CHECK(r.unschedulable[0].preemption->victims[0].starts_with("default/b-"));
+}
+
 TEST_CASE("queues divide only usable nodes, slots as GPUs, less what other schedulers' pods hold") {
   NodeBuilder down("down");
   down.gpus(8, 80000).not_ready();

@@ -53,6 +53,9 @@ Result<std::vector<ActionKind>> parse_actions(std::string_view text);
 struct Decision {
   ActionKind action = ActionKind::kAllocate;
   const queues::Job* job = nullptr;          ///< null for stale gang eviction
+  /// When `job` is a further member of a gang whose minimum allocate placed (CycleResult::further):
+  /// that gang's job.
+  const queues::Job* part_of = nullptr;
   std::vector<Placement> placed;             ///< the job's pods, where they now are
   std::vector<std::string> victims;          ///< pod keys evicted for it (reclaim, preempt, stale gang members)
   std::vector<queues::Move> moves;           ///< running pods moved for it (consolidation)
@@ -74,6 +77,10 @@ struct CycleResult {
   std::vector<Decision> decisions;            ///< every other action's, in the order they were taken
   /// Jobs still waiting after the cycle, in allocate's order (then the rest in input order).
   std::vector<const queues::Job*> waiting;
+  /// For each gang allocate placed the minimum of but not every member: its next member as a job
+  /// of its own, which the later actions take in the gang's place (KAI's reclaim and preempt take
+  /// a job's next batch: podgroup_info.GetTasksToAllocate), with the gang it belongs to.
+  std::vector<std::pair<std::unique_ptr<queues::Job>, const queues::Job*>> further;
 };
 
 /// One cycle's working set, shared by its actions.
@@ -83,6 +90,13 @@ struct CycleContext {
   const CycleOptions& options;
   std::vector<const queues::Job*> waiting;  ///< jobs no action has placed yet, in the order actions take them
   CycleResult result;
+  /// The gang `job` is a further member of (CycleResult::further), or null.
+  [[nodiscard]] const queues::Job* part_of(const queues::Job* job) const {
+    for (const auto& [member, gang] : result.further) {
+      if (member.get() == job) return gang;
+    }
+    return nullptr;
+  }
 };
 
 /// One of KAI's actions: a name and one entry point.
