@@ -116,6 +116,9 @@ struct Pass {
         }
         if (!in_job->second.core) {
           out.push_back(unit({a}, *queue, in_job->second.job, false));
+          out.back().sub_group = in_job->second.sub_group;
+          out.back().sub_group_min = in_job->second.sub_group_min;
+          out.back().sub_group_running = in_job->second.sub_group_running;
           continue;
         }
         if (!seen_cores.insert(in_job->second.job).second) continue;

@@ -2,6 +2,7 @@
 #include "queues/victim_order.hpp"
 
 #include <algorithm>
+#include <map>
 #include <queue>
 
 namespace fracpack::queues {
@@ -26,33 +27,75 @@ bool leaves_first(const Candidate& a, const Candidate& b) {
   return a.pods.front().pod > b.pods.front().pod;
 }
 
+/// One victim job's candidates, handed out a batch at a time (podgroup_info.GetTasksToEvict):
+/// its members above the minimum first — with sub-groups, from the leaf whose running pods
+/// are the largest multiple of its minMember (the subgrouporder plugin reversed; the earlier
+/// leaf on a tie), each leaf's youngest first — then its core.
+class VictimJobBatches {
+ public:
+  VictimJobBatches(const std::vector<Candidate>& candidates, std::vector<std::size_t> members)
+      : candidates_(&candidates), members_(std::move(members)), used_(members_.size(), false) {
+    for (std::size_t m : members_) extras_left_ += candidates[m].core ? 0 : 1;
+  }
+  [[nodiscard]] bool empty() const { return given_ == members_.size(); }
+  [[nodiscard]] bool has_extras() const { return extras_left_ > 0; }
+  [[nodiscard]] std::int32_t priority() const { return (*candidates_)[members_.front()].priority; }
+
+  std::size_t next() {
+    std::optional<std::size_t> pick;
+    for (std::size_t k = 0; k < members_.size(); ++k) {
+      if (used_[k] || (*candidates_)[members_[k]].core != !has_extras()) continue;
+      if (!pick || gives_before(k, *pick)) pick = k;
+    }
+    used_[*pick] = true;
+    ++given_;
+    const Candidate& c = (*candidates_)[members_[*pick]];
+    if (!c.core) {
+      --extras_left_;
+      ++taken_[c.sub_group];
+    }
+    return members_[*pick];
+  }
+
+ private:
+  /// Member k's leaf gives before member j's (both extras); else the earlier in leaves_first.
+  bool gives_before(std::size_t k, std::size_t j) {
+    const Candidate& a = (*candidates_)[members_[k]];
+    const Candidate& b = (*candidates_)[members_[j]];
+    if (a.sub_group == b.sub_group || a.sub_group_min <= 0 || b.sub_group_min <= 0) return false;
+    const std::int64_t ra = a.sub_group_running - taken_[a.sub_group];
+    const std::int64_t rb = b.sub_group_running - taken_[b.sub_group];
+    if (ra * b.sub_group_min != rb * a.sub_group_min) return ra * b.sub_group_min > rb * a.sub_group_min;
+    return a.sub_group < b.sub_group;
+  }
+
+  const std::vector<Candidate>* candidates_;
+  std::vector<std::size_t> members_;  // in leaves_first order
+  std::vector<bool> used_;
+  std::map<int, std::int64_t> taken_;  // extras taken per leaf sub-group
+  std::size_t extras_left_ = 0;
+  std::size_t given_ = 0;
+};
+
 /// The candidates of one leaf in the order KAI's victim queue hands them out
 /// (podgroup_info.GetTasksToEvict, and the job pushed back with the rest): the job KAI's job order
 /// puts last gives next — the lowest priority, then a job above its minimum (its elastic members
-/// left) before one at it (the elastic plugin), then leaves_first — one batch at a time: one
-/// member above the minimum, or the core once none is left.
+/// left) before one at it (the elastic plugin), then leaves_first — one batch at a time
+/// (VictimJobBatches).
 std::vector<std::size_t> in_victim_order(const std::vector<Candidate>& candidates, std::vector<std::size_t> members) {
   std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) { return leaves_first(candidates[a], candidates[b]); });
-  struct Job {
-    std::size_t begin, end;  // its candidates in `members`, extras first
-    std::size_t next;
-    std::size_t extras_left;
-  };
-  std::vector<Job> jobs;
-  for (std::size_t i = 0; i < members.size(); ++i) {
-    const Candidate& c = candidates[members[i]];
-    if (jobs.empty() || candidates[members[jobs.back().begin]].job != c.job) jobs.push_back(Job{i, i, i, 0});
-    jobs.back().end = i + 1;
-    if (!c.core) ++jobs.back().extras_left;
+  std::vector<VictimJobBatches> jobs;
+  for (std::size_t i = 0; i < members.size();) {
+    std::size_t end = i + 1;
+    while (end < members.size() && candidates[members[end]].job == candidates[members[i]].job) ++end;
+    jobs.emplace_back(candidates, std::vector<std::size_t>(members.begin() + static_cast<std::ptrdiff_t>(i),
+                                                           members.begin() + static_cast<std::ptrdiff_t>(end)));
+    i = end;
   }
-  // Gives first: the lower priority, then elastic members left, then the earlier job in leaves_first.
+  // Gives later: the higher priority, then no elastic members left, then the later job in leaves_first.
   const auto gives_later = [&](std::size_t a, std::size_t b) {
-    const std::int32_t pa = candidates[members[jobs[a].next]].priority;
-    const std::int32_t pb = candidates[members[jobs[b].next]].priority;
-    if (pa != pb) return pa > pb;
-    const bool ea = jobs[a].extras_left > 0;
-    const bool eb = jobs[b].extras_left > 0;
-    if (ea != eb) return eb;
+    if (jobs[a].priority() != jobs[b].priority()) return jobs[a].priority() > jobs[b].priority();
+    if (jobs[a].has_extras() != jobs[b].has_extras()) return jobs[b].has_extras();
     return a > b;
   };
   std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(gives_later)> line(gives_later);
@@ -60,13 +103,10 @@ std::vector<std::size_t> in_victim_order(const std::vector<Candidate>& candidate
   std::vector<std::size_t> out;
   out.reserve(members.size());
   while (!line.empty()) {
-    Job& job = jobs[line.top()];
     const std::size_t j = line.top();
     line.pop();
-    const std::size_t i = members[job.next++];
-    if (!candidates[i].core && job.extras_left > 0) --job.extras_left;
-    out.push_back(i);
-    if (job.next < job.end) line.push(j);
+    out.push_back(jobs[j].next());
+    if (!jobs[j].empty()) line.push(j);
   }
   return out;
 }

@@ -24,6 +24,11 @@ struct Candidate {
   std::optional<std::int64_t> job_started;  ///< the earliest start of its job's running pods
   std::optional<std::int64_t> started;      ///< the latest start of its own pods
   bool core = true;                  ///< false: a gang member above the minimum
+  /// A member above the minimum of a gang with sub-groups: its leaf (VictimJob::sub_group), that
+  /// leaf's minMember and running pods; -1 otherwise.
+  int sub_group = -1;
+  int sub_group_min = 0;
+  int sub_group_running = 0;
 };
 
 class VictimOrder {

@@ -286,10 +286,42 @@ queues::VictimJobs SchedulingState::victim_jobs() const {
       if (x.first != y.first) return x.first.has_value() && (!y.first || *x.first < *y.first);  // no start: the latest
       return x.second < y.second;
     });
+    if (!group->second.sub_groups.empty()) {
+      mark_sub_group_cores(key, group->second, running, out);
+      continue;
+    }
     const std::size_t core = static_cast<std::size_t>(std::max(1, group->second.min_member));
     for (std::size_t i = 0; i < running.size(); ++i) out[running[i].second] = {key, i < core};
   }
   return out;
+}
+
+void SchedulingState::mark_sub_group_cores(const std::string& key, const GangRule& rule,
+                                           const std::vector<std::pair<std::optional<std::int64_t>, std::string>>& running,
+                                           queues::VictimJobs& out) const {
+  std::vector<int> running_in(rule.sub_groups.size(), 0);
+  std::vector<int> leaf_of(running.size(), -1);
+  for (std::size_t i = 0; i < running.size(); ++i) {
+    const std::string& label = pods_.at(running[i].second).pod.sub_group;
+    const std::string name = label.empty() ? std::string("default") : label;
+    for (std::size_t g = 0; g < rule.sub_groups.size(); ++g) {
+      const bool leaf = std::none_of(rule.sub_groups.begin(), rule.sub_groups.end(),
+                                     [&](const SubGroupSpec& s) { return s.parent == rule.sub_groups[g].name; });
+      if (leaf && rule.sub_groups[g].name == name) leaf_of[i] = static_cast<int>(g);
+    }
+    if (leaf_of[i] >= 0) ++running_in[leaf_of[i]];
+  }
+  std::vector<int> seen(rule.sub_groups.size(), 0);
+  for (std::size_t i = 0; i < running.size(); ++i) {  // earliest first: each leaf's first minMember are the core
+    const int g = leaf_of[i];
+    queues::VictimJob job{key, g >= 0 && seen[g]++ < std::max(1, rule.sub_groups[g].min_member)};
+    if (g >= 0 && !job.core) {
+      job.sub_group = g;
+      job.sub_group_min = std::max(1, rule.sub_groups[g].min_member);
+      job.sub_group_running = running_in[g];
+    }
+    out[running[i].second] = job;
+  }
 }
 
 std::int64_t SchedulingState::now() const {

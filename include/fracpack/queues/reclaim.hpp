@@ -50,6 +50,12 @@ struct VictimJob {
   std::string job;       ///< the gang's key
   bool core = true;      ///< false: a member above the minimum, evicted alone
   bool planned = false;  ///< held for its gang's plan, not running yet: never a victim
+  /// With sub-groups: its leaf sub-group (its place in the PodGroup's spec.subGroups), that
+  /// leaf's minMember and how many of its pods run; -1 without (KAI's PodSet, for
+  /// GetTasksToEvict's choice of the sub-group that gives next).
+  int sub_group = -1;
+  int sub_group_min = 0;
+  int sub_group_running = 0;
 };
 using VictimJobs = std::unordered_map<std::string, VictimJob>;
 

@@ -315,6 +315,12 @@ class SchedulingState {
   /// minMember members (at least one) its core, the rest alone; members held for a plan are
   /// marked planned (never victims). O(gang members).
   [[nodiscard]] queues::VictimJobs victim_jobs() const;
+  /// victim_jobs() for a PodGroup with sub-groups: each leaf's earliest minMember running pods are
+  /// the core (KAI's PodSets), the rest its members above the minimum, by leaf. `running`: the
+  /// group's running members, earliest first.
+  void mark_sub_group_cores(const std::string& key, const GangRule& rule,
+                            const std::vector<std::pair<std::optional<std::int64_t>, std::string>>& running,
+                            queues::VictimJobs& out) const;
   /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
   /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
   [[nodiscard]] std::string check_invariants() const;
