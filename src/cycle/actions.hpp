@@ -41,6 +41,10 @@ class StaleGangAction final : public Action {
   void execute(CycleContext& cycle) const override;
 };
 
+/// Whether `job` may not evict or move others yet: its PodGroup's preemptionDelay has not passed
+/// (KAI's FilterWithinPreemptionDelay for consolidation, reclaim and preempt).
+bool within_preemption_delay(const CycleContext& cycle, const queues::Job& job);
+
 /// Where each of `job`'s pods now is (those the state holds bound).
 std::vector<Placement> placements_of(const SchedulingState& state, const queues::Job& job);
 

@@ -33,7 +33,7 @@ void ConsolidationAction::execute(CycleContext& cycle) const {
     const queues::FailedPods::Ask ask = single && job->ask.constraints.empty() ? queues::FailedPods::ask_of(pods.front()) : job->ask;
     std::optional<queues::ConsolidationPlan> plan;
     const bool covered = single && failed[job->queue].covers(ask);
-    if (job->preemptible && !pods.empty() && !covered && cycle.options.consolidation.max_moves > 0 &&
+    if (job->preemptible && !pods.empty() && !covered && !within_preemption_delay(cycle, *job) && cycle.options.consolidation.max_moves > 0 &&
         searched++ < cycle.options.consolidation.max_jobs) {
       plan = cycle.state.plan_consolidation(pods, cycle.policy, cycle.options.consolidation, &pass);
       if (!plan && single) failed[job->queue].add(ask);

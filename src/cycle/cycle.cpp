@@ -29,6 +29,10 @@ CycleResult run_cycle(SchedulingState& state, const Policy& policy, const std::v
   return std::move(cycle.result);
 }
 
+bool within_preemption_delay(const CycleContext& cycle, const queues::Job& job) {
+  return job.evicts_from && cycle.state.now() < *job.evicts_from;
+}
+
 std::vector<Placement> placements_of(const SchedulingState& state, const queues::Job& job) {
   std::vector<Placement> out;
   for (const PodRequest& member : job.members) {

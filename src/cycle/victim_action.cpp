@@ -70,7 +70,7 @@ void VictimAction::execute(CycleContext& cycle) const {
   std::set<std::string> hopeless;  // alike jobs that found nothing since the ledger last changed
   for (const queues::Job* job : cycle.waiting) {
     const std::string alike = alike_key(*job);
-    if (!alike.empty() && hopeless.count(alike)) {
+    if ((!alike.empty() && hopeless.count(alike)) || within_preemption_delay(cycle, *job)) {
       waiting.push_back(job);
       continue;
     }

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "fracpack/core/labels.hpp"
 #include "fracpack/core/quoting.hpp"
@@ -118,6 +119,10 @@ Result<std::map<std::string, std::vector<std::string>>> ExtenderImpl::preempt(
     if (auto n = state_.cluster().find_node(node)) offered_nodes[*n] = true;
   }
   const PodRequest& held = state_.pod(pod->key()) != nullptr ? state_.pod(pod->key())->pod : *pod;
+  if (state_.within_preemption_delay(held)) {  // its PodGroup's preemptionDelay: no victims yet (docs/queues.md rule 12)
+    spdlog::info("preempt {}: its PodGroup's preemptionDelay has not passed; no victims", pod->key());
+    return std::map<std::string, std::vector<std::string>>{};
+  }
   if (state_.gang_needs_planning(held)) {  // a gang reclaims as a whole job, once it has its members
     auto gang = state_.gang_job(held);
     return gang ? gang_preempt(*pod, *gang, candidates) : std::map<std::string, std::vector<std::string>>{};

@@ -275,6 +275,9 @@ Result<PodGroupSpec> decode_pod_group(const json& object, std::vector<std::strin
   g.name = **name;
   if (ns->has_value() && !(*ns)->empty()) g.namespace_name = **ns;
   const std::string who = "PodGroup " + excerpt(g.key());  // its name is not validated
+  if (const json* created = member(*metadata, "creationTimestamp"); created != nullptr && created->is_string()) {
+    g.created = k8s::parse_rfc3339(created->get_ref<const std::string&>());  // the API server writes it: unreadable is unset
+  }
   if (auto s = pod_group_schema().check(object, who); !s.is_ok()) return s;
   const json* spec = member(object, "spec");
   if (spec == nullptr) return g;
@@ -290,13 +293,11 @@ Result<PodGroupSpec> decode_pod_group(const json& object, std::vector<std::strin
                             excerpt(*g.preemptibility));
   }
   // KAI's metav1.Durations (podgroup_types.go): read, so a bad one is refused, naming it.
-  for (const char* field : {"preemptionDelay", "stalenessGracePeriod"}) {
-    if (auto d = duration_field(*spec, field, who); !d) return d.status();
-  }
-  warn_unhonoured(spec,
-                  {{"preemptionDelay", "KAI waits that long after a job is created before it may evict others for it"},
-                   {"stalenessGracePeriod", "fracpack's is serve's --staleness-grace-period, for every gang"}},
-                  who, warnings);
+  auto delay = duration_field(*spec, "preemptionDelay", who);
+  if (!delay) return delay.status();
+  g.preemption_delay = *delay;
+  if (auto d = duration_field(*spec, "stalenessGracePeriod", who); !d) return d.status();
+  warn_unhonoured(spec, {{"stalenessGracePeriod", "fracpack's is serve's --staleness-grace-period, for every gang"}}, who, warnings);
   return g;
 }
 

@@ -324,6 +324,14 @@ void SchedulingState::mark_sub_group_cores(const std::string& key, const GangRul
   }
 }
 
+bool SchedulingState::within_preemption_delay(const PodRequest& pod) const {
+  if (!pod.gang) return false;
+  const auto group = groups_.find(pod.gang_key());
+  if (group == groups_.end()) return false;
+  const auto from = group->second.evicts_from(pod.created);
+  return from && now() < *from;
+}
+
 std::int64_t SchedulingState::now() const {
   if (options_.clock) return options_.clock();
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -141,16 +141,21 @@ spec:
   CHECK(warnings[0].find("spec.topologyConstraint: names topology t but no required or preferred level") != std::string::npos);
 }
 
-TEST_CASE("a PodGroup with KAI's preemptionDelay and stalenessGracePeriod is read, warned as not honoured; a bad duration is refused") {
+TEST_CASE("a PodGroup with KAI's preemptionDelay and stalenessGracePeriod is read (the grace warned as not honoured); a bad duration is refused") {
   // KAI's current v2alpha2 PodGroup has both (KAI #1886); strict decoding once dropped the group.
   std::vector<std::string> warnings;
   auto g = queues::decode_pod_group(
-      yaml_object(std::string(kGroupHead) + "spec: {minMember: 2, preemptionDelay: 30s, stalenessGracePeriod: 5m}"), &warnings);
+      yaml_object("apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\n"
+                  "metadata: {name: g, namespace: ml, creationTimestamp: \"2026-01-01T00:00:00Z\"}\n"
+                  "spec: {minMember: 2, preemptionDelay: 30s, stalenessGracePeriod: 5m}"),
+      &warnings);
   REQUIRE_MESSAGE(g.is_ok(), g.status().message());
   CHECK(g->min_member == 2);
-  REQUIRE(warnings.size() == 2);
-  CHECK(warnings[0].starts_with("PodGroup ml/g: spec.preemptionDelay is not honoured by fracpack"));
-  CHECK(warnings[1].starts_with("PodGroup ml/g: spec.stalenessGracePeriod is not honoured by fracpack"));
+  REQUIRE(g->preemption_delay);
+  CHECK(g->preemption_delay->count() == 30'000'000'000);
+  CHECK(g->evicts_from(0) == std::optional<std::int64_t>(1767225600 + 30));
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].starts_with("PodGroup ml/g: spec.stalenessGracePeriod is not honoured by fracpack"));
   CHECK(group_error(std::string(kGroupHead) + "spec: {preemptionDelay: soon}") ==
         "PodGroup ml/g: spec.preemptionDelay = \"soon\": must be a duration such as \"20s\" or \"1h30m\" (Go's time.ParseDuration)");
 }

@@ -56,7 +56,6 @@ std::set<std::string> open_differences() {
 /// something new).
 const std::vector<std::string> kUntranslatable = {
     "Mocks.SchedulerConf",  // the test's own scheduler configuration (per-level placement strategy)
-    "job.PreemptionDelay",  // read, not yet honoured (docs/requests.md rule 24)
     "task state Releasing", "task state Pipelined",  // no releasing state yet (issue 38, item 8)
     "task.Priority",        // a task order label
     "node.MigStrategy",     // MIG

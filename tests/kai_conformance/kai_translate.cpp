@@ -352,7 +352,7 @@ void add_job(const json& job, std::int64_t created, std::int64_t now, Translatio
   gaps.unknown_keys(job, "job",
                     {"RequiredGPUsPerTask", "RequiredGpuMemory", "RequiredCPUsPerTask", "RequiredMemoryPerTask",
                      "RequiredMultiFractionDevicesPerTask", "Priority", "Preemptibility", "Name", "Namespace", "QueueName",
-                     "IsBestEffortJob", "JobAgeInMinutes", "Tasks", "RootSubGroupSet", "QOSClass"});
+                     "IsBestEffortJob", "JobAgeInMinutes", "Tasks", "RootSubGroupSet", "QOSClass", "PreemptionDelay"});
   JobTerms terms;
   terms.name = text(job, "Name");
   terms.ns = text(job, "Namespace", "default");
@@ -364,6 +364,9 @@ void add_job(const json& job, std::int64_t created, std::int64_t now, Translatio
   json group_spec = {{"queue", dns(text(job, "QueueName"))}};
   gang_terms(job, group_spec, gaps);
   if (!text(job, "Preemptibility").empty()) group_spec["preemptibility"] = text(job, "Preemptibility");
+  if (const json& delay = field(job, "PreemptionDelay"); delay.is_object()) {  // a metav1.Duration: nanoseconds
+    group_spec["preemptionDelay"] = fmt::format("{}ns", static_cast<std::int64_t>(number(delay, "Duration")));
+  }
   out.objects.push_back({{"apiVersion", "scheduling.run.ai/v2alpha2"},
                          {"kind", "PodGroup"},
                          {"metadata", {{"name", dns(terms.name)}, {"namespace", terms.ns}, {"creationTimestamp", rfc3339(created)}}},

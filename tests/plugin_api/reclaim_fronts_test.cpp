@@ -89,6 +89,39 @@ TEST_CASE("place, HTTP Preempt and gRPC Preempt name the same victim: q0's young
   CHECK(std::vector<std::string>(uids.begin(), uids.end()) == std::vector<std::string>{"u-young"});
 }
 
+TEST_CASE("Preempt names no victim while the pod's PodGroup is within its preemptionDelay, then q0's youngest") {
+  // KAI's FilterWithinPreemptionDelay (KAI #1886): for that long after the PodGroup's creation
+  // its job evicts nobody.
+  std::int64_t now = 1767268800;  // 2026-01-01T12:00:00Z, the PodGroup's creation
+  ExtenderOptions options;
+  options.clock = [&now] { return now; };
+  auto opened = Extender::open(options);
+  REQUIRE(opened.is_ok());
+  Extender& core = **opened;
+  std::vector<json> objects;
+  std::vector<json> pods;
+  for (const json& o : borrowed_cluster()) (o.value("kind", "") == "Pod" ? pods : objects).push_back(o);
+  objects.push_back({{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                     {"kind", "PodGroup"},
+                     {"metadata", {{"name", "w"}, {"namespace", "default"}, {"creationTimestamp", "2026-01-01T12:00:00Z"}}},
+                     {"spec", {{"minMember", 1}, {"queue", "q1"}, {"preemptionDelay", "1h"}}}});
+  REQUIRE(core.apply(objects, nullptr).is_ok());
+  std::vector<std::string> conflicts;
+  REQUIRE(core.sync(pods, false, &conflicts).is_ok());
+  json pod = wants();
+  pod["metadata"]["annotations"]["pod-group-name"] = "w";
+  const std::map<std::string, std::vector<std::string>> offered{{"n", {"u-old", "u-young"}}};
+  now += 59 * 60;
+  auto early = core.preempt(pod, offered);
+  REQUIRE(early.is_ok());
+  CHECK(early->empty());
+  now += 2 * 60;
+  auto later = core.preempt(pod, offered);
+  REQUIRE(later.is_ok());
+  REQUIRE(later->count("n") == 1);
+  CHECK(later->at("n") == std::vector<std::string>{"u-young"});
+}
+
 /// An extender core holding `objects` (by Apply) and the running pods `running` (by Sync).
 std::unique_ptr<Extender> open_core(const std::vector<json>& objects, const std::vector<json>& running) {
   auto opened = Extender::open(ExtenderOptions{});

@@ -1,6 +1,9 @@
 // Decoding KAI Queue (scheduling.run.ai/v2) and PodGroup (scheduling.run.ai/v2alpha2) objects.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +33,18 @@ struct PodGroupSpec : GangRule {
   std::optional<std::string> queue;       ///< spec.queue
   std::optional<std::string> priority_class;
   std::optional<std::string> preemptibility;  ///< "preemptible" or "non-preemptible"
+  std::optional<std::int64_t> created;        ///< metadata.creationTimestamp, seconds since the epoch
+  /// spec.preemptionDelay (KAI #1886): for that long after the PodGroup's creation its job may not
+  /// evict or move others (consolidation, reclaim, preempt skip it: KAI's
+  /// FilterWithinPreemptionDelay, pkg/scheduler/actions/utils/input_jobs.go). Unset or ≤ 0: none.
+  std::optional<std::chrono::nanoseconds> preemption_delay;
+  /// The first moment its job may evict others (seconds since the epoch), or nullopt for none:
+  /// creation (else `fallback`, its first pod's) plus preemption_delay.
+  [[nodiscard]] std::optional<std::int64_t> evicts_from(std::int64_t fallback) const {
+    if (!preemption_delay || preemption_delay->count() <= 0) return std::nullopt;
+    const auto seconds = std::chrono::ceil<std::chrono::seconds>(*preemption_delay).count();
+    return created.value_or(fallback) + seconds;
+  }
   [[nodiscard]] std::string key() const { return namespace_name + "/" + name; }
 };
 

@@ -311,16 +311,15 @@ class SchedulingState {
   /// nullopt when `pod` needs no gang planning (gang_needs_planning) or too few members wait.
   /// The rule points into the state: valid until the PodGroup changes.
   [[nodiscard]] std::optional<queues::Job> gang_job(const PodRequest& pod) const;
+  /// The state's clock (Options::clock, else the system's), seconds since the epoch.
+  [[nodiscard]] std::int64_t now() const;
+  /// Whether `pod`'s PodGroup's preemptionDelay has not passed yet (PodGroupSpec::evicts_from; its
+  /// creation, else the pod's, as the anchor): its job may not evict others yet.
+  [[nodiscard]] bool within_preemption_delay(const PodRequest& pod) const;
   /// Running gang members as victims go (queues::VictimJobs): each PodGroup's earliest-started
   /// minMember members (at least one) its core, the rest alone; members held for a plan are
   /// marked planned (never victims). O(gang members).
   [[nodiscard]] queues::VictimJobs victim_jobs() const;
-  /// victim_jobs() for a PodGroup with sub-groups: each leaf's earliest minMember running pods are
-  /// the core (KAI's PodSets), the rest its members above the minimum, by leaf. `running`: the
-  /// group's running members, earliest first.
-  void mark_sub_group_cores(const std::string& key, const GangRule& rule,
-                            const std::vector<std::pair<std::optional<std::int64_t>, std::string>>& running,
-                            queues::VictimJobs& out) const;
   /// Every invariant of the ledger, plus the queue figures recounted from the pods: empty when
   /// all hold, else the first violation. O(everything): for tests, debug builds and /debug/verify.
   [[nodiscard]] std::string check_invariants() const;
@@ -331,6 +330,12 @@ class SchedulingState {
   [[nodiscard]] std::string verify() const;
 
  private:
+  /// victim_jobs() for a PodGroup with sub-groups: each leaf's earliest minMember running pods are
+  /// the core (KAI's PodSets), the rest its members above the minimum, by leaf. `running`: the
+  /// group's running members, earliest first.
+  void mark_sub_group_cores(const std::string& key, const GangRule& rule,
+                            const std::vector<std::pair<std::optional<std::int64_t>, std::string>>& running,
+                            queues::VictimJobs& out) const;
   friend class Statement;  // statement.hpp: tentative evictions and placements, undone exactly
   struct QueueTotals {
     queues::Amounts allocated;
@@ -420,7 +425,6 @@ class SchedulingState {
   std::optional<queues::Victims> search_victims(const queues::VictimTarget& target, const queues::Amounts& charge,
                                                 const Policy& policy, const NodeMask* nodes, queues::VictimPass passes,
                                                 std::optional<std::int64_t>* lapse);
-  [[nodiscard]] std::int64_t now() const;
   void mark_fair_dirty();
   void rebuild_book();
   void readopt(std::size_t node, std::vector<Allocation> taken, std::vector<std::string>* conflicts);
