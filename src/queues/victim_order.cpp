@@ -84,6 +84,8 @@ class VictimJobBatches {
 /// (VictimJobBatches).
 std::vector<std::size_t> in_victim_order(const std::vector<Candidate>& candidates, std::vector<std::size_t> members) {
   std::sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) { return leaves_first(candidates[a], candidates[b]); });
+  // No member above a minimum: every job gives whole, and the line below is the sorted order.
+  if (std::all_of(members.begin(), members.end(), [&](std::size_t m) { return candidates[m].core; })) return members;
   std::vector<VictimJobBatches> jobs;
   for (std::size_t i = 0; i < members.size();) {
     std::size_t end = i + 1;
