@@ -1,7 +1,9 @@
 // KAI's reclaim and preempt actions (pkg/scheduler/actions/reclaim, actions/preempt): a waiting
 // job placed on what its victims give back, victims and placement in one Statement.
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -55,22 +57,49 @@ bool evict_and_place(SchedulingState& state, const queues::Job& job, const queue
   return true;
 }
 
-/// What makes two single-pod jobs alike for the search: the same shape, queue, priority and
-/// preemptibility find the same victims (or none) on the same ledger. Empty for a gang.
-std::string alike_key(const queues::Job& job) {
-  if (!job.single_pod()) return {};
-  const std::string& shape = job.shape.empty() ? pod_shape(job.members.front()) : job.shape;
-  return fmt::format("{}#{}#{}#{}", shape, job.queue, job.priority, job.preemptible);
-}
+/// What makes two single-pod jobs alike for the search: the same ask, queue, priority and
+/// preemptibility find the same victims (or none) on the same ledger. A replay asks this of
+/// thousands of waiting pods each cycle: its Ask::alike class number stands for the ask; else the
+/// pod's shape does.
+class Hopeless {
+ public:
+  /// Whether an alike job found nothing since the ledger last changed (never for a gang).
+  bool covers(const queues::Job& job) {
+    if (!job.single_pod()) return false;
+    if (job.ask.alike != queues::FailedPods::kNoClass) return by_class_.count(class_key(job)) > 0;
+    return by_shape_.count(shape_key(job)) > 0;
+  }
+  void add(const queues::Job& job) {
+    if (!job.single_pod()) return;
+    if (job.ask.alike != queues::FailedPods::kNoClass) {
+      by_class_.insert(class_key(job));
+    } else {
+      by_shape_.insert(shape_key(job));
+    }
+  }
+  void clear() {
+    by_class_.clear();
+    by_shape_.clear();
+  }
+
+ private:
+  using ClassKey = std::tuple<std::size_t, std::size_t, std::int32_t, bool>;
+  static ClassKey class_key(const queues::Job& job) { return {job.ask.alike, job.queue, job.priority, job.preemptible}; }
+  static std::string shape_key(const queues::Job& job) {
+    const std::string& shape = job.shape.empty() ? pod_shape(job.members.front()) : job.shape;
+    return fmt::format("{}#{}#{}#{}", shape, job.queue, job.priority, job.preemptible);
+  }
+  std::set<ClassKey> by_class_;
+  std::set<std::string> by_shape_;
+};
 
 }  // namespace
 
 void VictimAction::execute(CycleContext& cycle) const {
   std::vector<const queues::Job*> waiting;
-  std::set<std::string> hopeless;  // alike jobs that found nothing since the ledger last changed
+  Hopeless hopeless;
   for (const queues::Job* job : cycle.waiting) {
-    const std::string alike = alike_key(*job);
-    if ((!alike.empty() && hopeless.count(alike)) || within_preemption_delay(cycle, *job)) {
+    if (hopeless.covers(*job) || within_preemption_delay(cycle, *job)) {
       waiting.push_back(job);
       continue;
     }
@@ -78,7 +107,7 @@ void VictimAction::execute(CycleContext& cycle) const {
     Statement statement(cycle.state);
     std::vector<queues::Move> moved;
     if (!victims || !evict_and_place(cycle.state, *job, *victims, pass_, statement, moved)) {
-      if (!alike.empty()) hopeless.insert(alike);
+      hopeless.add(*job);
       waiting.push_back(job);
       continue;  // the statement rolls back
     }
