@@ -174,19 +174,17 @@ struct GangPlacer::Impl {
     return std::max(0, part.min_member - static_cast<int>(part.running_nodes.size()) - placed_in(part));
   }
   [[nodiscard]] bool satisfied(int p) const {
-    const Part& part = parts[p];
-    if (part.leaf()) return need_of(p) == 0;
-    const auto ok = std::count_if(part.children.begin(), part.children.end(), [&](int c) { return satisfied(c); });
-    return ok >= part.need_children;
+    const auto [has, needs] = standing(p);
+    return has >= needs;
   }
   /// KAI's minAvailableState over the leaves (GangProgress).
   [[nodiscard]] GangProgress progress() const {
     bool exact = true;
-    for (const Part& part : parts) {
-      if (!part.leaf()) continue;
-      const int on_nodes = static_cast<int>(part.running_nodes.size()) + placed_in(part);
-      if (on_nodes < part.min_member) return GangProgress::kBelowMinimum;
-      if (on_nodes > part.min_member) exact = false;
+    for (int p = 0; p < static_cast<int>(parts.size()); ++p) {
+      if (!parts[p].leaf()) continue;
+      const auto [on_nodes, min_member] = standing(p);
+      if (on_nodes < min_member) return GangProgress::kBelowMinimum;
+      if (on_nodes > min_member) exact = false;
     }
     return exact ? GangProgress::kAtMinimum : GangProgress::kAboveMinimum;
   }

@@ -30,7 +30,6 @@ std::unique_ptr<queues::Job> further_member(const SchedulingState& state, const 
     job->charge = i < gang.member_charges.size() ? gang.member_charges[i] : state.pending_charge(gang.members[i]);
     job->member_charges = {job->charge};
     job->progress = GangProgress::kAtMinimum;
-    job->evicts_from = gang.evicts_from;
     return job;
   }
   return nullptr;

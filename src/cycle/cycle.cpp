@@ -30,7 +30,7 @@ CycleResult run_cycle(SchedulingState& state, const Policy& policy, const std::v
 }
 
 bool within_preemption_delay(const CycleContext& cycle, const queues::Job& job) {
-  return job.evicts_from && cycle.state.now() < *job.evicts_from;
+  return !job.members.empty() && cycle.state.within_preemption_delay(job.members.front());
 }
 
 std::vector<Placement> placements_of(const SchedulingState& state, const queues::Job& job) {

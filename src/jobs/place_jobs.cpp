@@ -65,7 +65,6 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const SchedulingState
     auto running = running_in_gang.find(key);
     const std::vector<GangRunning> on_nodes = running == running_in_gang.end() ? std::vector<GangRunning>{} : running->second;
     queues::Job job = single(members.front());
-    if (group != in.groups.end()) job.evicts_from = group->second.evicts_from(job.created);
     job.name = key;
     job.members.clear();
     for (const auto& m : members) job.members.push_back(m.pod);
@@ -83,7 +82,6 @@ std::vector<queues::Job> build_jobs(const PlaceInputs& in, const SchedulingState
     if (remaining <= 0) {  // the running members already meet the minimum: each further pod goes alone
       for (const auto& m : members) {
         jobs.push_back(single(m));
-        jobs.back().evicts_from = job.evicts_from;
         jobs.back().progress = remaining == 0 ? GangProgress::kAtMinimum : GangProgress::kAboveMinimum;
       }
       continue;

@@ -3,6 +3,7 @@
 #include "fracpack/queues/scheduling_state.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -299,17 +300,17 @@ queues::VictimJobs SchedulingState::victim_jobs() const {
 void SchedulingState::mark_sub_group_cores(const std::string& key, const GangRule& rule,
                                            const std::vector<std::pair<std::optional<std::int64_t>, std::string>>& running,
                                            queues::VictimJobs& out) const {
+  std::map<std::string, int> leaves;  // leaf sub-group name → its place in spec.subGroups
+  for (std::size_t g = 0; g < rule.sub_groups.size(); ++g) leaves[rule.sub_groups[g].name] = static_cast<int>(g);
+  for (const SubGroupSpec& s : rule.sub_groups) leaves.erase(s.parent);
   std::vector<int> running_in(rule.sub_groups.size(), 0);
   std::vector<int> leaf_of(running.size(), -1);
   for (std::size_t i = 0; i < running.size(); ++i) {
     const std::string& label = pods_.at(running[i].second).pod.sub_group;
-    const std::string name = label.empty() ? std::string("default") : label;
-    for (std::size_t g = 0; g < rule.sub_groups.size(); ++g) {
-      const bool leaf = std::none_of(rule.sub_groups.begin(), rule.sub_groups.end(),
-                                     [&](const SubGroupSpec& s) { return s.parent == rule.sub_groups[g].name; });
-      if (leaf && rule.sub_groups[g].name == name) leaf_of[i] = static_cast<int>(g);
-    }
-    if (leaf_of[i] >= 0) ++running_in[leaf_of[i]];
+    const auto leaf = leaves.find(label.empty() ? std::string("default") : label);
+    if (leaf == leaves.end()) continue;
+    leaf_of[i] = leaf->second;
+    ++running_in[leaf->second];
   }
   std::vector<int> seen(rule.sub_groups.size(), 0);
   for (std::size_t i = 0; i < running.size(); ++i) {  // earliest first: each leaf's first minMember are the core

@@ -52,9 +52,6 @@ struct Job {
   /// Where its PodGroup stands before the session (one pod of a gang whose minimum runs already:
   /// at or above it); a gang with a rule works it out from `running`.
   GangProgress progress = GangProgress::kBelowMinimum;
-  /// Its PodGroup's preemptionDelay: before this moment (seconds since the epoch) consolidation,
-  /// reclaim and preempt leave the job alone (PodGroupSpec::evicts_from); nullopt: no delay.
-  std::optional<std::int64_t> evicts_from;
   Amounts charge;                       ///< what admission counts: the minimum's members (GangPlacer::minimum_by_count)
   /// FailedPods::ask_of() its pod, for a one-pod job asked about in many sessions (a replay's):
   /// computed once. Empty constraints: worked out when needed.
